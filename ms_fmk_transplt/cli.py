@@ -1,0 +1,65 @@
+"""Command line: ``ms_fmk_transplt -i INPUT -o OUTPUT [options]``.
+
+Built as a click group so the original tool's trailing ``distributed -m MAIN -t MODEL`` part can
+be added as a sub-command; without one, the group itself runs the migration.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from ms_fmk_transplt import __version__
+from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
+from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.pipeline import RunOptions, run
+from ms_fmk_transplt.report import summary
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EPILOG = """\b
+Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
+listed in the log); 2 bad command line, input or output (nothing written).
+"""
+
+
+def _fail(message: str) -> None:
+    click.echo(f"ms_fmk_transplt: error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+@click.group(context_settings=CONTEXT, invoke_without_command=True, epilog=EPILOG)
+@click.option(
+    "-i", "--input", "input_path", required=True, metavar="PATH",
+    help="Folder of the GPU project, or a single .py file (its folder names the output).",
+)
+@click.option(
+    "-o", "--output", "output_path", required=True, metavar="DIR",
+    help="Folder in which <name>_msft is created (made if missing; not inside the input).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing <name>_msft folder.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
+@click.pass_context
+def main(ctx: click.Context, input_path: str, output_path: str, overwrite: bool, quiet: bool) -> None:
+    """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
+
+    Writes a migrated copy of INPUT to OUTPUT/<name>_msft with change_list.csv and
+    msFmkTranspltlog.txt at its root. The input is never modified.
+    """
+    ctx.obj = RunOptions(input=input_path, output=output_path, overwrite=overwrite)
+    if ctx.invoked_subcommand is None:
+        _execute(ctx.obj, quiet)
+
+
+def _execute(options: RunOptions, quiet: bool) -> None:
+    try:
+        result = run(options)
+    except UserError as exc:
+        _fail(str(exc))
+        return
+    console = Console(stderr=False, quiet=quiet)
+    summary.show(result, console)
+    sys.exit(EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK)

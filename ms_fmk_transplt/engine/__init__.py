@@ -1,0 +1,83 @@
+"""The LibCST migration engine.
+
+``migrate_source(source, path)`` parses one file, applies every concern in a single pass and
+returns the migrated bytes with the structured events describing each change. It never touches
+the file system.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ms_fmk_transplt.engine.amp import Amp
+from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.device_api import DeviceApi
+from ms_fmk_transplt.engine.device_strings import DeviceStrings
+from ms_fmk_transplt.engine.distributed import Distributed
+from ms_fmk_transplt.engine.imports import Imports
+from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.profiler import Profiler
+from ms_fmk_transplt.engine.tensor_methods import TensorMethods
+from ms_fmk_transplt.engine.transformer import MigrationTransformer
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Severity
+from ms_fmk_transplt.tables import Tables, load_tables
+
+# Order matters only where two concerns touch the same node: claims (amp) before rewrites,
+# and imports last, since it inserts ``import torch_npu`` once everything else has run.
+CONCERNS = (Amp, DeviceApi, TensorMethods, DeviceStrings, Distributed, Profiler, Imports)
+
+__all__ = ["CONCERNS", "migrate_source"]
+
+
+def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> FileResult:
+    tables = tables or load_tables()
+    if not may_need_migration(source):
+        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
+    parse_rules = tables.section("parse")
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        notice = Notice(
+            path, exc.raw_line, parse_rules["syntax_rule"], Severity.WARNING,
+            f"not valid Python 3 syntax ({exc.message.splitlines()[0]}); copied unchanged",
+        )
+        return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        notice = Notice(
+            path, 1, parse_rules["decode_rule"], Severity.WARNING,
+            f"cannot decode the file ({exc}); copied unchanged",
+        )
+        return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
+
+    ctx = MigrationContext(path, module, tables)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    new_module = wrapper.visit(MigrationTransformer(ctx, CONCERNS))
+    if not ctx.events:
+        return FileResult(path, FileStatus.UNCHANGED, source, notices=ctx.notices)
+    output = new_module.bytes
+    cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
+    events = _with_output_lines(ctx.events, ctx.line_inserts)
+    events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
+    return FileResult(path, FileStatus.CHANGED, output, events=events, notices=ctx.notices)
+
+
+def _with_output_lines(events: list[ChangeEvent], inserts: list[tuple[int, int]]) -> list[ChangeEvent]:
+    def shift(line: int) -> int:
+        return line + sum(count for first, count in inserts if line >= first)
+
+    out = []
+    for event in events:
+        if event.out_start_line:  # inserts already carry their output line
+            out.append(event)
+            continue
+        out.append(
+            ChangeEvent(
+                **{
+                    **event.__dict__,
+                    "out_start_line": shift(event.start_line),
+                    "out_end_line": shift(event.end_line),
+                }
+            )
+        )
+    return out

@@ -1,0 +1,32 @@
+"""Mixed precision: ``torch.autocast("cuda")``, ``torch.autocast(device_type="cuda")``,
+``torch.amp.GradScaler("cuda")`` (rule amp.device_type). ``torch.cuda.amp.*`` is migrated by the
+namespace table (rule amp.cuda_amp, see device_api.py / imports.py).
+
+This concern only claims the device-type literals of the AMP entry points, so that the change list
+names the AMP rule; device_strings.py performs the rewrite.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+
+
+class Amp(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("amp")
+        self.rule: str = section["device_type_rule"]
+        self.calls = frozenset(section["device_type_calls"])
+        self.keywords = frozenset(section["device_type_keywords"])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (self.ctx.qname(node.func) or "") not in self.calls:
+            return
+        for i, arg in enumerate(node.args):
+            is_device = (arg.keyword is None and i == 0 and not arg.star) or (
+                arg.keyword is not None and arg.keyword.value in self.keywords
+            )
+            if is_device and isinstance(arg.value, (cst.SimpleString, cst.FormattedString)):
+                self.ctx.string_rules[id(arg.value)] = self.rule

@@ -1,0 +1,159 @@
+"""Per-file state shared by the engine's concern modules: name resolution and event recording."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNameSource
+
+from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
+from ms_fmk_transplt.tables import Tables
+
+SNIPPET_MAX = 120
+
+
+class MigrationContext:
+    """Everything a concern needs while the single CST pass runs over one file."""
+
+    def __init__(self, path: str, module: cst.Module, tables: Tables) -> None:
+        self.path = path
+        self.module = module
+        self.tables = tables
+        self.events: list[ChangeEvent] = []
+        self.notices: list[Notice] = []
+        # id(original string node) -> rule id that owns a rewrite of that literal (e.g. amp).
+        self.string_rules: dict[int, str] = {}
+        # ids of string nodes that are docstrings or bare string statements: never rewritten.
+        self.docstrings: set[int] = set()
+        # (first input line that moves down, number of lines inserted above it)
+        self.line_inserts: list[tuple[int, int]] = []
+        self.import_depth = 0
+        self.needs_torch_npu = False
+        self._get_metadata: Callable[[Any, cst.CSTNode], Any] | None = None
+
+    def bind(self, get_metadata: Callable[[Any, cst.CSTNode], Any]) -> None:
+        self._get_metadata = get_metadata
+
+    # -- name resolution -------------------------------------------------------------------
+    def qname(self, node: cst.CSTNode) -> str | None:
+        """The fully qualified name an expression refers to, resolved through imports.
+
+        ``th.cuda.synchronize`` after ``import torch as th`` gives ``torch.cuda.synchronize``;
+        a local variable gives its local name; an unresolvable ``torch.x`` (no import in the
+        file, e.g. a snippet) is taken literally. Returns None when nothing is known.
+        """
+        assert self._get_metadata is not None
+        try:
+            names = self._get_metadata(QualifiedNameProvider, node)
+        except KeyError:
+            names = set()
+        if names:
+            ordered = sorted(names, key=lambda q: (q.source != QualifiedNameSource.IMPORT, q.name))
+            for q in ordered:
+                if q.name == "torch" or q.name.startswith("torch."):
+                    return q.name
+            return ordered[0].name
+        if self.import_depth:
+            return None
+        dotted = get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if dotted and (dotted == "torch" or dotted.startswith("torch.")):
+            return dotted
+        return None
+
+    def root_qname(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of the leftmost name of an attribute chain / call receiver."""
+        while True:
+            if isinstance(node, cst.Attribute):
+                node = node.value
+            elif isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            else:
+                break
+        return self.qname(node) if isinstance(node, cst.Name) else None
+
+    def is_foreign(self, node: cst.CSTNode) -> bool:
+        """True for expressions rooted in a non-PyTorch GPU library (numba.cuda, cupy, ...)."""
+        root = self.root_qname(node)
+        return bool(root) and root.split(".")[0] in self.tables.foreign_roots
+
+    # -- positions and text ----------------------------------------------------------------
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        assert self._get_metadata is not None
+        pos = self._get_metadata(PositionProvider, node)
+        return pos.start.line, pos.end.line
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def snippet(self, node: cst.CSTNode) -> str:
+        """One-line, bounded rendering of a node for the Before/After columns."""
+        text = " ".join(self.code(node).split())
+        return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 1] + "…"
+
+    # -- recording -------------------------------------------------------------------------
+    def record(
+        self,
+        position_node: cst.CSTNode,
+        rule: str,
+        message: str,
+        before: str,
+        after: str,
+        operation: Operation = Operation.MODIFY,
+        needs_torch_npu: bool = True,
+    ) -> None:
+        start, end = self.lines(position_node)
+        self.events.append(
+            ChangeEvent(
+                file=self.path,
+                start_line=start,
+                end_line=end,
+                rule=rule,
+                operation=operation,
+                message=message,
+                before=before,
+                after=after,
+            )
+        )
+        self.needs_torch_npu = self.needs_torch_npu or needs_torch_npu
+
+    def record_insert(self, line: int, rule: str, message: str, text: str) -> None:
+        """An inserted line; ``line`` is its line number in the migrated file."""
+        self.events.append(
+            ChangeEvent(
+                file=self.path,
+                start_line=line,
+                end_line=line,
+                rule=rule,
+                operation=Operation.INSERT,
+                message=message,
+                before="",
+                after=text,
+                out_start_line=line,
+                out_end_line=line,
+            )
+        )
+        self.line_inserts.append((line, text.count("\n") + 1))
+
+    def warn(
+        self, node: cst.CSTNode, rule: str, message: str, api: str = "", severity=Severity.WARNING
+    ) -> None:
+        line, _ = self.lines(node)
+        self.notices.append(Notice(self.path, line, rule, severity, message, api))
+
+    # -- string literals -------------------------------------------------------------------
+    @staticmethod
+    def literal_body(node: cst.SimpleString) -> str | None:
+        """The raw text between the quotes, or None for bytes literals."""
+        if "b" in node.prefix.lower():
+            return None
+        start = len(node.prefix) + len(node.quote)
+        return node.value[start : len(node.value) - len(node.quote)]
+
+    @staticmethod
+    def with_literal_body(node: cst.SimpleString, body: str) -> cst.SimpleString:
+        return node.with_changes(value=f"{node.prefix}{node.quote}{body}{node.quote}")

@@ -1,0 +1,95 @@
+"""torch.cuda.<X> -> torch.npu.<X> in expressions (rules device_api.*, amp.cuda_amp).
+
+Names are resolved through imports: ``th.cuda.synchronize`` (``import torch as th``) is migrated,
+``numba.cuda.jit`` or ``cfg.cuda`` are not. A ``torch.cuda`` reached through an import alias
+(``import torch.cuda as tc``) is migrated at the import statement (engine/imports.py).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+
+CUDA = "torch.cuda"
+
+
+class DeviceApi(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        ns = self.tables.section("cuda_namespace")
+        self.unsupported_rule: str = ns["unsupported_rule"]
+        # id(node that denotes torch.cuda) -> outermost attribute chain above it
+        self.chain_of: dict[int, cst.Attribute] = {}
+        # id(outermost chain node) -> (cuda name, npu name, rule) still to be recorded
+        self.pending: dict[int, tuple[str, str, str]] = {}
+
+    def _cuda_base(self, node: cst.Attribute) -> cst.BaseExpression | None:
+        cur: cst.BaseExpression = node.value
+        while True:
+            if self.ctx.qname(cur) == CUDA:
+                return cur
+            if isinstance(cur, cst.Attribute):
+                cur = cur.value
+            else:
+                return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        qn = self.ctx.qname(node)
+        if not qn or not qn.startswith(CUDA + "."):
+            return
+        base = self._cuda_base(node)
+        if base is not None and id(base) not in self.chain_of:
+            self.chain_of[id(base)] = node
+
+    def _full_name(self, original: cst.CSTNode) -> tuple[cst.CSTNode, str]:
+        outer = self.chain_of.get(id(original))
+        if outer is None:
+            return original, CUDA
+        return outer, self.ctx.qname(outer) or CUDA
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        # torch.cuda bound by an import alias: the import is migrated; warn about members the
+        # NPU lacks, since the alias will then point at torch.npu.
+        if id(original) in self.chain_of and self.ctx.qname(original) == CUDA:
+            outer, full = self._full_name(original)
+            if self.tables.lookup_cuda(full) is None:
+                self._warn_unsupported(outer, full)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        pending = self.pending.pop(id(original), None)
+        if pending is not None:
+            cuda_name, npu_name, rule = pending
+            self.ctx.record(
+                original,
+                rule,
+                f"{cuda_name} -> {npu_name}",
+                self.ctx.snippet(original),
+                self.ctx.snippet(updated),
+            )
+        if original.attr.value != "cuda" or self.ctx.qname(original) != CUDA:
+            return updated
+        outer, full = self._full_name(original)
+        mapped = self.tables.lookup_cuda(full)
+        if mapped is None:
+            self._warn_unsupported(outer, full)
+            return updated
+        npu_name, rule = mapped
+        new = updated.with_changes(attr=updated.attr.with_changes(value="npu"))
+        if outer is original:
+            self.ctx.record(
+                original, rule, f"{full} -> {npu_name}", self.ctx.snippet(original),
+                self.ctx.snippet(new),
+            )
+        else:
+            self.pending[id(outer)] = (full, npu_name, rule)
+        return new
+
+    def _warn_unsupported(self, node: cst.CSTNode, full: str) -> None:
+        self.ctx.warn(
+            node,
+            self.unsupported_rule,
+            f"{full} has no counterpart in torch_npu's torch.npu; left unchanged",
+            api=full,
+        )

@@ -1,0 +1,164 @@
+"""Device specs: ``"cuda:0"``, ``f"cuda:{rank}"``, ``"cuda:" + str(i)`` -> npu, and integer device
+indices (``torch.device(rank)``, ``x.to(local_rank)``, ``device=local_rank``) -> ``npu:<i>``
+(rules device_strings.literal, device_strings.fstring, device_strings.int_device).
+
+Only literals whose *whole* value is a device spec change; prose that mentions cuda, comments and
+docstrings never do.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+
+_INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+class DeviceStrings(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("device_strings")
+        self.old: str = section["from"]
+        self.new: str = section["to"]
+        self.literal_rule: str = section["literal_rule"]
+        self.fstring_rule: str = section["fstring_rule"]
+        intdev = self.tables.section("int_device")
+        self.int_rule: str = intdev["rule"]
+        self.device_calls = frozenset(intdev["device_calls"])
+        self.device_keywords = frozenset(intdev["device_keywords"])
+
+    # -- literals --------------------------------------------------------------------------
+    def leave_SimpleString(
+        self, original: cst.SimpleString, updated: cst.SimpleString
+    ) -> cst.SimpleString:
+        if id(original) in self.ctx.docstrings:
+            return updated
+        body = self.ctx.literal_body(updated)
+        if body is None or not body.startswith(self.old):
+            return updated
+        try:
+            value = original.evaluated_value
+        except Exception:  # noqa: BLE001 - exotic escapes: leave the literal alone
+            return updated
+        if not isinstance(value, str) or not self.tables.device_literal.match(value):
+            return updated
+        new = self.ctx.with_literal_body(updated, self.new + body[len(self.old) :])
+        rule = self.ctx.string_rules.get(id(original), self.literal_rule)
+        self.ctx.record(
+            original, rule, f"device '{value}' -> '{self.new}{value[len(self.old):]}'",
+            updated.value, new.value,
+        )
+        return new
+
+    def leave_FormattedString(
+        self, original: cst.FormattedString, updated: cst.FormattedString
+    ) -> cst.FormattedString:
+        if id(original) in self.ctx.docstrings or "b" in updated.prefix.lower():
+            return updated
+        parts = updated.parts
+        if not parts or not isinstance(parts[0], cst.FormattedStringText):
+            return updated
+        text = parts[0].value
+        whole_device = (len(parts) == 1 and text == self.old) or (
+            len(parts) == 2
+            and text == self.old + ":"
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        )
+        if not whole_device:
+            return updated
+        first = parts[0].with_changes(value=self.new + text[len(self.old) :])
+        new = updated.with_changes(parts=[first, *parts[1:]])
+        rule = self.ctx.string_rules.get(id(original), self.fstring_rule)
+        self.ctx.record(
+            original, rule, f"device f-string {self.old}: -> {self.new}:",
+            self.ctx.snippet(updated), self.ctx.snippet(new),
+        )
+        return new
+
+    # -- integer device indices -----------------------------------------------------------
+    def is_int_device(self, node: cst.BaseExpression) -> bool:
+        """Whether an (original) expression is an integer device index."""
+        t = self.tables
+        if isinstance(node, cst.Integer):
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in t.int_identifiers
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in t.int_identifiers
+        if isinstance(node, cst.Subscript):
+            seq = node.value
+            last = seq.value if isinstance(seq, cst.Name) else (
+                seq.attr.value if isinstance(seq, cst.Attribute) else None
+            )
+            return last in t.int_sequences
+        if isinstance(node, cst.Call):
+            return (self.ctx.qname(node.func) or "") in t.int_calls
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPS):
+            sides = (node.left, node.right)
+            if any(isinstance(s, (cst.SimpleString, cst.FormattedString)) for s in sides):
+                return False
+            return any(self.is_int_device(s) for s in sides)
+        return False
+
+    def _npu_device(self, original: cst.BaseExpression, updated: cst.BaseExpression):
+        if isinstance(original, cst.Integer):
+            return cst.SimpleString(f'"{self.new}:{original.value}"')
+        return cst.FormattedString(
+            parts=[
+                cst.FormattedStringText(f"{self.new}:"),
+                cst.FormattedStringExpression(expression=updated),
+            ]
+        )
+
+    def _excluded_callee(self, func: cst.BaseExpression) -> bool:
+        """Calls whose device argument is an index by design (torch.cuda.*, .cuda(), .npu())."""
+        qn = self.ctx.qname(func) or ""
+        if qn.startswith(("torch.cuda", "torch.npu")):
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "npu"):
+            return True
+        return self.ctx.is_foreign(func)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = original.func
+        qn = self.ctx.qname(func) or ""
+        args = list(updated.args)
+        changed: list[int] = []
+        if qn in self.device_calls:
+            positional = [a for a in original.args if a.keyword is None and not a.star]
+            if len(original.args) == 1 and len(positional) == 1:
+                value = original.args[0].value
+                if self.is_int_device(value):
+                    if isinstance(value, cst.Integer):
+                        args = [args[0].with_changes(value=cst.SimpleString(f'"{self.new}:{value.value}"'))]
+                    else:
+                        args = [
+                            cst.Arg(
+                                value=cst.SimpleString(f'"{self.new}"'),
+                                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                            ),
+                            args[0],
+                        ]
+                    changed.append(0)
+        elif not self._excluded_callee(func):
+            is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
+            for i, arg in enumerate(original.args):
+                if arg.star:
+                    continue
+                kw = arg.keyword.value if arg.keyword else None
+                wanted = kw in self.device_keywords or (is_to and kw is None and i == 0)
+                if wanted and self.is_int_device(arg.value):
+                    args[i] = args[i].with_changes(value=self._npu_device(arg.value, args[i].value))
+                    changed.append(i)
+        if not changed:
+            return updated
+        new = updated.with_changes(args=args)
+        self.ctx.record(
+            original.args[changed[0]].value,
+            self.int_rule,
+            f"integer device index -> '{self.new}:<index>'",
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
+        )
+        return new

@@ -1,0 +1,271 @@
+"""Import statements and ``import torch_npu`` (rules imports.cuda_module, imports.torch_npu).
+
+* ``import torch.cuda.amp as amp`` -> ``import torch.npu.amp as amp``
+* ``from torch.cuda.amp import autocast`` -> ``from torch.npu.amp import autocast``
+* ``from torch import cuda`` -> ``from torch import npu as cuda`` (uses of ``cuda.`` keep working)
+* ``from torch.cuda import synchronize, nvtx`` -> ``from torch.npu import synchronize; from
+  torch.cuda import nvtx`` (names the NPU lacks stay, with a warning)
+* ``import torch_npu`` is inserted once into every file the engine changed, after the first
+  module-level torch import (before it when that import itself needs torch.npu), or after the
+  module docstring and ``from __future__`` imports when the file imports no torch at module level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from ms_fmk_transplt.engine.base import Concern
+
+CUDA = "torch.cuda"
+
+
+def _dotted(name: str) -> cst.Attribute | cst.Name:
+    expr = cst.parse_expression(name)
+    assert isinstance(expr, (cst.Attribute, cst.Name))
+    return expr
+
+
+def _imports_torch_npu(stmt: cst.CSTNode) -> bool:
+    for node in _module_level_imports(stmt):
+        if isinstance(node, cst.Import):
+            if any(get_full_name_for_node(a.name).split(".")[0] == "torch_npu" for a in node.names):
+                return True
+        elif node.module is not None and not node.relative:
+            if get_full_name_for_node(node.module).split(".")[0] == "torch_npu":
+                return True
+    return False
+
+
+def _module_level_imports(stmt: cst.CSTNode) -> list[cst.Import | cst.ImportFrom]:
+    """Import statements executed when the module is imported (not inside def/class)."""
+    found: list[cst.Import | cst.ImportFrom] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            found.append(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    stmt.visit(Collect())
+    return found
+
+
+def _imports_torch(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.Import):
+        return any(get_full_name_for_node(a.name).split(".")[0] == "torch" for a in node.names)
+    if node.relative or node.module is None:
+        return False
+    return get_full_name_for_node(node.module).split(".")[0] == "torch"
+
+
+def _imports_any_torch(stmt: cst.CSTNode) -> bool:
+    return any(_imports_torch(n) for n in _module_level_imports(stmt))
+
+
+def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.Import):
+        return any(get_full_name_for_node(a.name).startswith("torch.npu") for a in node.names)
+    if node.relative or node.module is None:
+        return False
+    module = get_full_name_for_node(node.module)
+    if module.startswith("torch.npu"):
+        return True
+    names = node.names
+    return module == "torch" and not isinstance(names, cst.ImportStar) and any(
+        get_full_name_for_node(a.name) == "npu" for a in names
+    )
+
+
+class Imports(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("imports")
+        self.rule: str = section["import_rule"]
+        self.npu_rule: str = section["torch_npu_rule"]
+        self.statement: str = section["torch_npu_statement"]
+        self.unsupported_rule: str = self.tables.section("cuda_namespace")["unsupported_rule"]
+
+    def _record(self, original: cst.CSTNode, updated: cst.CSTNode, message: str) -> None:
+        self.ctx.record(
+            original, self.rule, message, self.ctx.snippet(original), self.ctx.snippet(updated)
+        )
+
+    def _warn(self, node: cst.CSTNode, full: str) -> None:
+        self.ctx.warn(
+            node, self.unsupported_rule,
+            f"{full} has no counterpart in torch_npu's torch.npu; import left unchanged", api=full,
+        )
+
+    # -- import a.b.c [as x] ---------------------------------------------------------------
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        names = list(updated.names)
+        messages = []
+        for i, alias in enumerate(original.names):
+            full = get_full_name_for_node(alias.name) or ""
+            if full != CUDA and not full.startswith(CUDA + "."):
+                continue
+            mapped = self.tables.lookup_cuda(full)
+            if mapped is None:
+                self._warn(alias, full)
+                continue
+            names[i] = names[i].with_changes(name=_dotted(mapped[0]))
+            messages.append(f"import {full} -> import {mapped[0]}")
+        if not messages:
+            return updated
+        new = updated.with_changes(names=names)
+        self._record(original, new, "; ".join(messages))
+        return new
+
+    # -- from a.b import c -----------------------------------------------------------------
+    def leave_ImportFrom(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.FlattenSentinel[cst.BaseSmallStatement]:
+        if original.relative or original.module is None:
+            return updated
+        module = get_full_name_for_node(original.module) or ""
+        if module == "torch":
+            return self._from_torch(original, updated)
+        if module != CUDA and not module.startswith(CUDA + "."):
+            return updated
+        mapped_module = self.tables.lookup_cuda(module)
+        if mapped_module is None:
+            self._warn(original, module)
+            return updated
+        npu_module = mapped_module[0]
+        if isinstance(updated.names, cst.ImportStar):
+            new = updated.with_changes(module=_dotted(npu_module))
+            self._record(original, new, f"from {module} import * -> from {npu_module} import *")
+            return new
+        supported, unsupported = [], []
+        for orig_alias, alias in zip(original.names, updated.names):
+            full = f"{module}.{get_full_name_for_node(orig_alias.name)}"
+            (supported if self.tables.lookup_cuda(full) else unsupported).append(alias)
+            if not self.tables.lookup_cuda(full):
+                self._warn(orig_alias, full)
+        if not supported:
+            return updated
+        if not unsupported:
+            new = updated.with_changes(module=_dotted(npu_module))
+            self._record(original, new, f"from {module} import ... -> from {npu_module} import ...")
+            return new
+        npu_part = updated.with_changes(
+            module=_dotted(npu_module), names=_clean_aliases(supported), lpar=None, rpar=None
+        )
+        cuda_part = updated.with_changes(names=_clean_aliases(unsupported), lpar=None, rpar=None)
+        result = cst.FlattenSentinel([npu_part, cuda_part])
+        self.ctx.record(
+            original, self.rule,
+            f"from {module} import: names torch_npu provides now come from {npu_module}",
+            self.ctx.snippet(original),
+            f"{self.ctx.snippet(npu_part)}; {self.ctx.snippet(cuda_part)}",
+        )
+        return result
+
+    def _from_torch(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        if isinstance(updated.names, cst.ImportStar):
+            return updated
+        names = list(updated.names)
+        changed = False
+        for i, alias in enumerate(original.names):
+            if get_full_name_for_node(alias.name) != "cuda":
+                continue
+            asname = alias.asname or cst.AsName(name=cst.Name("cuda"))
+            names[i] = names[i].with_changes(name=cst.Name("npu"), asname=asname)
+            changed = True
+        if not changed:
+            return updated
+        new = updated.with_changes(names=names)
+        self._record(original, new, "from torch import cuda -> from torch import npu as cuda")
+        return new
+
+    # -- import torch_npu --------------------------------------------------------------------
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not self.ctx.events or not self.ctx.needs_torch_npu:
+            return updated
+        body = list(updated.body)
+        if any(_imports_torch_npu(stmt) for stmt in body):
+            return updated
+        index, before = self._insertion_point(body)
+        new_stmt = cst.parse_statement(self.statement + "\n")
+        if index > 0 and not before and _imports_any_torch(original.body[index - 1]):
+            # Right after the module's first torch import.
+            line = self.ctx.lines(original.body[index - 1])[1] + 1
+        elif index < len(body):
+            # Before a statement: the new line takes over the comments/blank lines that sat above
+            # that statement, so it stays glued to it.
+            anchor = body[index]
+            new_stmt = new_stmt.with_changes(leading_lines=anchor.leading_lines)
+            body[index] = anchor.with_changes(leading_lines=())
+            line = self.ctx.lines(original.body[index])[0]
+        else:
+            line = self._end_line(original) + 1
+        body.insert(index, new_stmt)
+        self.ctx.record_insert(
+            line, self.npu_rule, "import torch_npu inserted (registers the NPU device with torch)",
+            self.statement,
+        )
+        return updated.with_changes(body=body)
+
+    def _insertion_point(self, body: Sequence[cst.BaseStatement]) -> tuple[int, bool]:
+        """(index to insert at, whether that is *before* a torch import)."""
+        for i, stmt in enumerate(body):
+            imports = [n for n in _module_level_imports(stmt) if _imports_torch(n)]
+            if not imports:
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine) and not any(_needs_npu(n) for n in imports):
+                return i + 1, False
+            return i, True
+        index = 0
+        if body and _is_docstring(body[0]):
+            index = 1
+        while index < len(body) and _is_future_import(body[index]):
+            index += 1
+        return index, False
+
+    def _end_line(self, module: cst.Module) -> int:
+        if not module.body:
+            return len(module.header)
+        return self.ctx.lines(module.body[-1])[1]
+
+
+def _clean_aliases(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+    out = []
+    for i, alias in enumerate(aliases):
+        if i == len(aliases) - 1:
+            alias = alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        else:
+            alias = alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        out.append(alias)
+    return out
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future_import(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and bool(stmt.body)
+        and all(
+            isinstance(s, cst.ImportFrom)
+            and s.module is not None
+            and get_full_name_for_node(s.module) == "__future__"
+            for s in stmt.body
+        )
+    )

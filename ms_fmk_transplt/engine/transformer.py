@@ -1,0 +1,60 @@
+"""The single CST pass: one traversal per file dispatching to every concern module in order."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider, QualifiedNameProvider
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
+
+_STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+class MigrationTransformer(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    def __init__(self, ctx: MigrationContext, concerns: Sequence[type[Concern]]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        ctx.bind(self.get_metadata)
+        self._visit: dict[str, list[Callable]] = defaultdict(list)
+        self._leave: dict[str, list[Callable]] = defaultdict(list)
+        for concern_cls in concerns:
+            concern = concern_cls(ctx)
+            for attr in dir(concern):
+                if attr.startswith("visit_"):
+                    self._visit[attr[6:]].append(getattr(concern, attr))
+                elif attr.startswith("leave_"):
+                    self._leave[attr[6:]].append(getattr(concern, attr))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node).__name__
+        if kind in ("Import", "ImportFrom"):
+            self.ctx.import_depth += 1
+        elif kind == "Expr" and isinstance(node.value, _STRING_NODES):  # type: ignore[attr-defined]
+            self._mark_docstring(node.value)  # type: ignore[attr-defined]
+        for fn in self._visit.get(kind, ()):
+            fn(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        kind = type(original_node).__name__
+        result = updated_node
+        for fn in self._leave.get(kind, ()):
+            result = fn(original_node, result)
+            if not isinstance(result, type(original_node)):
+                break  # replaced by another kind of node / removed / flattened: stop here
+        if kind in ("Import", "ImportFrom"):
+            self.ctx.import_depth -= 1
+        return result
+
+    def _mark_docstring(self, node: cst.BaseExpression) -> None:
+        """Bare string statements (docstrings) are prose: no concern may rewrite them."""
+        self.ctx.docstrings.add(id(node))
+        if isinstance(node, cst.ConcatenatedString):
+            self._mark_docstring(node.left)
+            self._mark_docstring(node.right)

@@ -1,0 +1,16 @@
+"""User-facing errors and the documented exit codes."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files (copied unchanged)
+EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
+
+
+class UserError(Exception):
+    """A problem with what the user asked for; printed as one line, exit code EXIT_BAD_INPUT."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem

@@ -1,0 +1,71 @@
+"""Structured records of what the engine did to one file.
+
+The engine only produces these; reports are written from them and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Operation(str, Enum):
+    INSERT = "INSERT"
+    MODIFY = "MODIFY"
+    DELETE = "DELETE"
+
+
+class Severity(str, Enum):
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    """One change made to a file.
+
+    ``start_line``/``end_line`` are lines of the input file; ``out_start_line``/``out_end_line`` are
+    the lines the changed text occupies in the migrated file (they differ once a line was inserted
+    above, e.g. ``import torch_npu``).
+    """
+
+    file: str
+    start_line: int
+    end_line: int
+    rule: str
+    operation: Operation
+    message: str
+    before: str
+    after: str
+    out_start_line: int = 0
+    out_end_line: int = 0
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the engine saw and deliberately did not change (or could not process)."""
+
+    file: str
+    line: int
+    rule: str
+    severity: Severity
+    message: str
+    api: str = ""
+
+
+class FileStatus(str, Enum):
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    SKIPPED = "skipped"  # could not be parsed: copied unchanged
+    FAILED = "failed"  # the engine crashed on it: copied unchanged
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: FileStatus
+    output: bytes
+    events: list[ChangeEvent] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    analysed: bool = True  # False when the cheap pre-filter decided no rule can apply

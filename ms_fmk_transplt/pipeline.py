@@ -1,0 +1,164 @@
+"""The run: discover files -> migrate each (engine) -> write the output tree -> reports.
+
+Output is assembled in a hidden sibling folder and moved into place at the end, so a
+``<name>_msft`` folder only ever appears complete. The input tree is only read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ms_fmk_transplt.discover import Project, output_dir_for, resolve_project
+from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.report.names import report_names
+from ms_fmk_transplt.tables import load_tables
+
+
+@dataclass
+class RunOptions:
+    input: str
+    output: str
+    overwrite: bool = False
+
+
+@dataclass
+class FileRecord:
+    path: str  # relative to the project root, with forward slashes
+    status: FileStatus
+    python: bool
+    analysed: bool
+    time: datetime
+    events: list[ChangeEvent] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    options: RunOptions
+    project: Project
+    output_dir: Path
+    started: datetime
+    finished: datetime | None = None
+    files: list[FileRecord] = field(default_factory=list)
+    report_paths: dict[str, Path] = field(default_factory=dict)
+    notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
+
+    @property
+    def events(self) -> list[ChangeEvent]:
+        return [e for f in self.files for e in f.events]
+
+    @property
+    def notices(self) -> list[Notice]:
+        return [n for f in self.files for n in f.notices]
+
+    def count(self, status: FileStatus, python: bool | None = None) -> int:
+        return sum(
+            1 for f in self.files if f.status == status and (python is None or f.python == python)
+        )
+
+
+def _rel(path: Path) -> str:
+    return path.as_posix()
+
+
+def migrate_file(source_path: Path, rel: str) -> tuple[bytes, FileRecord]:
+    data = source_path.read_bytes()
+    now = datetime.now()
+    try:
+        result = migrate_source(data, rel, load_tables())
+    except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
+        tb = traceback.format_exc(limit=6)
+        notice = Notice(
+            rel, 1, "engine.internal_error", Severity.ERROR,
+            f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
+        )
+        return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])
+    record = FileRecord(
+        rel, result.status, True, result.analysed, now, result.events, result.notices
+    )
+    return result.output, record
+
+
+def _copy_entry(src: Path, dst: Path) -> None:
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+    else:
+        shutil.copy2(src, dst)
+
+
+def run(options: RunOptions) -> RunResult:
+    project = resolve_project(options.input)
+    final_dir = output_dir_for(project, options.output)
+    if final_dir.exists() and not options.overwrite:
+        raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+    parent = final_dir.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(parent, f"cannot create the output folder ({exc.strerror})") from exc
+    if not os.access(parent, os.W_OK):
+        raise UserError(parent, "output folder is not writable")
+
+    result = RunResult(options, project, final_dir, datetime.now())
+    staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:
+        staging.mkdir()
+        _migrate_tree(project, staging, result)
+        _write_reports(staging, result)
+        _move_into_place(staging, final_dir, result)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return result
+
+
+def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
+    for rel_path in project.files():
+        src = project.root / rel_path
+        dst = staging / rel_path
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        rel = _rel(rel_path)
+        if src.suffix == ".py" and src.is_file() and not src.is_symlink():
+            output, record = migrate_file(src, rel)
+            dst.write_bytes(output)
+            shutil.copystat(src, dst)
+        else:
+            _copy_entry(src, dst)
+            record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
+        result.files.append(record)
+
+
+def _write_reports(staging: Path, result: RunResult) -> None:
+    from ms_fmk_transplt.report import change_list, log
+
+    user_files = {f.path for f in result.files}
+    names = report_names(user_files)
+    for key, name in names.items():
+        if name != key:
+            result.notes.append(
+                (Severity.WARNING, f"the project has its own {key}; this run's report is {name}")
+            )
+    result.finished = datetime.now()
+    change_list.write(staging / names["change_list.csv"], result)
+    result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
+    result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
+    log.write(staging / names["msFmkTranspltlog.txt"], result)
+
+
+def _move_into_place(staging: Path, final_dir: Path, result: RunResult) -> None:
+    if final_dir.exists():  # --overwrite: replace only that folder
+        trash = final_dir.parent / f".{final_dir.name}.old-{os.getpid()}"
+        os.replace(final_dir, trash)
+        os.replace(staging, final_dir)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(staging, final_dir)

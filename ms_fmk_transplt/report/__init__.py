@@ -1,0 +1,1 @@
+"""Reports written from the recorded events: one module per output file."""

@@ -1,0 +1,40 @@
+"""change_list.csv: one row per change (columns of the original tool, then Rule/Before/After).
+
+Line numbers are those of the migrated file, so a user can jump from a row to the new code.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import RunResult
+
+HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Before", "After")
+
+
+def rows(result: RunResult) -> list[tuple[str, ...]]:
+    out = []
+    for event in sorted(result.events, key=lambda e: (e.file, e.out_start_line, e.rule)):
+        out.append(
+            (
+                event.file,
+                str(event.out_start_line),
+                str(event.out_end_line),
+                event.operation.value,
+                event.message,
+                event.rule,
+                event.before,
+                event.after,
+            )
+        )
+    return out
+
+
+def write(path: Path, result: RunResult) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(rows(result))

@@ -1,0 +1,81 @@
+"""msFmkTranspltlog.txt: the timestamped, levelled log of the run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ms_fmk_transplt import TARGET_TORCH_NPU, __version__
+from ms_fmk_transplt.events import FileStatus, Severity
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import RunResult
+
+
+def _line(time: datetime, level: Severity | str, message: str) -> str:
+    level_name = level.value if isinstance(level, Severity) else level
+    return f"{time:%Y-%m-%d %H:%M:%S} {level_name:<7} {message}"
+
+
+def summary_counts(result: RunResult) -> dict[str, int]:
+    py = [f for f in result.files if f.python]
+    return {
+        "files scanned": len(result.files),
+        "python files": len(py),
+        "changed": result.count(FileStatus.CHANGED),
+        "unchanged python": result.count(FileStatus.UNCHANGED, python=True),
+        "copied (not python)": result.count(FileStatus.UNCHANGED, python=False),
+        "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
+        "failed": result.count(FileStatus.FAILED),
+        "changes": len(result.events),
+        "warnings": sum(1 for n in result.notices if n.severity != Severity.INFO),
+    }
+
+
+def rule_counts(result: RunResult) -> list[tuple[str, int]]:
+    return sorted(Counter(e.rule for e in result.events).items())
+
+
+def lines(result: RunResult) -> list[str]:
+    opts = result.options
+    end = result.finished or datetime.now()
+    out = [
+        _line(result.started, "INFO", f"ms_fmk_transplt {__version__} started"),
+        _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
+        _line(result.started, "INFO", f"target: torch_npu {TARGET_TORCH_NPU}"),
+    ]
+    for severity, message in result.notes:
+        out.append(_line(result.started, severity, message))
+    for record in result.files:
+        if not record.python:
+            continue
+        if record.status == FileStatus.CHANGED:
+            what = f"{len(record.events)} change(s)"
+        elif record.status == FileStatus.UNCHANGED:
+            what = "nothing to migrate" if record.analysed else "nothing to migrate (pre-filter)"
+        elif record.status == FileStatus.SKIPPED:
+            what = "skipped, copied unchanged"
+        else:
+            what = "FAILED, copied unchanged"
+        out.append(_line(record.time, "INFO", f"analysed {record.path}: {what}"))
+        for notice in sorted(record.notices, key=lambda n: n.line):
+            out.append(_line(record.time, notice.severity, f"{notice.file}:{notice.line}: "
+                             f"[{notice.rule}] {notice.message}"))
+    counts = summary_counts(result)
+    out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
+    for rule, n in rule_counts(result):
+        out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
+    seconds = (end - result.started).total_seconds()
+    if counts["failed"]:
+        out.append(_line(end, "ERROR", f"finished in {seconds:.2f}s with {counts['failed']} failed "
+                         f"file(s) (copied unchanged); output in {result.output_dir}"))
+    else:
+        out.append(_line(end, "INFO", f"migration completed successfully in {seconds:.2f}s; "
+                         f"output in {result.output_dir}"))
+    return out
+
+
+def write(path: Path, result: RunResult) -> None:
+    path.write_text("\n".join(lines(result)) + "\n", encoding="utf-8")

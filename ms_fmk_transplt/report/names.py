@@ -1,0 +1,23 @@
+"""Report file names, never colliding with a file of the user's project."""
+
+from __future__ import annotations
+
+REPORTS = ("change_list.csv", "msFmkTranspltlog.txt")
+
+
+def alternative(name: str, n: int) -> str:
+    """``change_list.csv`` -> ``change_list.msft.csv`` (n=1), ``change_list.msft2.csv`` (n=2)..."""
+    stem, dot, suffix = name.rpartition(".")
+    tag = "msft" if n == 1 else f"msft{n}"
+    return f"{stem}.{tag}{dot}{suffix}"
+
+
+def report_names(user_files: set[str]) -> dict[str, str]:
+    names = {}
+    for report in REPORTS:
+        name, n = report, 0
+        while name in user_files:
+            n += 1
+            name = alternative(report, n)
+        names[report] = name
+    return names
