@@ -32,18 +32,28 @@ def _fail(message: str) -> None:
 
 @click.group(context_settings=CONTEXT, invoke_without_command=True, epilog=EPILOG)
 @click.option(
-    "-i", "--input", "input_path", required=True, metavar="PATH",
+    "-i",
+    "--input",
+    "input_path",
+    required=True,
+    metavar="PATH",
     help="Folder of the GPU project, or a single .py file (its folder names the output).",
 )
 @click.option(
-    "-o", "--output", "output_path", required=True, metavar="DIR",
+    "-o",
+    "--output",
+    "output_path",
+    required=True,
+    metavar="DIR",
     help="Folder in which <name>_msft is created (made if missing; not inside the input).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing <name>_msft folder.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
-def main(ctx: click.Context, input_path: str, output_path: str, overwrite: bool, quiet: bool) -> None:
+def main(
+    ctx: click.Context, input_path: str, output_path: str, overwrite: bool, quiet: bool
+) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
 
     Writes a migrated copy of INPUT to OUTPUT/<name>_msft with change_list.csv and

@@ -76,7 +76,10 @@ def migrate_file(source_path: Path, rel: str) -> tuple[bytes, FileRecord]:
     except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
         tb = traceback.format_exc(limit=6)
         notice = Notice(
-            rel, 1, "engine.internal_error", Severity.ERROR,
+            rel,
+            1,
+            "engine.internal_error",
+            Severity.ERROR,
             f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
         )
         return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])

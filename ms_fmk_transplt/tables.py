@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,9 @@ def rules_dir() -> Path:
     for candidate in (here / "rules", here.parent / "rules"):
         if (candidate / "interface_table.json").is_file():
             return candidate
-    raise FileNotFoundError("rules/interface_table.json not found next to the ms_fmk_transplt package")
+    raise FileNotFoundError(
+        "rules/interface_table.json not found next to the ms_fmk_transplt package"
+    )
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def _load_json(path: Path) -> dict[str, Any]:
         return json.load(fh)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_tables() -> Tables:
     base = rules_dir()
     raw = _load_json(base / "interface_table.json")

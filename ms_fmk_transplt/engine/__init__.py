@@ -16,11 +16,12 @@ from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.imports import Imports
+from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.profiler import Profiler
 from ms_fmk_transplt.engine.tensor_methods import TensorMethods
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
-from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Severity
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # Order matters only where two concerns touch the same node: claims (amp) before rewrites,
@@ -34,22 +35,9 @@ def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> Fi
     tables = tables or load_tables()
     if not may_need_migration(source):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
-    parse_rules = tables.section("parse")
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        notice = Notice(
-            path, exc.raw_line, parse_rules["syntax_rule"], Severity.WARNING,
-            f"not valid Python 3 syntax ({exc.message.splitlines()[0]}); copied unchanged",
-        )
-        return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
-    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        notice = Notice(
-            path, 1, parse_rules["decode_rule"], Severity.WARNING,
-            f"cannot decode the file ({exc}); copied unchanged",
-        )
-        return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
-
+    module = parse(source, path, tables)
+    if isinstance(module, FileResult):
+        return module
     ctx = MigrationContext(path, module, tables)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     new_module = wrapper.visit(MigrationTransformer(ctx, CONCERNS))
@@ -62,7 +50,9 @@ def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> Fi
     return FileResult(path, FileStatus.CHANGED, output, events=events, notices=ctx.notices)
 
 
-def _with_output_lines(events: list[ChangeEvent], inserts: list[tuple[int, int]]) -> list[ChangeEvent]:
+def _with_output_lines(
+    events: list[ChangeEvent], inserts: list[tuple[int, int]]
+) -> list[ChangeEvent]:
     def shift(line: int) -> int:
         return line + sum(count for first, count in inserts if line >= first)
 

@@ -58,7 +58,9 @@ class MigrationContext:
             return ordered[0].name
         if self.import_depth:
             return None
-        dotted = get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        dotted = (
+            get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        )
         if dotted and (dotted == "torch" or dotted.startswith("torch.")):
             return dotted
         return None

@@ -79,7 +79,10 @@ class DeviceApi(Concern):
         new = updated.with_changes(attr=updated.attr.with_changes(value="npu"))
         if outer is original:
             self.ctx.record(
-                original, rule, f"{full} -> {npu_name}", self.ctx.snippet(original),
+                original,
+                rule,
+                f"{full} -> {npu_name}",
+                self.ctx.snippet(original),
                 self.ctx.snippet(new),
             )
         else:

@@ -46,8 +46,11 @@ class DeviceStrings(Concern):
         new = self.ctx.with_literal_body(updated, self.new + body[len(self.old) :])
         rule = self.ctx.string_rules.get(id(original), self.literal_rule)
         self.ctx.record(
-            original, rule, f"device '{value}' -> '{self.new}{value[len(self.old):]}'",
-            updated.value, new.value,
+            original,
+            rule,
+            f"device '{value}' -> '{self.new}{value[len(self.old) :]}'",
+            updated.value,
+            new.value,
         )
         return new
 
@@ -71,8 +74,11 @@ class DeviceStrings(Concern):
         new = updated.with_changes(parts=[first, *parts[1:]])
         rule = self.ctx.string_rules.get(id(original), self.fstring_rule)
         self.ctx.record(
-            original, rule, f"device f-string {self.old}: -> {self.new}:",
-            self.ctx.snippet(updated), self.ctx.snippet(new),
+            original,
+            rule,
+            f"device f-string {self.old}: -> {self.new}:",
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
         )
         return new
 
@@ -88,8 +94,10 @@ class DeviceStrings(Concern):
             return node.attr.value in t.int_identifiers
         if isinstance(node, cst.Subscript):
             seq = node.value
-            last = seq.value if isinstance(seq, cst.Name) else (
-                seq.attr.value if isinstance(seq, cst.Attribute) else None
+            last = (
+                seq.value
+                if isinstance(seq, cst.Name)
+                else (seq.attr.value if isinstance(seq, cst.Attribute) else None)
             )
             return last in t.int_sequences
         if isinstance(node, cst.Call):
@@ -131,7 +139,11 @@ class DeviceStrings(Concern):
                 value = original.args[0].value
                 if self.is_int_device(value):
                     if isinstance(value, cst.Integer):
-                        args = [args[0].with_changes(value=cst.SimpleString(f'"{self.new}:{value.value}"'))]
+                        args = [
+                            args[0].with_changes(
+                                value=cst.SimpleString(f'"{self.new}:{value.value}"')
+                            )
+                        ]
                     else:
                         args = [
                             cst.Arg(

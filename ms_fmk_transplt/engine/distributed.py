@@ -28,8 +28,11 @@ class Distributed(Concern):
             return updated
         new = self.ctx.with_literal_body(updated, self.backends[body])
         self.ctx.record(
-            original, self.backend_rule, f"backend '{body}' -> '{self.backends[body]}'",
-            updated.value, new.value,
+            original,
+            self.backend_rule,
+            f"backend '{body}' -> '{self.backends[body]}'",
+            updated.value,
+            new.value,
         )
         return new
 
@@ -39,7 +42,10 @@ class Distributed(Concern):
             return updated
         new = updated.with_changes(attr=updated.attr.with_changes(value=self.enums[qn]))
         self.ctx.record(
-            original, self.enum_rule, f"{qn} -> {qn.rsplit('.', 1)[0]}.{self.enums[qn]}",
-            self.ctx.snippet(updated), self.ctx.snippet(new),
+            original,
+            self.enum_rule,
+            f"{qn} -> {qn.rsplit('.', 1)[0]}.{self.enums[qn]}",
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
         )
         return new

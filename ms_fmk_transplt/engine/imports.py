@@ -68,10 +68,6 @@ def _imports_torch(node: cst.Import | cst.ImportFrom) -> bool:
     return get_full_name_for_node(node.module).split(".")[0] == "torch"
 
 
-def _imports_any_torch(stmt: cst.CSTNode) -> bool:
-    return any(_imports_torch(n) for n in _module_level_imports(stmt))
-
-
 def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
     if isinstance(node, cst.Import):
         return any(get_full_name_for_node(a.name).startswith("torch.npu") for a in node.names)
@@ -81,8 +77,10 @@ def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
     if module.startswith("torch.npu"):
         return True
     names = node.names
-    return module == "torch" and not isinstance(names, cst.ImportStar) and any(
-        get_full_name_for_node(a.name) == "npu" for a in names
+    return (
+        module == "torch"
+        and not isinstance(names, cst.ImportStar)
+        and any(get_full_name_for_node(a.name) == "npu" for a in names)
     )
 
 
@@ -102,8 +100,10 @@ class Imports(Concern):
 
     def _warn(self, node: cst.CSTNode, full: str) -> None:
         self.ctx.warn(
-            node, self.unsupported_rule,
-            f"{full} has no counterpart in torch_npu's torch.npu; import left unchanged", api=full,
+            node,
+            self.unsupported_rule,
+            f"{full} has no counterpart in torch_npu's torch.npu; import left unchanged",
+            api=full,
         )
 
     # -- import a.b.c [as x] ---------------------------------------------------------------
@@ -164,7 +164,8 @@ class Imports(Concern):
         cuda_part = updated.with_changes(names=_clean_aliases(unsupported), lpar=None, rpar=None)
         result = cst.FlattenSentinel([npu_part, cuda_part])
         self.ctx.record(
-            original, self.rule,
+            original,
+            self.rule,
             f"from {module} import: names torch_npu provides now come from {npu_module}",
             self.ctx.snippet(original),
             f"{self.ctx.snippet(npu_part)}; {self.ctx.snippet(cuda_part)}",
@@ -197,12 +198,13 @@ class Imports(Concern):
             return updated
         index, before = self._insertion_point(body)
         new_stmt = cst.parse_statement(self.statement + "\n")
-        if index > 0 and not before and _imports_any_torch(original.body[index - 1]):
-            # Right after the module's first torch import.
+        if index > 0 and not before:
+            # Right after the first torch import, or after the docstring / __future__ imports:
+            # the comments above the next statement stay with it.
             line = self.ctx.lines(original.body[index - 1])[1] + 1
         elif index < len(body):
-            # Before a statement: the new line takes over the comments/blank lines that sat above
-            # that statement, so it stays glued to it.
+            # Before a statement (a torch import that needs torch.npu, or the first statement):
+            # the new line takes over the comments/blank lines above it, so they stay on top.
             anchor = body[index]
             new_stmt = new_stmt.with_changes(leading_lines=anchor.leading_lines)
             body[index] = anchor.with_changes(leading_lines=())
@@ -211,7 +213,9 @@ class Imports(Concern):
             line = self._end_line(original) + 1
         body.insert(index, new_stmt)
         self.ctx.record_insert(
-            line, self.npu_rule, "import torch_npu inserted (registers the NPU device with torch)",
+            line,
+            self.npu_rule,
+            "import torch_npu inserted (registers the NPU device with torch)",
             self.statement,
         )
         return updated.with_changes(body=body)
@@ -222,7 +226,9 @@ class Imports(Concern):
             imports = [n for n in _module_level_imports(stmt) if _imports_torch(n)]
             if not imports:
                 continue
-            if isinstance(stmt, cst.SimpleStatementLine) and not any(_needs_npu(n) for n in imports):
+            if isinstance(stmt, cst.SimpleStatementLine) and not any(
+                _needs_npu(n) for n in imports
+            ):
                 return i + 1, False
             return i, True
         index = 0

@@ -27,7 +27,11 @@ class Profiler(Concern):
         if (self.ctx.qname(original.func) or "") not in self.calls:
             return updated
         index = next(
-            (i for i, a in enumerate(original.args) if a.keyword and a.keyword.value == self.old_kw),
+            (
+                i
+                for i, a in enumerate(original.args)
+                if a.keyword and a.keyword.value == self.old_kw
+            ),
             None,
         )
         if index is None:
@@ -45,13 +49,18 @@ class Profiler(Concern):
                 value: cst.BaseExpression = device
             else:
                 value = cst.IfExp(
-                    test=arg.value, body=device, orelse=cst.Name("None"),
+                    test=arg.value,
+                    body=device,
+                    orelse=cst.Name("None"),
                 )
             args[index] = arg.with_changes(keyword=cst.Name(self.new_kw), value=value)
-            message = f"{self.old_kw}= -> {self.new_kw}=\"{self.value}\""
+            message = f'{self.old_kw}= -> {self.new_kw}="{self.value}"'
         new = updated.with_changes(args=args)
         self.ctx.record(
-            original.args[index], self.rule, message, self.ctx.snippet(updated),
+            original.args[index],
+            self.rule,
+            message,
+            self.ctx.snippet(updated),
             self.ctx.snippet(new),
         )
         return new

@@ -60,7 +60,10 @@ class TensorMethods(Concern):
         new_name = self.attr_map[name]
         recv = receiver_text(self.ctx, updated.value)
         self.ctx.record(
-            original.attr, self.attr_rule, f".{name} -> .{new_name}", f"{recv}.{name}",
+            original.attr,
+            self.attr_rule,
+            f".{name} -> .{new_name}",
+            f"{recv}.{name}",
             f"{recv}.{new_name}",
         )
         return updated.with_changes(attr=updated.attr.with_changes(value=new_name))

@@ -61,19 +61,36 @@ def lines(result: RunResult) -> list[str]:
             what = "FAILED, copied unchanged"
         out.append(_line(record.time, "INFO", f"analysed {record.path}: {what}"))
         for notice in sorted(record.notices, key=lambda n: n.line):
-            out.append(_line(record.time, notice.severity, f"{notice.file}:{notice.line}: "
-                             f"[{notice.rule}] {notice.message}"))
+            out.append(
+                _line(
+                    record.time,
+                    notice.severity,
+                    f"{notice.file}:{notice.line}: [{notice.rule}] {notice.message}",
+                )
+            )
     counts = summary_counts(result)
     out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
     for rule, n in rule_counts(result):
         out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
     seconds = (end - result.started).total_seconds()
     if counts["failed"]:
-        out.append(_line(end, "ERROR", f"finished in {seconds:.2f}s with {counts['failed']} failed "
-                         f"file(s) (copied unchanged); output in {result.output_dir}"))
+        out.append(
+            _line(
+                end,
+                "ERROR",
+                f"finished in {seconds:.2f}s with {counts['failed']} failed "
+                f"file(s) (copied unchanged); output in {result.output_dir}",
+            )
+        )
     else:
-        out.append(_line(end, "INFO", f"migration completed successfully in {seconds:.2f}s; "
-                         f"output in {result.output_dir}"))
+        out.append(
+            _line(
+                end,
+                "INFO",
+                f"migration completed successfully in {seconds:.2f}s; "
+                f"output in {result.output_dir}",
+            )
+        )
     return out
 
 

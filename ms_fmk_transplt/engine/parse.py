@@ -1,0 +1,40 @@
+"""Parsing one file (rules parse.syntax_error, parse.decode_error).
+
+A file LibCST cannot parse is not migrated: it is copied unchanged and reported with its line and
+the reason, in CPython's words when CPython agrees the file is invalid (e.g. Python 2 ``print``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from ms_fmk_transplt.events import FileResult, FileStatus, Notice, Severity
+from ms_fmk_transplt.tables import Tables
+
+
+def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
+    """The module, or the SKIPPED result to return for a file that cannot be parsed."""
+    rules = tables.section("parse")
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        line, reason = _syntax_error(source, exc)
+        rule, message = rules["syntax_rule"], f"cannot parse: {reason}; copied unchanged"
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        line, rule = 1, rules["decode_rule"]
+        message = f"cannot decode the file ({exc}); copied unchanged"
+    notice = Notice(path, line, rule, Severity.WARNING, message)
+    return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
+
+
+def _syntax_error(source: bytes, exc: cst.ParserSyntaxError) -> tuple[int, str]:
+    try:
+        compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py_exc:
+        return py_exc.lineno or exc.raw_line, f"invalid Python 3 syntax ({py_exc.msg})"
+    except (ValueError, UnicodeDecodeError):
+        pass
+    first = exc.message.splitlines()[0] if exc.message else "syntax error"
+    return exc.raw_line, f"LibCST cannot parse it ({first})"

@@ -1,0 +1,80 @@
+"""Shared assertions: recorded events must describe exactly the real diff."""
+
+from __future__ import annotations
+
+import csv
+import difflib
+from collections.abc import Iterable
+from pathlib import Path
+
+from ms_fmk_transplt.events import ChangeEvent, Operation
+
+
+def _lines(data: bytes) -> list[str]:
+    # latin-1 maps every byte to one character: works for any encoding, keeps CRLF visible.
+    return data.decode("latin-1").splitlines(keepends=True)
+
+
+def changed_output_lines(before: bytes, after: bytes) -> set[int]:
+    """1-based line numbers of the output that are new or modified."""
+    matcher = difflib.SequenceMatcher(a=_lines(before), b=_lines(after), autojunk=False)
+    changed: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            changed.update(range(j1 + 1, j2 + 1))
+    return changed
+
+
+def deleted_input_lines(before: bytes, after: bytes) -> set[int]:
+    matcher = difflib.SequenceMatcher(a=_lines(before), b=_lines(after), autojunk=False)
+    return {
+        i + 1
+        for tag, i1, i2, _j1, _j2 in matcher.get_opcodes()
+        if tag == "delete"
+        for i in range(i1, i2)
+    }
+
+
+def assert_events_match_diff(
+    before: bytes, after: bytes, events: Iterable[ChangeEvent], where: str = ""
+) -> None:
+    events = list(events)
+    changed = changed_output_lines(before, after)
+    assert not deleted_input_lines(before, after), f"{where}: lines were deleted"
+    covered: set[int] = set()
+    out_lines = _lines(after)
+    for e in events:
+        span = set(range(e.out_start_line, e.out_end_line + 1))
+        covered |= span
+        assert span & changed, f"{where}: event {e.rule} at {e.out_start_line} changed nothing"
+        if e.operation == Operation.INSERT:
+            assert out_lines[e.out_start_line - 1].rstrip("\r\n") == e.after, where
+        else:
+            assert e.before != e.after, where
+    assert changed <= covered, (
+        f"{where}: changed lines without an event: {sorted(changed - covered)}"
+    )
+
+
+def read_change_list(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
+    return [
+        ChangeEvent(
+            file=r["File"],
+            start_line=0,
+            end_line=0,
+            rule=r["Rule"],
+            operation=Operation(r["Operation Type"]),
+            message=r["Message"],
+            before=r["Before"],
+            after=r["After"],
+            out_start_line=int(r["Start Line"]),
+            out_end_line=int(r["End Line"]),
+        )
+        for r in rows
+        if r["File"] == file
+    ]

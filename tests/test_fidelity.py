@@ -1,0 +1,82 @@
+"""Formatting, line endings and encodings survive: only the migrated tokens change."""
+
+from __future__ import annotations
+
+from helpers import assert_events_match_diff
+
+from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.events import FileStatus
+
+
+def test_crlf_is_kept() -> None:
+    src = b"import torch\r\n\r\nx = torch.ones(1).cuda()  # move\r\n"
+    result = migrate_source(src, "w.py")
+    assert (
+        result.output
+        == b"import torch\r\nimport torch_npu\r\n\r\nx = torch.ones(1).npu()  # move\r\n"
+    )
+    assert_events_match_diff(src, result.output, result.events)
+
+
+def test_bom_is_kept() -> None:
+    src = b"\xef\xbb\xbfimport torch\nd = torch.device('cuda')\n"
+    result = migrate_source(src, "b.py")
+    assert result.output == b"\xef\xbb\xbfimport torch\nimport torch_npu\nd = torch.device('npu')\n"
+
+
+def test_latin1_cookie_is_kept() -> None:
+    src = "# -*- coding: latin-1 -*-\n# Entraînement\nimport torch\nx = 'cuda'\n".encode("latin-1")
+    result = migrate_source(src, "l.py")
+    expected = (
+        "# -*- coding: latin-1 -*-\n# Entraînement\nimport torch\nimport torch_npu\nx = 'npu'\n"
+    ).encode("latin-1")
+    assert result.output == expected
+
+
+def test_tabs_quotes_and_comments_are_kept() -> None:
+    src = (
+        b"import torch\nif True:\n\tx = torch.zeros(2,  device = 'cuda' )  # keep 'cuda' here\n"
+        b'\ty = x.to( "cuda:0" )\n'
+    )
+    result = migrate_source(src, "t.py")
+    assert result.output == (
+        b"import torch\nimport torch_npu\nif True:\n\tx = torch.zeros(2,  device = 'npu' )"
+        b"  # keep 'cuda' here\n\ty = x.to( \"npu:0\" )\n"
+    )
+
+
+def test_no_trailing_newline() -> None:
+    src = b"import torch\nx = torch.ones(1).cuda()"
+    assert (
+        migrate_source(src, "n.py").output
+        == b"import torch\nimport torch_npu\nx = torch.ones(1).npu()"
+    )
+
+
+def test_nothing_to_migrate_is_byte_identical() -> None:
+    src = b"import torch  \n\n\nx=torch.ones(1)   # cuda-free\n"
+    result = migrate_source(src, "x.py")
+    assert result.output is src or result.output == src
+    assert result.status == FileStatus.UNCHANGED
+
+
+def test_python2_file_is_skipped_with_line() -> None:
+    src = b"import torch\nprint 'hello', torch.cuda.device_count()\n"
+    result = migrate_source(src, "py2.py")
+    assert result.status == FileStatus.SKIPPED
+    assert result.output == src
+    [notice] = result.notices
+    assert notice.line == 2 and "Missing parentheses" in notice.message
+
+
+def test_new_syntax_is_migrated() -> None:
+    src = (
+        b"import torch\n"
+        b"type Pair[T] = tuple[T, T]\n"
+        b"def first[T](p: Pair[T]) -> T:\n    return p[0]\n"
+        b"name = 'x'\nmsg = f\"{f'{name}'}\"\n"
+        b"x = torch.ones(1).cuda()\n"
+    )
+    result = migrate_source(src, "new.py")
+    assert result.status == FileStatus.CHANGED
+    assert b"x = torch.ones(1).npu()" in result.output

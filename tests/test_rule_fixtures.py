@@ -1,0 +1,61 @@
+"""Golden input/expected pairs, one folder per rule id: fixtures/rules/<rule id>/<case>.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import assert_events_match_diff
+
+from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.events import FileStatus
+
+RULES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+CASES = sorted(p for p in RULES.glob("*/*.py") if not p.name.endswith(".expected.py"))
+
+
+def expected_of(case: Path) -> Path:
+    return case.with_name(case.stem + ".expected.py")
+
+
+def case_id(case: Path) -> str:
+    return f"{case.parent.name}/{case.stem}"
+
+
+@pytest.fixture(params=CASES, ids=case_id)
+def case(request) -> Path:
+    return request.param
+
+
+def test_there_are_cases() -> None:
+    assert len(CASES) >= 20
+
+
+def test_golden_output(case: Path) -> None:
+    result = migrate_source(case.read_bytes(), case.name)
+    assert result.output == expected_of(case).read_bytes()
+
+
+def test_rule_of_the_folder_fires(case: Path) -> None:
+    rule = case.parent.name
+    result = migrate_source(case.read_bytes(), case.name)
+    fired = {e.rule for e in result.events} | {n.rule for n in result.notices}
+    if case.stem == "nothing_to_do":
+        assert result.status == FileStatus.UNCHANGED and not fired
+    elif case.stem == "already_present":
+        assert rule not in fired  # import torch_npu is never duplicated
+    else:
+        assert rule in fired
+
+
+def test_events_describe_the_diff(case: Path) -> None:
+    source = case.read_bytes()
+    result = migrate_source(source, case.name)
+    assert_events_match_diff(source, result.output, result.events, where=case_id(case))
+
+
+def test_idempotent(case: Path) -> None:
+    expected = expected_of(case).read_bytes()
+    again = migrate_source(expected, case.name)
+    assert again.output == expected
+    assert again.events == []
