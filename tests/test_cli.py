@@ -179,3 +179,14 @@ def test_console_script_and_module_entry(tmp_path: Path) -> None:
 def test_missing_required_option_is_a_usage_error() -> None:
     code, text = run("-i", "x")
     assert code == 2 and "Missing option '-o'" in text
+
+
+def test_the_tool_never_imports_torch(project: Path, tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from ms_fmk_transplt.pipeline import RunOptions, run\n"
+        f"run(RunOptions(input={str(project)!r}, output={str(tmp_path / 'o')!r}))\n"
+        "assert not [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
