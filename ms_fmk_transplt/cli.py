@@ -48,18 +48,31 @@ def _fail(message: str) -> None:
     help="Folder in which <name>_msft is created (made if missing; not inside the input).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing <name>_msft folder.")
+@click.option(
+    "--analyse",
+    "--analyze",
+    "analyse",
+    is_flag=True,
+    help="Analysis only: write the reports to OUTPUT/<name>_analysis, no migrated code.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
 def main(
-    ctx: click.Context, input_path: str, output_path: str, overwrite: bool, quiet: bool
+    ctx: click.Context,
+    input_path: str,
+    output_path: str,
+    overwrite: bool,
+    analyse: bool,
+    quiet: bool,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
 
-    Writes a migrated copy of INPUT to OUTPUT/<name>_msft with change_list.csv and
-    msFmkTranspltlog.txt at its root. The input is never modified.
+    Writes a migrated copy of INPUT to OUTPUT/<name>_msft with change_list.csv,
+    unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
+    The input is never modified.
     """
-    ctx.obj = RunOptions(input=input_path, output=output_path, overwrite=overwrite)
+    ctx.obj = RunOptions(input=input_path, output=output_path, overwrite=overwrite, analyse=analyse)
     if ctx.invoked_subcommand is None:
         _execute(ctx.obj, quiet)
 

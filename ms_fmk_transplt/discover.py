@@ -10,6 +10,7 @@ from pathlib import Path
 from ms_fmk_transplt.errors import UserError
 
 OUTPUT_SUFFIX = "_msft"
+ANALYSIS_SUFFIX = "_analysis"  # --analyse: reports only
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def resolve_project(input_path: str) -> Project:
     raise UserError(input_path, "input is neither a folder nor a .py file")
 
 
-def output_dir_for(project: Project, output: str) -> Path:
+def output_dir_for(project: Project, output: str, suffix: str = OUTPUT_SUFFIX) -> Path:
     out = Path(output)
     if out.exists() and not out.is_dir():
         raise UserError(output, "output exists and is not a folder")
@@ -58,4 +59,4 @@ def output_dir_for(project: Project, output: str) -> Path:
         resolved == project.root or project.root in resolved.parents
     ):
         raise UserError(output, f"output must not be inside the input folder {project.root}")
-    return resolved / f"{project.name}{OUTPUT_SUFFIX}"
+    return resolved / f"{project.name}{suffix}"

@@ -44,7 +44,11 @@ class ChangeEvent:
 
 @dataclass(frozen=True)
 class Notice:
-    """Something the engine saw and deliberately did not change (or could not process)."""
+    """Something the engine saw and deliberately did not change (or could not process).
+
+    Notices with a ``category`` are open work for the user: they are the rows of
+    unsupported_op.xlsx. ``action`` is "manual" (needs work) or "caveat" (runs, but differs).
+    """
 
     file: str
     line: int
@@ -52,6 +56,21 @@ class Notice:
     severity: Severity
     message: str
     api: str = ""
+    category: str = ""
+    action: str = ""
+    tip: str = ""
+    end_line: int = 0
+    # lines in the migrated file (differ from the input's once a line was inserted above)
+    out_line: int = 0
+    out_end_line: int = 0
+
+    def lines(self, migrated: bool) -> tuple[int, int]:
+        """(start, end) in the migrated file, or in the input file."""
+        if migrated and self.out_line:
+            start, end = self.out_line, self.out_end_line
+        else:
+            start, end = self.line, self.end_line
+        return start, max(start, end)
 
 
 class FileStatus(str, Enum):

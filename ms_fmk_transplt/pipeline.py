@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ms_fmk_transplt.discover import Project, output_dir_for, resolve_project
+from ms_fmk_transplt.discover import (
+    ANALYSIS_SUFFIX,
+    OUTPUT_SUFFIX,
+    Project,
+    output_dir_for,
+    resolve_project,
+)
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
@@ -26,6 +32,7 @@ class RunOptions:
     input: str
     output: str
     overwrite: bool = False
+    analyse: bool = False  # reports only: no code is written
 
 
 @dataclass
@@ -98,7 +105,9 @@ def _copy_entry(src: Path, dst: Path) -> None:
 
 def run(options: RunOptions) -> RunResult:
     project = resolve_project(options.input)
-    final_dir = output_dir_for(project, options.output)
+    final_dir = output_dir_for(
+        project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
+    )
     if final_dir.exists() and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
     parent = final_dir.parent
@@ -124,24 +133,50 @@ def run(options: RunOptions) -> RunResult:
     return result
 
 
+def _cuda_source_notice(src: Path, rel: str) -> Notice:
+    entry = load_tables().unsupported.cuda_file
+    with src.open("rb") as fh:
+        lines = sum(1 for _ in fh)
+    return Notice(
+        rel,
+        1,
+        load_tables().unsupported.rule,
+        Severity.WARNING,
+        "CUDA source file: cannot run on the NPU",
+        api=src.name,
+        category=entry.category,
+        action=entry.action,
+        tip=entry.tip,
+        end_line=max(1, lines),
+    )
+
+
 def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
+    write = not result.options.analyse
+    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
     for rel_path in project.files():
         src = project.root / rel_path
         dst = staging / rel_path
-        dst.parent.mkdir(parents=True, exist_ok=True)
         rel = _rel(rel_path)
-        if src.suffix == ".py" and src.is_file() and not src.is_symlink():
+        if write:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+        regular = src.is_file() and not src.is_symlink()
+        if src.suffix == ".py" and regular:
             output, record = migrate_file(src, rel)
-            dst.write_bytes(output)
-            shutil.copystat(src, dst)
+            if write:
+                dst.write_bytes(output)
+                shutil.copystat(src, dst)
         else:
-            _copy_entry(src, dst)
+            if write:
+                _copy_entry(src, dst)
             record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
+            if regular and src.suffix in cuda_suffixes:
+                record.notices.append(_cuda_source_notice(src, rel))
         result.files.append(record)
 
 
 def _write_reports(staging: Path, result: RunResult) -> None:
-    from ms_fmk_transplt.report import change_list, log
+    from ms_fmk_transplt.report import change_list, log, unsupported
 
     user_files = {f.path for f in result.files}
     names = report_names(user_files)
@@ -153,6 +188,10 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     result.finished = datetime.now()
     change_list.write(staging / names["change_list.csv"], result)
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
+    unsupported.write_xlsx(staging / names["unsupported_op.xlsx"], result)
+    unsupported.write_csv(staging / names["unsupported_op.csv"], result)
+    result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
+    result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
 

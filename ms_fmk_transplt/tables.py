@@ -9,6 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.unsupported_table import UnsupportedTable
+
 
 def rules_dir() -> Path:
     """The rules folder: inside the installed package, or at the top of a source checkout."""
@@ -29,7 +31,7 @@ class NamespaceRow:
     members: frozenset[str] | None  # allowed sub-names (e.g. torch.cuda.amp.<member>), None = any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity (cached per table)
 class Tables:
     raw: dict[str, Any]
     rows: tuple[NamespaceRow, ...]
@@ -41,6 +43,7 @@ class Tables:
     int_sequences: frozenset[str]
     int_calls: frozenset[str]
     foreign_roots: frozenset[str]
+    unsupported: UnsupportedTable
 
     def section(self, name: str) -> dict[str, Any]:
         return self.raw[name]
@@ -107,4 +110,5 @@ def load_tables() -> Tables:
         int_sequences=frozenset(int_dev["sequences"]),
         int_calls=frozenset(int_dev["calls"]),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
+        unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
     )

@@ -91,6 +91,8 @@ def test_single_file_input(project: Path, tmp_path: Path) -> None:
         "change_list.csv",
         "msFmkTranspltlog.txt",
         "train.py",
+        "unsupported_op.csv",
+        "unsupported_op.xlsx",
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,22 @@ def test_idempotent(case: Path) -> None:
     again = migrate_source(expected, case.name)
     assert again.output == expected
     assert again.events == []
+
+
+def test_unsupported_rows(case: Path) -> None:
+    """Expected unsupported_op rows (<case>.unsupported.csv); a case without that file must
+    produce none: no false entries, in particular for code the engine migrated."""
+    result = migrate_source(case.read_bytes(), case.name)
+    got = sorted(
+        (str(s), str(e), n.api, n.category, n.action)
+        for n in result.notices
+        if n.category
+        for s, e in [n.lines(True)]
+    )
+    expected_csv = case.with_name(case.stem + ".unsupported.csv")
+    expected = []
+    if expected_csv.exists():
+        with expected_csv.open(encoding="utf-8", newline="") as fh:
+            expected = sorted(tuple(r.values()) for r in csv.DictReader(fh))
+    assert got == expected
+    assert all(n.tip for n in result.notices if n.category)

@@ -28,8 +28,9 @@ def rule_ids(node: Any) -> set[str]:
 
 
 def test_every_rule_has_code_data_and_fixture() -> None:
-    table = json.loads((ROOT / "rules" / "interface_table.json").read_text(encoding="utf-8"))
-    ids = rule_ids(table)
+    ids: set[str] = set()
+    for name in ("interface_table.json", "unsupported_api.json"):
+        ids |= rule_ids(json.loads((ROOT / "rules" / name).read_text(encoding="utf-8")))
     assert len(ids) >= 15
     fixtures = {p.name for p in (ROOT / "fixtures" / "rules").iterdir() if p.is_dir()}
     assert ids == fixtures
@@ -46,6 +47,25 @@ def test_table_targets_exist_in_torch_npu() -> None:
         assert member in tables.npu_names, row.npu
     assert "nvtx" not in tables.npu_names and "jiterator" not in tables.npu_names
     assert {"autocast", "GradScaler"} <= tables.npu_amp_names
+
+
+def test_unsupported_table() -> None:
+    table = load_tables().unsupported
+    for entry in [*table.apis.values(), *table.env.values()]:
+        assert entry.category in table.categories and entry.action in ("manual", "caveat")
+        assert entry.tip
+    assert table.module("apex.amp") is None and table.module("apex.optimizers.FusedAdam") is None
+    assert table.module("apex.contrib.sparsity").key == "apex.contrib"
+    assert table.module("tritonclient.http") is None  # not triton
+    assert table.environment("NCCL_P2P_LEVEL").key == "NCCL_"
+    assert table.torch_op("torch.ops.aten.add") is None
+    assert table.torch_op("torch.ops.myext.op") is not None
+    assert table.api("torch.backends.cudnn.version").key == "torch.backends.cudnn"
+    assert set(table.caveat_rules) <= {r for r in _all_rule_ids()}
+
+
+def _all_rule_ids() -> set[str]:
+    return rule_ids(json.loads((ROOT / "rules" / "interface_table.json").read_text("utf-8")))
 
 
 def test_lookup() -> None:

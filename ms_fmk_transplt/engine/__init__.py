@@ -7,6 +7,8 @@ the file system.
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
@@ -21,19 +23,30 @@ from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.profiler import Profiler
 from ms_fmk_transplt.engine.tensor_methods import TensorMethods
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
+from ms_fmk_transplt.engine.unsupported import Unsupported
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # Order matters only where two concerns touch the same node: claims (amp) before rewrites,
-# and imports last, since it inserts ``import torch_npu`` once everything else has run.
-CONCERNS = (Amp, DeviceApi, TensorMethods, DeviceStrings, Distributed, Profiler, Imports)
+# unsupported after the rewrites (it reports what they left), and imports last, since it
+# inserts ``import torch_npu`` once everything else has run.
+CONCERNS = (
+    Amp,
+    DeviceApi,
+    TensorMethods,
+    DeviceStrings,
+    Distributed,
+    Profiler,
+    Unsupported,
+    Imports,
+)
 
 __all__ = ["CONCERNS", "migrate_source"]
 
 
 def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> FileResult:
     tables = tables or load_tables()
-    if not may_need_migration(source):
+    if not may_need_migration(source, tables):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     module = parse(source, path, tables)
     if isinstance(module, FileResult):
@@ -47,14 +60,27 @@ def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> Fi
     cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
     events = _with_output_lines(ctx.events, ctx.line_inserts)
     events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
-    return FileResult(path, FileStatus.CHANGED, output, events=events, notices=ctx.notices)
+    notices = [
+        dataclasses.replace(
+            n,
+            out_line=_shift(n.line, ctx.line_inserts),
+            out_end_line=_shift(max(n.line, n.end_line), ctx.line_inserts),
+        )
+        for n in ctx.notices
+    ]
+    return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
+
+
+def _shift(line: int, inserts: list[tuple[int, int]]) -> int:
+    """Line number in the migrated file of an input line, given the inserted lines."""
+    return line + sum(count for first, count in inserts if line >= first)
 
 
 def _with_output_lines(
     events: list[ChangeEvent], inserts: list[tuple[int, int]]
 ) -> list[ChangeEvent]:
     def shift(line: int) -> int:
-        return line + sum(count for first, count in inserts if line >= first)
+        return _shift(line, inserts)
 
     out = []
     for event in events:

@@ -11,6 +11,7 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNa
 
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.tables import Tables
+from ms_fmk_transplt.unsupported_table import Entry
 
 SNIPPET_MAX = 120
 
@@ -146,6 +147,33 @@ class MigrationContext:
     ) -> None:
         line, _ = self.lines(node)
         self.notices.append(Notice(self.path, line, rule, severity, message, api))
+
+    def unsupported(
+        self,
+        node: cst.CSTNode,
+        api: str,
+        entry: Entry,
+        message: str | None = None,
+        rule: str | None = None,
+    ) -> None:
+        """Record a construct that cannot run on the NPU as is (a row of unsupported_op.xlsx)."""
+        start, end = self.lines(node)
+        table = self.tables.unsupported
+        rule = rule or table.rule
+        self.notices.append(
+            Notice(
+                self.path,
+                start,
+                rule,
+                Severity.WARNING,
+                message or f"{api}: {table.categories[entry.category]}; left unchanged",
+                api=api,
+                category=entry.category,
+                action=entry.action,
+                tip=entry.tip,
+                end_line=end,
+            )
+        )
 
     # -- string literals -------------------------------------------------------------------
     @staticmethod

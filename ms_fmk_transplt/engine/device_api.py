@@ -90,9 +90,10 @@ class DeviceApi(Concern):
         return new
 
     def _warn_unsupported(self, node: cst.CSTNode, full: str) -> None:
-        self.ctx.warn(
+        self.ctx.unsupported(
             node,
-            self.unsupported_rule,
+            full,
+            self.tables.unsupported.cuda(full),
             f"{full} has no counterpart in torch_npu's torch.npu; left unchanged",
-            api=full,
+            rule=self.unsupported_rule,
         )

@@ -99,11 +99,12 @@ class Imports(Concern):
         )
 
     def _warn(self, node: cst.CSTNode, full: str) -> None:
-        self.ctx.warn(
+        self.ctx.unsupported(
             node,
-            self.unsupported_rule,
+            full,
+            self.tables.unsupported.cuda(full),
             f"{full} has no counterpart in torch_npu's torch.npu; import left unchanged",
-            api=full,
+            rule=self.unsupported_rule,
         )
 
     # -- import a.b.c [as x] ---------------------------------------------------------------

@@ -25,7 +25,18 @@ def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         line, rule = 1, rules["decode_rule"]
         message = f"cannot decode the file ({exc}); copied unchanged"
-    notice = Notice(path, line, rule, Severity.WARNING, message)
+    skipped = tables.unsupported.skipped_file
+    notice = Notice(
+        path,
+        line,
+        rule,
+        Severity.WARNING,
+        message,
+        api="(whole file)",
+        category=skipped.category,
+        action=skipped.action,
+        tip=skipped.tip,
+    )
     return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
 
 

@@ -1,10 +1,31 @@
-"""Cheap byte-level test run before any CST work: files that cannot contain anything the built-in
-rules act on are copied without parsing."""
+"""Cheap byte-level test run before any CST work: a file that cannot contain anything the rules
+act on or report is copied without parsing. Conservative: a false positive only costs a parse."""
 
 from __future__ import annotations
 
-TRIGGERS = (b"cuda", b"nccl", b"NCCL")
+from functools import lru_cache
+
+from ms_fmk_transplt.tables import Tables
+
+BASE_TRIGGERS = (
+    b"cuda",
+    b"nccl",
+    b"NCCL",
+    b"cudnn",
+    b"DataParallel",
+    b"data_parallel",
+    b"ops.",
+    b"cpp_extension",
+    b"CUDA",
+    b"CUBLAS",
+)
 
 
-def may_need_migration(source: bytes) -> bool:
-    return any(token in source for token in TRIGGERS)
+@lru_cache(maxsize=8)
+def triggers(tables: Tables) -> tuple[bytes, ...]:
+    roots = {m.split(".")[0].encode() for m in tables.unsupported.modules}
+    return BASE_TRIGGERS + tuple(sorted(roots))
+
+
+def may_need_migration(source: bytes, tables: Tables) -> bool:
+    return any(token in source for token in triggers(tables))

@@ -1,6 +1,7 @@
 """change_list.csv: one row per change (columns of the original tool, then Rule/Before/After).
 
-Line numbers are those of the migrated file, so a user can jump from a row to the new code.
+Line numbers are those of the migrated file, so a user can jump from a row to the new code; in
+analysis mode (nothing is written) they are those of the input file.
 """
 
 from __future__ import annotations
@@ -16,13 +17,19 @@ HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule",
 
 
 def rows(result: RunResult) -> list[tuple[str, ...]]:
+    migrated = not result.options.analyse
     out = []
     for event in sorted(result.events, key=lambda e: (e.file, e.out_start_line, e.rule)):
+        start, end = (
+            (event.out_start_line, event.out_end_line)
+            if migrated
+            else (event.start_line, event.end_line)
+        )
         out.append(
             (
                 event.file,
-                str(event.out_start_line),
-                str(event.out_end_line),
+                str(start),
+                str(end),
                 event.operation.value,
                 event.message,
                 event.rule,

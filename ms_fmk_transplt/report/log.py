@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ms_fmk_transplt import TARGET_TORCH_NPU, __version__
 from ms_fmk_transplt.events import FileStatus, Severity
+from ms_fmk_transplt.report.unsupported import buckets
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
@@ -46,6 +47,14 @@ def lines(result: RunResult) -> list[str]:
         _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
         _line(result.started, "INFO", f"target: torch_npu {TARGET_TORCH_NPU}"),
     ]
+    if opts.analyse:
+        out.append(
+            _line(
+                result.started,
+                "INFO",
+                "analysis only: no code written; line numbers refer to the input files",
+            )
+        )
     for severity, message in result.notes:
         out.append(_line(result.started, severity, message))
     for record in result.files:
@@ -72,6 +81,16 @@ def lines(result: RunResult) -> list[str]:
     out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
     for rule, n in rule_counts(result):
         out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
+    b = buckets(result)
+    out.append(
+        _line(
+            end,
+            "INFO",
+            f"migrated automatically {b.automatic}, with a caveat "
+            f"{b.caveat}, needs manual work {b.manual}: conversion rate "
+            f"{b.conversion_rate:.1%} (details in unsupported_op.xlsx)",
+        )
+    )
     seconds = (end - result.started).total_seconds()
     if counts["failed"]:
         out.append(

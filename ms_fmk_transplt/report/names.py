@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-REPORTS = ("change_list.csv", "msFmkTranspltlog.txt")
+REPORTS = ("change_list.csv", "msFmkTranspltlog.txt", "unsupported_op.xlsx", "unsupported_op.csv")
 
 
 def alternative(name: str, n: int) -> str:

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.report.log import rule_counts, summary_counts
+from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
@@ -22,9 +23,23 @@ def show(result: RunResult, console: Console) -> None:
         table.add_row(key, str(value))
     for rule, n in rule_counts(result):
         table.add_row(f"  {rule}", str(n))
+    b = buckets(result)
+    table.add_row("migrated automatically", str(b.automatic))
+    table.add_row("migrated with a caveat", str(b.caveat))
+    table.add_row("needs manual work", str(b.manual))
+    table.add_row("conversion rate", f"{b.conversion_rate:.1%}")
     console.print(table)
+    top = top_apis(result)
+    if top:
+        apis = Table(title="Top unsupported APIs (unsupported_op.xlsx)")
+        apis.add_column("API")
+        apis.add_column("Category")
+        apis.add_column("Count", justify="right")
+        for api, category, count in top:
+            apis.add_row(api, category, str(count))
+        console.print(apis)
     for notice in result.notices:
-        if notice.severity != Severity.INFO:
+        if notice.severity == Severity.ERROR:
             console.print(
                 f"[yellow]{notice.severity.value}[/] {notice.file}:{notice.line}: "
                 f"{notice.message.splitlines()[0]}",

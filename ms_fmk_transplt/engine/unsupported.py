@@ -1,0 +1,185 @@
+"""What cannot run on the NPU as is (rule unsupported.api; data: rules/unsupported_api.json).
+
+Nothing is rewritten here: each occurrence becomes a categorised notice with a tip, a row of
+unsupported_op.xlsx. ``torch.cuda.X`` without an NPU counterpart is reported by device_api.py and
+imports.py (rule device_api.no_npu_counterpart) with the tips of the same table.
+
+* cuDNN/CUDA backend switches, ``torch.version.cuda``, ``DataParallel``, ``CUDAExtension`` ...:
+  the outermost attribute chain whose qualified name is in the table (one row per use);
+* ``cpp_extension.load``/``load_inline`` with CUDA sources; ``torch.ops.<namespace>`` of
+  extensions;
+* imports and calls of CUDA-only third-party libraries (flash_attn, xformers, apex.contrib, ...);
+* literals naming CUDA/NCCL environment variables (``"CUDA_VISIBLE_DEVICES"``);
+* device arguments that still mention cuda after migration (a device string built at run time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from ms_fmk_transplt.engine.base import Concern
+
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+class Unsupported(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.table = self.tables.unsupported
+        self.covered: set[int] = set()
+        self.device_calls = frozenset(self.tables.section("int_device")["device_calls"])
+        self.guarded = 0  # depth of try-statements that catch ImportError
+
+    # -- optional imports: `try: import flash_attn / except ImportError: ...` have a fallback --
+    def visit_Try(self, node: cst.Try) -> None:
+        self.guarded += _catches_import_error(node)
+
+    def leave_Try(self, original: cst.Try, updated: cst.Try) -> cst.Try:
+        self.guarded -= _catches_import_error(original)
+        return updated
+
+    def _import_row(self, node: cst.CSTNode, name: str, entry) -> None:
+        if self.guarded:
+            entry = dataclasses.replace(
+                entry,
+                action="caveat",
+                tip=f"optional import with an ImportError fallback; {entry.tip}",
+            )
+        self.ctx.unsupported(node, name, entry)
+
+    def _cover(self, node: cst.CSTNode) -> None:
+        cur = node
+        while isinstance(cur, (cst.Attribute, cst.Call)):
+            cur = cur.value if isinstance(cur, cst.Attribute) else cur.func
+            self.covered.add(id(cur))
+
+    # -- PyTorch APIs by qualified name ------------------------------------------------------
+    def _check_name(self, node: cst.Attribute | cst.Name) -> None:
+        if self.ctx.import_depth or id(node) in self.covered:
+            self._cover(node)
+            return
+        qn = self.ctx.qname(node)
+        if not qn or qn.startswith("torch.cuda"):
+            return
+        entry = self.table.api(qn) or self.table.torch_op(qn)
+        if entry is None or entry.when is not None:
+            return
+        self.ctx.unsupported(node, qn, entry)
+        self._cover(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._check_name(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._check_name(node)
+
+    # -- calls: conditional APIs and third-party libraries -----------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        qn = self.ctx.qname(node.func) or ""
+        if not qn:
+            return
+        entry = self.table.api(qn)
+        if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
+            self.ctx.unsupported(node.func, qn, entry)
+            return
+        module_entry = self.table.module(qn)
+        if module_entry is not None and id(node.func) not in self.covered:
+            self.ctx.unsupported(node.func, qn, module_entry)
+            self.covered.add(id(node.func))
+            self._cover(node.func)
+
+    def _has_cuda_sources(self, node: cst.Call) -> bool:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in ("cuda_sources", "cuda_srcs"):
+                return True
+        suffixes = self.table.cuda_file_suffixes
+        for string in _strings(node):
+            if string.endswith(suffixes):
+                return True
+        return False
+
+    # -- imports of third-party libraries ----------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name) or ""
+            entry = self.table.module(name)
+            if entry is not None:
+                self._import_row(alias, name, entry)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = get_full_name_for_node(node.module) or ""
+        if isinstance(node.names, cst.ImportStar):
+            entry = self.table.module(module)
+            if entry is not None:
+                self._import_row(node, f"{module}.*", entry)
+            return
+        for alias in node.names:
+            name = f"{module}.{get_full_name_for_node(alias.name)}"
+            entry = self.table.module(name)
+            if entry is not None:
+                self._import_row(alias, name, entry)
+
+    # -- environment variables ---------------------------------------------------------------
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if id(node) in self.ctx.docstrings or self.ctx.import_depth:
+            return
+        body = self.ctx.literal_body(node)
+        if not body or not _ENV_NAME.match(body):
+            return
+        entry = self.table.environment(body)
+        if entry is not None:
+            self.ctx.unsupported(node, body, entry)
+
+    # -- device arguments still naming cuda after migration ---------------------------------
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if self.ctx.is_foreign(original.func):
+            return updated
+        qn = self.ctx.qname(original.func) or ""
+        func = original.func
+        is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
+        for i, (orig_arg, new_arg) in enumerate(zip(original.args, updated.args)):
+            kw = orig_arg.keyword.value if orig_arg.keyword else None
+            positional_device = kw is None and i == 0 and (is_to or qn in self.device_calls)
+            if not (positional_device or kw in ("device", "map_location")):
+                continue
+            if any("cuda" in s for s in _strings(new_arg.value)):
+                self.ctx.unsupported(
+                    orig_arg.value, self.ctx.snippet(new_arg.value), self.table.dynamic_device
+                )
+        return updated
+
+
+def _catches_import_error(node: cst.Try) -> int:
+    for handler in node.handlers:
+        if handler.type is None:
+            return 1
+        names = (
+            [handler.type]
+            if not isinstance(handler.type, cst.Tuple)
+            else [e.value for e in handler.type.elements]
+        )
+        for name in names:
+            if get_full_name_for_node(name) in ("ImportError", "ModuleNotFoundError", "Exception"):
+                return 1
+    return 0
+
+
+def _strings(node: cst.CSTNode) -> list[str]:
+    """Raw text of every string literal / f-string text part inside an expression."""
+    found: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_SimpleString(self, n: cst.SimpleString) -> None:
+            found.append(n.value)
+
+        def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
+            found.append(n.value)
+
+    node.visit(Collect())
+    return [s.strip("'\"") for s in found]

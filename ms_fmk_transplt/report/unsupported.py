@@ -1,0 +1,133 @@
+"""unsupported_op.xlsx (sheets "Unsupported" and "Summary") and unsupported_op.csv: what is left
+to do on the NPU, one row per occurrence, read only from the recorded notices and events."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from openpyxl import Workbook
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
+
+from ms_fmk_transplt.tables import load_tables
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import RunResult
+
+HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action")
+WIDTHS = (40, 11, 10, 45, 18, 120, 9)
+NOT_COUNTED = {"imports.torch_npu"}  # bookkeeping, not a CUDA construct of the user's code
+_BOLD = Font(bold=True)
+_FILL = PatternFill("solid", fgColor="DDEBF7")
+
+
+@dataclass(frozen=True)
+class Buckets:
+    automatic: int
+    caveat: int
+    manual: int
+
+    @property
+    def total(self) -> int:
+        return self.automatic + self.caveat + self.manual
+
+    @property
+    def conversion_rate(self) -> float:
+        """Share of the CUDA-specific items the tool migrated (with or without a caveat)."""
+        return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
+
+
+def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
+    migrated = not result.options.analyse
+    out = []
+    for n in result.notices:
+        if not n.category:
+            continue
+        start, end = n.lines(migrated)
+        out.append((n.file, start, end, n.api, n.category, n.tip, n.action))
+    return sorted(out, key=lambda r: (r[0], r[1], r[2], r[3]))
+
+
+def buckets(result: RunResult) -> Buckets:
+    caveat_rules = load_tables().unsupported.caveat_rules
+    events = [e for e in result.events if e.rule not in NOT_COUNTED]
+    notices = [n for n in result.notices if n.category]
+    return Buckets(
+        automatic=sum(1 for e in events if e.rule not in caveat_rules),
+        caveat=sum(1 for e in events if e.rule in caveat_rules)
+        + sum(1 for n in notices if n.action == "caveat"),
+        manual=sum(1 for n in notices if n.action != "caveat"),
+    )
+
+
+def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
+    counts = Counter((r[3], r[4]) for r in rows(result))
+    return [(api, cat, c) for (api, cat), c in counts.most_common(n)]
+
+
+def write_csv(path: Path, result: RunResult) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(rows(result))
+
+
+def _header(ws, values) -> None:
+    ws.append(list(values))
+    for cell in ws[ws.max_row]:
+        cell.font, cell.fill = _BOLD, _FILL
+
+
+def _printable(ws) -> None:
+    """Landscape, all columns on one page width (for printing / PDF export)."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+
+
+def write_xlsx(path: Path, result: RunResult) -> None:
+    table = load_tables().unsupported
+    data = rows(result)
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Unsupported"
+    _header(ws, HEADER)
+    for row in data:
+        ws.append(list(row))
+    for i, width in enumerate(WIDTHS, start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
+
+    summary = wb.create_sheet("Summary")
+    b = buckets(result)
+    _header(summary, ("Item", "Count"))
+    summary.append(["migrated automatically", b.automatic])
+    summary.append(["migrated with a caveat", b.caveat])
+    summary.append(["needs manual work", b.manual])
+    summary.append(["conversion rate", b.conversion_rate])
+    summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
+    summary.append([])
+    _header(summary, ("Category", "Count", "Manual", "Caveat", "Description"))
+    by_cat = Counter(r[4] for r in data)
+    manual = Counter(r[4] for r in data if r[6] != "caveat")
+    for category, description in table.categories.items():
+        count = by_cat.get(category, 0)
+        summary.append(
+            [category, count, manual.get(category, 0), count - manual.get(category, 0), description]
+        )
+    summary.append([])
+    _header(summary, ("API", "Category", "Count"))
+    for (api, category), count in Counter((r[3], r[4]) for r in data).most_common():
+        summary.append([api, category, count])
+    for i, width in enumerate((45, 18, 12, 12, 60), start=1):
+        summary.column_dimensions[get_column_letter(i)].width = width
+    _printable(ws)
+    _printable(summary)
+    wb.save(path)

@@ -1,0 +1,102 @@
+"""The unsupported-API table (rules/unsupported_api.json): what cannot run on the NPU as is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    category: str
+    action: str
+    tip: str
+    prefix: bool = False
+    when: str | None = None
+    supported: bool = False
+
+
+def _longest(entries: dict[str, Entry], name: str, dotted: bool = True) -> Entry | None:
+    best: Entry | None = None
+    for key, entry in entries.items():
+        if name == key:
+            hit = True
+        elif dotted:
+            hit = entry.prefix and name.startswith(key + ".")
+        else:
+            hit = entry.prefix and name.startswith(key)
+        if hit and (best is None or len(key) > len(best.key)):
+            best = entry
+    return best
+
+
+class UnsupportedTable:
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.rule: str = raw["rule"]
+        self.categories: dict[str, str] = raw["categories"]
+        self.caveat_rules: dict[str, str] = raw["caveat_rules"]
+        d = raw["cuda_default"]
+        self.cuda_default = Entry("torch.cuda", d["category"], d["action"], d["tip"], prefix=True)
+        self.apis = {
+            e["api"]: Entry(
+                e["api"],
+                e["category"],
+                e["action"],
+                e["tip"],
+                prefix=e.get("match") == "prefix",
+                when=e.get("when"),
+            )
+            for e in raw["apis"]
+        }
+        self.env = {
+            e["name"]: Entry(
+                e["name"], "environment", e["action"], e["tip"], prefix=e.get("match") == "prefix"
+            )
+            for e in raw["environment"]
+        }
+        self.modules = {
+            e["module"]: Entry(
+                e["module"],
+                "third_party",
+                e.get("action", ""),
+                e.get("tip", ""),
+                prefix=True,
+                supported=e.get("supported", False),
+            )
+            for e in raw["third_party"]
+        }
+        ops = raw["torch_ops"]
+        self.builtin_op_namespaces = frozenset(ops["builtin_namespaces"])
+        self.torch_ops = Entry("torch.ops", ops["category"], ops["action"], ops["tip"], prefix=True)
+        self.cuda_file_suffixes = tuple(raw["cuda_file_suffixes"])
+        self.cuda_file = Entry(
+            "cuda source file", "custom_cuda_code", "manual", raw["cuda_file_tip"]
+        )
+        files = raw["files"]
+        self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
+        self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
+        dyn = raw["dynamic_device"]
+        self.dynamic_device = Entry("device string", dyn["category"], dyn["action"], dyn["tip"])
+
+    def api(self, qualified: str) -> Entry | None:
+        return _longest(self.apis, qualified)
+
+    def cuda(self, qualified: str) -> Entry:
+        """The entry for a torch.cuda name the NPU lacks (a specific tip, else the default)."""
+        return self.api(qualified) or self.cuda_default
+
+    def environment(self, value: str) -> Entry | None:
+        return _longest(self.env, value, dotted=False)
+
+    def module(self, dotted: str) -> Entry | None:
+        entry = _longest(self.modules, dotted)
+        return None if entry is None or entry.supported else entry
+
+    def torch_op(self, qualified: str) -> Entry | None:
+        parts = qualified.split(".")
+        if len(parts) >= 3 and parts[:2] == ["torch", "ops"]:
+            if parts[2] not in self.builtin_op_namespaces:
+                return self.torch_ops
+        return None
