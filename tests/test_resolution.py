@@ -60,3 +60,9 @@ def test_unsupported_member_warns_and_stays() -> None:
         "device_api.no_npu_counterpart",
         "torch.cuda.nvtx.range_push",
     )
+
+
+def test_int_devices_in_a_file_without_cuda() -> None:
+    """The byte pre-filter must not skip files whose only NPU work is an integer device."""
+    code = "import torch\n\ndef f(model, local_rank):\n    return model.to(local_rank)\n"
+    assert 'model.to(f"npu:{local_rank}")' in migrate(code)

@@ -24,7 +24,9 @@ BASE_TRIGGERS = (
 @lru_cache(maxsize=8)
 def triggers(tables: Tables) -> tuple[bytes, ...]:
     roots = {m.split(".")[0].encode() for m in tables.unsupported.modules}
-    return BASE_TRIGGERS + tuple(sorted(roots))
+    # integer device indices (x.to(local_rank)) need no "cuda" anywhere in the file
+    names = {n.encode() for n in tables.int_identifiers | tables.int_sequences}
+    return BASE_TRIGGERS + tuple(sorted(roots | names))
 
 
 def may_need_migration(source: bytes, tables: Tables) -> bool:
