@@ -47,6 +47,25 @@ def _fail(message: str) -> None:
     metavar="DIR",
     help="Folder in which <name>_msft is created (made if missing; not inside the input).",
 )
+@click.option(
+    "-r",
+    "--rule",
+    "rule_file",
+    metavar="JSON",
+    help="User rules (ArgsModifyRule, FuncNameModifyRule, ModuleNameModifyRule), applied first.",
+)
+@click.option(
+    "-s",
+    "--specify-device",
+    is_flag=True,
+    help="Hard-coded device indices use the NPU in the DEVICE_ID environment variable (default 0).",
+)
+@click.option(
+    "-sim",
+    "--similar",
+    is_flag=True,
+    help="Replace APIs the NPU lacks by similar ones (rules/similar_api.json; each has a caveat).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing <name>_msft folder.")
 @click.option(
     "--analyse",
@@ -62,6 +81,9 @@ def main(
     ctx: click.Context,
     input_path: str,
     output_path: str,
+    rule_file: str | None,
+    specify_device: bool,
+    similar: bool,
     overwrite: bool,
     analyse: bool,
     quiet: bool,
@@ -72,7 +94,15 @@ def main(
     unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
     The input is never modified.
     """
-    ctx.obj = RunOptions(input=input_path, output=output_path, overwrite=overwrite, analyse=analyse)
+    ctx.obj = RunOptions(
+        input=input_path,
+        output=output_path,
+        overwrite=overwrite,
+        analyse=analyse,
+        rule_file=rule_file,
+        specify_device=specify_device,
+        similar=similar,
+    )
     if ctx.invoked_subcommand is None:
         _execute(ctx.obj, quiet)
 

@@ -20,11 +20,12 @@ from ms_fmk_transplt.discover import (
     output_dir_for,
     resolve_project,
 )
-from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.user_rules import load_user_rules
 
 
 @dataclass
@@ -33,6 +34,9 @@ class RunOptions:
     output: str
     overwrite: bool = False
     analyse: bool = False  # reports only: no code is written
+    rule_file: str | None = None  # -r/--rule
+    specify_device: bool = False  # -s/--specify-device
+    similar: bool = False  # -sim/--similar
 
 
 @dataclass
@@ -55,6 +59,7 @@ class RunResult:
     finished: datetime | None = None
     files: list[FileRecord] = field(default_factory=list)
     report_paths: dict[str, Path] = field(default_factory=dict)
+    engine: EngineOptions = field(default_factory=EngineOptions)
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
 
     @property
@@ -75,19 +80,35 @@ def _rel(path: Path) -> str:
     return path.as_posix()
 
 
-def migrate_file(source_path: Path, rel: str) -> tuple[bytes, FileRecord]:
+def engine_options(options: RunOptions) -> EngineOptions:
+    """Validates what the user asked for (-r file) before anything is written."""
+    rules = load_user_rules(options.rule_file) if options.rule_file else None
+    return EngineOptions(
+        user_rules=rules, specify_device=options.specify_device, similar=options.similar
+    )
+
+
+def migrate_file(
+    source_path: Path, rel: str, options: EngineOptions | None = None
+) -> tuple[bytes, FileRecord]:
     data = source_path.read_bytes()
     now = datetime.now()
+    tables = load_tables()
     try:
-        result = migrate_source(data, rel, load_tables())
+        result = migrate_source(data, rel, tables, options)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
         tb = traceback.format_exc(limit=6)
+        failed = tables.unsupported.failed_file
         notice = Notice(
             rel,
             1,
             "engine.internal_error",
             Severity.ERROR,
             f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
+            api=failed.key,
+            category=failed.category,
+            action=failed.action,
+            tip=failed.tip,
         )
         return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])
     record = FileRecord(
@@ -104,6 +125,7 @@ def _copy_entry(src: Path, dst: Path) -> None:
 
 
 def run(options: RunOptions) -> RunResult:
+    engine = engine_options(options)
     project = resolve_project(options.input)
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
@@ -118,7 +140,7 @@ def run(options: RunOptions) -> RunResult:
     if not os.access(parent, os.W_OK):
         raise UserError(parent, "output folder is not writable")
 
-    result = RunResult(options, project, final_dir, datetime.now())
+    result = RunResult(options, project, final_dir, datetime.now(), engine=engine)
     staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
@@ -162,7 +184,7 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
             dst.parent.mkdir(parents=True, exist_ok=True)
         regular = src.is_file() and not src.is_symlink()
         if src.suffix == ".py" and regular:
-            output, record = migrate_file(src, rel)
+            output, record = migrate_file(src, rel, result.engine)
             if write:
                 dst.write_bytes(output)
                 shutil.copystat(src, dst)

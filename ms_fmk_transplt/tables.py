@@ -44,6 +44,12 @@ class Tables:
     int_calls: frozenset[str]
     foreign_roots: frozenset[str]
     unsupported: UnsupportedTable
+    similar: dict[str, dict[str, Any]]  # -sim table: api -> entry
+
+    @property
+    def caveat_rules(self) -> set[str]:
+        """Rules whose changes carry a caveat (heuristics and similar-API replacements)."""
+        return set(self.unsupported.caveat_rules) | {e["rule"] for e in self.similar.values()}
 
     def section(self, name: str) -> dict[str, Any]:
         return self.raw[name]
@@ -111,4 +117,5 @@ def load_tables() -> Tables:
         int_calls=frozenset(int_dev["calls"]),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
         unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
+        similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
     )

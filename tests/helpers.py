@@ -78,3 +78,23 @@ def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
         for r in rows
         if r["File"] == file
     ]
+
+
+def case_options(case: Path):
+    """Engine options of a fixture case, from its optional <case>.options.json sidecar."""
+    import json
+
+    from ms_fmk_transplt.engine import EngineOptions
+    from ms_fmk_transplt.user_rules import load_user_rules
+
+    sidecar = case.with_name(case.stem + ".options.json")
+    if not sidecar.exists():
+        return None
+    data = json.loads(sidecar.read_text(encoding="utf-8"))
+    root = Path(__file__).resolve().parent.parent
+    rules = load_user_rules(str(root / data["rules"])) if "rules" in data else None
+    return EngineOptions(
+        user_rules=rules,
+        specify_device=data.get("specify_device", False),
+        similar=data.get("similar", False),
+    )

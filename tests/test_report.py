@@ -114,13 +114,13 @@ def test_analyse_writes_reports_only(tmp_path: Path) -> None:
     ]
     assert not (tmp_path / "legacy_gpu_msft").exists()
     rows = csv_rows(report_dir / "unsupported_op.csv")
-    # input-file line numbers: DataParallel is on line 26 of the original train.py
-    assert ["train.py", "26", "26", "torch.nn.DataParallel"] == rows[
+    # input-file line numbers: DataParallel is on line 27 of the original train.py
+    assert ["train.py", "27", "27", "torch.nn.DataParallel"] == rows[
         [r[3] for r in rows].index("torch.nn.DataParallel")
     ][:4]
-    assert (LEGACY / "train.py").read_text().splitlines()[25].strip().startswith("model = nn.Data")
+    assert (LEGACY / "train.py").read_text().splitlines()[26].strip().startswith("model = nn.Data")
     changes = csv_rows(report_dir / "change_list.csv")
-    assert any(r[4] == ".cuda() -> .npu()" and r[1] == "20" for r in changes)
+    assert any(r[4] == ".cuda() -> .npu()" and r[1] == "21" for r in changes)
 
 
 @pytest.mark.skipif(shutil.which("libreoffice") is None, reason="LibreOffice not installed")

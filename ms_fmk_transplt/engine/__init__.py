@@ -13,23 +13,28 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ms_fmk_transplt.engine.amp import Amp
+from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.imports import Imports
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.profiler import Profiler
+from ms_fmk_transplt.engine.similar import Similar
+from ms_fmk_transplt.engine.specify_device import SpecifyDevice
 from ms_fmk_transplt.engine.tensor_methods import TensorMethods
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
 from ms_fmk_transplt.engine.unsupported import Unsupported
+from ms_fmk_transplt.engine.user_rules import UserRulesConcern
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus
 from ms_fmk_transplt.tables import Tables, load_tables
 
-# Order matters only where two concerns touch the same node: claims (amp) before rewrites,
-# unsupported after the rewrites (it reports what they left), and imports last, since it
-# inserts ``import torch_npu`` once everything else has run.
+# Order matters only where two concerns touch the same node: claims (amp, similar, specify
+# device) before rewrites, unsupported after the rewrites (it reports what they left), and
+# imports last, since it inserts ``import torch_npu`` once everything else has run.
 CONCERNS = (
     Amp,
     DeviceApi,
@@ -41,24 +46,47 @@ CONCERNS = (
     Imports,
 )
 
-__all__ = ["CONCERNS", "migrate_source"]
+__all__ = ["CONCERNS", "EngineOptions", "concerns_for", "migrate_source"]
 
 
-def migrate_source(source: bytes, path: str, tables: Tables | None = None) -> FileResult:
+def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
+    concerns: list[type[Concern]] = list(CONCERNS)
+    if options.specify_device:
+        concerns.insert(concerns.index(TensorMethods), SpecifyDevice)
+    if options.similar:
+        concerns.insert(0, Similar)
+    return tuple(concerns)
+
+
+def _run(module: cst.Module, ctx: MigrationContext, concerns) -> cst.Module:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return wrapper.visit(MigrationTransformer(ctx, concerns))
+
+
+def migrate_source(
+    source: bytes, path: str, tables: Tables | None = None, options: EngineOptions | None = None
+) -> FileResult:
     tables = tables or load_tables()
-    if not may_need_migration(source, tables):
+    options = options or DEFAULT_OPTIONS
+    if not may_need_migration(source, tables, options):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     module = parse(source, path, tables)
     if isinstance(module, FileResult):
         return module
-    ctx = MigrationContext(path, module, tables)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    new_module = wrapper.visit(MigrationTransformer(ctx, CONCERNS))
-    if not ctx.events:
+    first: list[ChangeEvent] = []
+    first_notices = []
+    if options.user_rules is not None:  # user rules first: the built-in rules see their result
+        user_ctx = MigrationContext(path, module, tables, options)
+        module = _run(module, user_ctx, (UserRulesConcern,))
+        first, first_notices = user_ctx.events, user_ctx.notices
+    ctx = MigrationContext(path, module, tables, options)
+    new_module = _run(module, ctx, concerns_for(options))
+    ctx.notices[:0] = first_notices
+    if not (first or ctx.events):
         return FileResult(path, FileStatus.UNCHANGED, source, notices=ctx.notices)
     output = new_module.bytes
     cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
-    events = _with_output_lines(ctx.events, ctx.line_inserts)
+    events = _with_output_lines(first + ctx.events, ctx.line_inserts)
     events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
     notices = [
         dataclasses.replace(

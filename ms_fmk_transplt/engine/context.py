@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.unsupported_table import Entry
@@ -19,10 +20,15 @@ SNIPPET_MAX = 120
 class MigrationContext:
     """Everything a concern needs while the single CST pass runs over one file."""
 
-    def __init__(self, path: str, module: cst.Module, tables: Tables) -> None:
+    def __init__(
+        self, path: str, module: cst.Module, tables: Tables, options: EngineOptions | None = None
+    ) -> None:
         self.path = path
         self.module = module
         self.tables = tables
+        self.options = options or DEFAULT_OPTIONS
+        # ids of original nodes a concern has taken over: the others leave them alone
+        self.claimed: set[int] = set()
         self.events: list[ChangeEvent] = []
         self.notices: list[Notice] = []
         # id(original string node) -> rule id that owns a rewrite of that literal (e.g. amp).
@@ -33,10 +39,16 @@ class MigrationContext:
         self.line_inserts: list[tuple[int, int]] = []
         self.import_depth = 0
         self.needs_torch_npu = False
+        # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
+        self.helper_lines: list[tuple[str, str, str]] = []
         self._get_metadata: Callable[[Any, cst.CSTNode], Any] | None = None
 
     def bind(self, get_metadata: Callable[[Any, cst.CSTNode], Any]) -> None:
         self._get_metadata = get_metadata
+
+    def metadata(self, provider: Any, node: cst.CSTNode) -> Any:
+        assert self._get_metadata is not None
+        return self._get_metadata(provider, node)
 
     # -- name resolution -------------------------------------------------------------------
     def qname(self, node: cst.CSTNode) -> str | None:
@@ -124,8 +136,11 @@ class MigrationContext:
         )
         self.needs_torch_npu = self.needs_torch_npu or needs_torch_npu
 
-    def record_insert(self, line: int, rule: str, message: str, text: str) -> None:
-        """An inserted line; ``line`` is its line number in the migrated file."""
+    def record_insert(
+        self, line: int, rule: str, message: str, text: str, anchor: int | None = None
+    ) -> None:
+        """An inserted line; ``line`` is its line number in the migrated file, ``anchor`` the
+        first input line that moves down because of it (default: ``line``)."""
         self.events.append(
             ChangeEvent(
                 file=self.path,
@@ -140,7 +155,7 @@ class MigrationContext:
                 out_end_line=line,
             )
         )
-        self.line_inserts.append((line, text.count("\n") + 1))
+        self.line_inserts.append((anchor or line, text.count("\n") + 1))
 
     def warn(
         self, node: cst.CSTNode, rule: str, message: str, api: str = "", severity=Severity.WARNING

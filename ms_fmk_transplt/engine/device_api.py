@@ -35,6 +35,8 @@ class DeviceApi(Concern):
                 return None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) in self.ctx.claimed:
+            return
         qn = self.ctx.qname(node)
         if not qn or not qn.startswith(CUDA + "."):
             return
@@ -51,6 +53,8 @@ class DeviceApi(Concern):
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         # torch.cuda bound by an import alias: the import is migrated; warn about members the
         # NPU lacks, since the alias will then point at torch.npu.
+        if id(original) in self.ctx.claimed:
+            return updated
         if id(original) in self.chain_of and self.ctx.qname(original) == CUDA:
             outer, full = self._full_name(original)
             if self.tables.lookup_cuda(full) is None:
@@ -69,6 +73,8 @@ class DeviceApi(Concern):
                 self.ctx.snippet(updated),
             )
         if original.attr.value != "cuda" or self.ctx.qname(original) != CUDA:
+            return updated
+        if id(original) in self.ctx.claimed:
             return updated
         outer, full = self._full_name(original)
         mapped = self.tables.lookup_cuda(full)

@@ -28,11 +28,20 @@ class DeviceStrings(Concern):
         self.device_calls = frozenset(intdev["device_calls"])
         self.device_keywords = frozenset(intdev["device_keywords"])
 
+    def visit_Arg(self, node: cst.Arg) -> None:
+        # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
+        # (cuda for a GPU checkpoint), so they must stay as they are.
+        if node.keyword is not None and node.keyword.value == "map_location":
+            if isinstance(node.value, cst.Dict):
+                for element in node.value.elements:
+                    if isinstance(element, cst.DictElement):
+                        self.ctx.claimed.add(id(element.key))
+
     # -- literals --------------------------------------------------------------------------
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.SimpleString:
-        if id(original) in self.ctx.docstrings:
+        if id(original) in self.ctx.docstrings or id(original) in self.ctx.claimed:
             return updated
         body = self.ctx.literal_body(updated)
         if body is None or not body.startswith(self.old):
@@ -137,7 +146,7 @@ class DeviceStrings(Concern):
             positional = [a for a in original.args if a.keyword is None and not a.star]
             if len(original.args) == 1 and len(positional) == 1:
                 value = original.args[0].value
-                if self.is_int_device(value):
+                if id(value) not in self.ctx.claimed and self.is_int_device(value):
                     if isinstance(value, cst.Integer):
                         args = [
                             args[0].with_changes(
@@ -160,7 +169,11 @@ class DeviceStrings(Concern):
                     continue
                 kw = arg.keyword.value if arg.keyword else None
                 wanted = kw in self.device_keywords or (is_to and kw is None and i == 0)
-                if wanted and self.is_int_device(arg.value):
+                if (
+                    wanted
+                    and id(arg.value) not in self.ctx.claimed
+                    and self.is_int_device(arg.value)
+                ):
                     args[i] = args[i].with_changes(value=self._npu_device(arg.value, args[i].value))
                     changed.append(i)
         if not changed:

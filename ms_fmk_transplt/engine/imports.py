@@ -192,33 +192,45 @@ class Imports(Concern):
 
     # -- import torch_npu --------------------------------------------------------------------
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if not self.ctx.events or not self.ctx.needs_torch_npu:
-            return updated
         body = list(updated.body)
-        if any(_imports_torch_npu(stmt) for stmt in body):
+        lines: list[tuple[str, str, str]] = []
+        present = next((i for i, stmt in enumerate(body) if _imports_torch_npu(stmt)), None)
+        if self.ctx.events and self.ctx.needs_torch_npu and present is None:
+            index, before = self._insertion_point(body)
+            lines.append(
+                (
+                    self.statement,
+                    self.npu_rule,
+                    "import torch_npu inserted (registers the NPU device with torch)",
+                )
+            )
+        elif self.ctx.helper_lines:
+            index, before = (
+                (present + 1, False) if present is not None else (self._insertion_point(body))
+            )
+        else:
             return updated
-        index, before = self._insertion_point(body)
-        new_stmt = cst.parse_statement(self.statement + "\n")
+        helpers = self.ctx.helper_lines
+        if helpers and "os" not in _bound_before(body, index):
+            lines.append(("import os", helpers[0][1], "import os for the helper below"))
+        lines.extend(helpers)
+        new_stmts = [cst.parse_statement(code + "\n") for code, _, _ in lines]
         if index > 0 and not before:
-            # Right after the first torch import, or after the docstring / __future__ imports:
-            # the comments above the next statement stay with it.
+            # Right after the first torch import (or import torch_npu), or after the docstring /
+            # __future__ imports: the comments above the next statement stay with it.
             line = self.ctx.lines(original.body[index - 1])[1] + 1
         elif index < len(body):
             # Before a statement (a torch import that needs torch.npu, or the first statement):
-            # the new line takes over the comments/blank lines above it, so they stay on top.
+            # the new lines take over the comments/blank lines above it, so they stay on top.
             anchor = body[index]
-            new_stmt = new_stmt.with_changes(leading_lines=anchor.leading_lines)
+            new_stmts[0] = new_stmts[0].with_changes(leading_lines=anchor.leading_lines)
             body[index] = anchor.with_changes(leading_lines=())
             line = self.ctx.lines(original.body[index])[0]
         else:
             line = self._end_line(original) + 1
-        body.insert(index, new_stmt)
-        self.ctx.record_insert(
-            line,
-            self.npu_rule,
-            "import torch_npu inserted (registers the NPU device with torch)",
-            self.statement,
-        )
+        body[index:index] = new_stmts
+        for offset, (code, rule, message) in enumerate(lines):
+            self.ctx.record_insert(line + offset, rule, message, code, anchor=line)
         return updated.with_changes(body=body)
 
     def _insertion_point(self, body: Sequence[cst.BaseStatement]) -> tuple[int, bool]:
@@ -243,6 +255,18 @@ class Imports(Concern):
         if not module.body:
             return len(module.header)
         return self.ctx.lines(module.body[-1])[1]
+
+
+def _bound_before(body: Sequence[cst.BaseStatement], index: int) -> set[str]:
+    """Names bound by module-level imports among the first ``index`` statements."""
+    names: set[str] = set()
+    for stmt in body[:index]:
+        for node in _module_level_imports(stmt):
+            if isinstance(node, cst.Import):
+                for a in node.names:
+                    bound = a.asname.name if a.asname else a.name
+                    names.add((get_full_name_for_node(bound) or "").split(".")[0])
+    return names
 
 
 def _clean_aliases(aliases: list[cst.ImportAlias]) -> list[cst.ImportAlias]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.tables import Tables
 
 BASE_TRIGGERS = (
@@ -29,5 +30,8 @@ def triggers(tables: Tables) -> tuple[bytes, ...]:
     return BASE_TRIGGERS + tuple(sorted(roots | names))
 
 
-def may_need_migration(source: bytes, tables: Tables) -> bool:
-    return any(token in source for token in triggers(tables))
+def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) -> bool:
+    if any(token in source for token in triggers(tables)):
+        return True
+    rules = options.user_rules
+    return rules is not None and any(name.encode() in source for name in rules.names())

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import libcst as cst
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
@@ -15,7 +15,7 @@ _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 class MigrationTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider)
 
     def __init__(self, ctx: MigrationContext, concerns: Sequence[type[Concern]]) -> None:
         super().__init__()

@@ -59,7 +59,7 @@ class Unsupported(Concern):
 
     # -- PyTorch APIs by qualified name ------------------------------------------------------
     def _check_name(self, node: cst.Attribute | cst.Name) -> None:
-        if self.ctx.import_depth or id(node) in self.covered:
+        if self.ctx.import_depth or id(node) in self.covered or id(node) in self.ctx.claimed:
             self._cover(node)
             return
         qn = self.ctx.qname(node)
@@ -80,7 +80,7 @@ class Unsupported(Concern):
     # -- calls: conditional APIs and third-party libraries -----------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.ctx.qname(node.func) or ""
-        if not qn:
+        if not qn or id(node.func) in self.ctx.claimed:
             return
         entry = self.table.api(qn)
         if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
@@ -120,6 +120,8 @@ class Unsupported(Concern):
                 self._import_row(node, f"{module}.*", entry)
             return
         for alias in node.names:
+            if id(alias) in self.ctx.claimed:
+                continue
             name = f"{module}.{get_full_name_for_node(alias.name)}"
             entry = self.table.module(name)
             if entry is not None:
@@ -148,7 +150,12 @@ class Unsupported(Concern):
             positional_device = kw is None and i == 0 and (is_to or qn in self.device_calls)
             if not (positional_device or kw in ("device", "map_location")):
                 continue
-            if any("cuda" in s for s in _strings(new_arg.value)):
+            value = new_arg.value
+            if kw == "map_location" and isinstance(value, cst.Dict):  # keys: the saved device
+                value = cst.List(
+                    [cst.Element(e.value) for e in value.elements if isinstance(e, cst.DictElement)]
+                )
+            if any("cuda" in s for s in _strings(value)):
                 self.ctx.unsupported(
                     orig_arg.value, self.ctx.snippet(new_arg.value), self.table.dynamic_device
                 )

@@ -53,7 +53,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
 
 
 def buckets(result: RunResult) -> Buckets:
-    caveat_rules = load_tables().unsupported.caveat_rules
+    caveat_rules = load_tables().caveat_rules
     events = [e for e in result.events if e.rule not in NOT_COUNTED]
     notices = [n for n in result.notices if n.category]
     return Buckets(

@@ -1,0 +1,17 @@
+"""What the user asked the engine for, beyond the built-in table (-r, -s, -sim)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ms_fmk_transplt.user_rules import UserRules
+
+
+@dataclass(frozen=True, eq=False)
+class EngineOptions:
+    user_rules: UserRules | None = None  # -r/--rule
+    specify_device: bool = False  # -s/--specify-device
+    similar: bool = False  # -sim/--similar
+
+
+DEFAULT_OPTIONS = EngineOptions()

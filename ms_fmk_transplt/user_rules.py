@@ -1,0 +1,174 @@
+"""Loading and validating user rules (-r/--rule rules.json) against rules/user_rules.schema.json.
+
+Every problem is reported as one line naming the file, the JSON path and the problem (exit 2,
+nothing written)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import libcst as cst
+
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.tables import rules_dir
+
+KINDS = ("ArgsModifyRule", "FuncNameModifyRule", "ModuleNameModifyRule")
+MAX_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ArgsModify:
+    rule_id: str
+    func_name: str
+    arg_idx: int | None
+    arg_name: str | None
+    arg_new: str | None  # None: delete the argument
+
+
+@dataclass(frozen=True)
+class FuncNameModify:
+    rule_id: str
+    old_name: str
+    new_name: str
+
+
+@dataclass(frozen=True)
+class ModuleNameModify:
+    rule_id: str
+    old: str  # parent_module.old_name
+    new: str  # parent_module.new_name
+    old_name: str
+    new_name: str
+    parent: str
+
+
+@dataclass(frozen=True, eq=False)
+class UserRules:
+    path: str
+    args: tuple[ArgsModify, ...]
+    funcs: tuple[FuncNameModify, ...]
+    modules: tuple[ModuleNameModify, ...]
+
+    def names(self) -> set[str]:
+        """Last name components the rules act on (for the byte pre-filter)."""
+        out = {r.func_name.rsplit(".", 1)[-1] for r in self.args}
+        out |= {r.old_name.rsplit(".", 1)[-1] for r in self.funcs}
+        out |= {r.old_name for r in self.modules}
+        return out
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.protocols.Validator:
+    schema = json.loads((rules_dir() / "user_rules.schema.json").read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _json_path(path: Any) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _message(error: jsonschema.ValidationError) -> tuple[str, str]:
+    """(JSON path, problem) in the user's terms."""
+    where = _json_path(error.absolute_path)
+    v = error.validator
+    if v == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        if where == "$.rules":
+            return f"{where}.{extra[0]}", f"unknown rule kind (expected one of {', '.join(KINDS)})"
+        return f"{where}.{extra[0]}", "unknown field"
+    if v == "minItems":
+        return where, "empty rule list"
+    if v == "minProperties":
+        return where, "no rules"
+    if v == "required":
+        missing = error.message.split("'")[1]
+        return where, f"missing field '{missing}'"
+    if v == "type":
+        return where, f"must be {error.validator_value}, got {json.dumps(error.instance)}"
+    if v == "pattern":
+        return where, f"{json.dumps(error.instance)} is not a (dotted) Python name"
+    if v == "minimum":
+        return where, f"must be >= {error.validator_value}"
+    if v == "anyOf" and where.startswith("$.rules.ArgsModifyRule"):
+        return where, "needs 'arg_idx' (position) or 'arg_name' (keyword)"
+    if v == "oneOf" and where.startswith("$.rules.ArgsModifyRule"):
+        return where, "needs exactly one of 'arg_new' (new value) or 'delete': true"
+    if v == "const":
+        return where, "must be true"
+    return where, error.message
+
+
+def load_user_rules(path_str: str) -> UserRules:
+    path = Path(path_str)
+    if not path.is_file():
+        raise UserError(
+            path_str, "rule file does not exist" if not path.exists() else "rule file is not a file"
+        )
+    if path.stat().st_size > MAX_BYTES:
+        raise UserError(path_str, f"rule file is larger than {MAX_BYTES // 2**20} MiB")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(path_str, f"cannot read the rule file ({exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            path_str, f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
+        ) from exc
+    errors = sorted(
+        _validator().iter_errors(data), key=lambda e: (list(e.absolute_path), e.validator)
+    )
+    if errors:
+        error = jsonschema.exceptions.best_match(errors)
+        where, problem = _message(error)
+        raise UserError(path_str, f"{where}: {problem}")
+    rules = data["rules"]
+    args = []
+    for i, r in enumerate(rules.get("ArgsModifyRule", [])):
+        if "arg_new" in r:
+            _check_expression(path_str, f"$.rules.ArgsModifyRule[{i}].arg_new", r["arg_new"])
+        args.append(
+            ArgsModify(
+                f"ArgsModifyRule[{i}]",
+                r["func_name"],
+                r.get("arg_idx"),
+                r.get("arg_name"),
+                r.get("arg_new"),
+            )
+        )
+    funcs = tuple(
+        FuncNameModify(f"FuncNameModifyRule[{i}]", r["old_name"], r["new_name"])
+        for i, r in enumerate(rules.get("FuncNameModifyRule", []))
+    )
+    modules = tuple(
+        ModuleNameModify(
+            f"ModuleNameModifyRule[{i}]",
+            f"{r['parent_module']}.{r['old_name']}",
+            f"{r['parent_module']}.{r['new_name']}",
+            r["old_name"],
+            r["new_name"],
+            r["parent_module"],
+        )
+        for i, r in enumerate(rules.get("ModuleNameModifyRule", []))
+    )
+    return UserRules(str(path), tuple(args), funcs, modules)
+
+
+def _check_expression(path: str, where: str, code: str) -> None:
+    if "\n" in code or "\r" in code:
+        raise UserError(path, f"{where}: must be a single-line Python expression")
+    try:
+        cst.parse_expression(code)
+    except cst.ParserSyntaxError as exc:
+        raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
