@@ -148,3 +148,48 @@ def test_disabling_a_rule_breaks_the_run(tmp_path: Path) -> None:
     proc = execute(target, ["run.py"])
     assert proc.returncode != 0
     assert "cuda" in (proc.stdout + proc.stderr).lower()
+
+
+def test_specify_device_and_similar_run(tmp_path: Path) -> None:
+    """-s pins the script to DEVICE_ID through MSFT_NPU_DEVICE; the run still trains."""
+    result = CliRunner().invoke(
+        main, ["-q", "-i", str(PROJECTS / "streams"), "-o", str(tmp_path), "-s", "-sim"]
+    )
+    assert result.exit_code == 0, result.output
+    cwd = tmp_path / "streams_msft"
+    assert "torch.cuda.nvtx" not in (cwd / "bench_streams.py").read_text()
+    env_run = subprocess.run(
+        [sys.executable, "bench_streams.py", "--nvtx"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**python_env(), "DEVICE_ID": "0"},
+    )
+    assert_trained(env_run)
+
+
+def test_flash_attention_replacement_is_numerically_equal() -> None:
+    """The -sim rewrite of flash_attn_func (with its layout transposes) computes the same
+    attention as a reference written in flash_attn's (batch, seq, heads, dim) layout."""
+    import torch
+
+    from ms_fmk_transplt.engine import EngineOptions
+
+    code = (
+        "import torch\nfrom flash_attn import flash_attn_func\n\n"
+        "def attend(q, k, v):\n    return flash_attn_func(q, k, v, 0.0, None, True)\n"
+    )
+    migrated = migrate_source(code.encode(), "a.py", options=EngineOptions(similar=True))
+    text = migrated.output.decode().replace("import torch_npu\n", "")
+    assert "flash_attn" not in text.split("#")[0]
+    namespace: dict = {}
+    exec(compile(text, "a.py", "exec"), namespace)  # noqa: S102 - our own migrated snippet
+    torch.manual_seed(0)
+    b, s, h, d = 2, 5, 3, 4
+    q, k, v = (torch.randn(b, s, h, d) for _ in range(3))
+    scores = torch.einsum("bshd,bthd->bhst", q, k) / d**0.5
+    scores = scores.masked_fill(torch.ones(s, s).triu(1).bool(), float("-inf"))
+    reference = torch.einsum("bhst,bthd->bshd", scores.softmax(-1), v)
+    assert torch.allclose(namespace["attend"](q, k, v), reference, atol=1e-5)
