@@ -195,3 +195,17 @@ def test_user_rules_run_before_the_builtin_table(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "scaler = torch.amp.GradScaler()" in (tmp_path / "o/p_msft/t.py").read_text()
+
+
+def test_specify_device_warns_where_the_risk_is_visible() -> None:
+    from helpers import case_options
+
+    from ms_fmk_transplt.engine import migrate_source
+
+    case = ROOT / "fixtures/rules/specify_device.rank_risk/reads_rank.py"
+    result = migrate_source(case.read_bytes(), case.name, options=case_options(case))
+    warnings = sorted((n.line, n.message.split(":")[0]) for n in result.notices)
+    assert warnings == [
+        (5, "this file reads a rank"),
+        (6, "this file hard-codes several devices (0, 1)"),
+    ]

@@ -38,6 +38,7 @@ class SpecifyDevice(Concern):
         self.rank_env = frozenset(t["rank_env"])
         self.env = t["env"]
         self.dict_keys: set[int] = set()
+        self.indices: dict[str, int] = {}  # distinct hard-coded indices -> first line
         self.rank_line = 0
         self.changed = False
 
@@ -66,7 +67,13 @@ class SpecifyDevice(Concern):
             return updated
         return self._helper(original, updated)
 
+    def _note_index(self, node: cst.CSTNode, index: str) -> None:
+        self.indices.setdefault(index, self.ctx.lines(node)[0])
+
     def _helper(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.Name:
+        body = self.ctx.literal_body(original) if isinstance(original, cst.SimpleString) else None
+        if body:
+            self._note_index(original, body.split(":")[1])
         self._claim(original)
         self.changed = True
         new = cst.Name(self.helper)
@@ -120,6 +127,9 @@ class SpecifyDevice(Concern):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if self._device_pair(original):
+            index = original.args[1].value
+            assert isinstance(index, cst.Integer)
+            self._note_index(index, index.value)
             self.changed = True
             new = updated.with_changes(args=[cst.Arg(value=cst.Name(self.helper))])
             self.ctx.record(
@@ -135,6 +145,9 @@ class SpecifyDevice(Concern):
             return updated
         args = list(updated.args)
         for i in hits:
+            value = original.args[i].value
+            if isinstance(value, cst.Integer):
+                self._note_index(value, value.value)
             args[i] = args[i].with_changes(value=cst.Name(self.helper))
         new = updated.with_changes(args=args)
         self.changed = True
@@ -157,6 +170,18 @@ class SpecifyDevice(Concern):
                 f"{self.helper} helper inserted (-s: the NPU comes from {self.env})",
             )
         )
+        if len(self.indices) > 1:
+            listed = ", ".join(sorted(self.indices))
+            self.ctx.notices.append(
+                Notice(
+                    self.ctx.path,
+                    min(self.indices.values()),
+                    self.risk_rule,
+                    Severity.WARNING,
+                    f"this file hard-codes several devices ({listed}): -s maps them all to the "
+                    f"one NPU in {self.env}",
+                )
+            )
         if self.rank_line:
             self.ctx.notices.append(
                 Notice(
