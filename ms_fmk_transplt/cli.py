@@ -6,6 +6,7 @@ be added as a sub-command; without one, the group itself runs the migration.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -103,8 +104,39 @@ def main(
         specify_device=specify_device,
         similar=similar,
     )
+    ctx.meta["quiet"] = quiet
     if ctx.invoked_subcommand is None:
         _execute(ctx.obj, quiet)
+
+
+@main.command(context_settings=CONTEXT)
+@click.option(
+    "-m",
+    "--main",
+    "main_file",
+    required=True,
+    metavar="MAIN",
+    help="Entry script of the training (a .py file of the input, relative to it).",
+)
+@click.option(
+    "-t",
+    "--target-model",
+    "target",
+    default="model",
+    show_default=True,
+    metavar="MODEL",
+    help="Variable holding the model to wrap in DistributedDataParallel.",
+)
+@click.pass_context
+def distributed(ctx: click.Context, main_file: str, target: str) -> None:
+    """Turn a single-card training script into a data-parallel multi-NPU one.
+
+    MAIN gets an hccl process group, a DistributedSampler for its training DataLoaders and
+    DistributedDataParallel around MODEL; run_distributed_npu.sh (at the root of the output)
+    launches it. Must come last on the command line, as in the original tool.
+    """
+    options = dataclasses.replace(ctx.obj, distributed_main=main_file, distributed_target=target)
+    _execute(options, ctx.meta.get("quiet", False))
 
 
 def _execute(options: RunOptions, quiet: bool) -> None:

@@ -6,6 +6,7 @@ Output is assembled in a hidden sibling folder and moved into place at the end, 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import traceback
@@ -37,6 +38,8 @@ class RunOptions:
     rule_file: str | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
+    distributed_main: str | None = None  # distributed -m MAIN
+    distributed_target: str = "model"  # distributed -t MODEL
 
 
 @dataclass
@@ -60,6 +63,8 @@ class RunResult:
     files: list[FileRecord] = field(default_factory=list)
     report_paths: dict[str, Path] = field(default_factory=dict)
     engine: EngineOptions = field(default_factory=EngineOptions)
+    main_rel: str | None = None  # distributed mode: the -m file, relative to the project root
+    main_result: tuple[bytes, FileRecord] | None = None
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
 
     @property
@@ -127,11 +132,16 @@ def _copy_entry(src: Path, dst: Path) -> None:
 def run(options: RunOptions) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
+    main_rel = _distributed_main(project, options)
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
     )
     if final_dir.exists() and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+    started = datetime.now()
+    main_result = None
+    if main_rel is not None:  # fails before anything is created when -m is unusable
+        main_result = _migrate_main(project, main_rel, engine, options.distributed_target)
     parent = final_dir.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +150,9 @@ def run(options: RunOptions) -> RunResult:
     if not os.access(parent, os.W_OK):
         raise UserError(parent, "output folder is not writable")
 
-    result = RunResult(options, project, final_dir, datetime.now(), engine=engine)
+    result = RunResult(options, project, final_dir, started, engine=engine)
+    if main_rel is not None:
+        result.main_rel, result.main_result = main_rel, main_result
     staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
@@ -183,7 +195,12 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
         if write:
             dst.parent.mkdir(parents=True, exist_ok=True)
         regular = src.is_file() and not src.is_symlink()
-        if src.suffix == ".py" and regular:
+        if rel == result.main_rel and result.main_result is not None:
+            output, record = result.main_result
+            if write:
+                dst.write_bytes(output)
+                shutil.copystat(src, dst)
+        elif src.suffix == ".py" and regular:
             output, record = migrate_file(src, rel, result.engine)
             if write:
                 dst.write_bytes(output)
@@ -197,11 +214,50 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
         result.files.append(record)
 
 
+def _distributed_main(project: Project, options: RunOptions) -> str | None:
+    """The -m file as a path relative to the project root, checked before anything is written."""
+    if options.distributed_main is None:
+        return None
+    given = Path(options.distributed_main)
+    candidates = [given] if given.is_absolute() else [project.root / given, Path.cwd() / given]
+    for candidate in candidates:
+        path = candidate.resolve()
+        if path.is_file() and path.suffix == ".py" and project.root in path.parents:
+            rel = path.relative_to(project.root)
+            if project.single_file is not None and path != project.single_file:
+                break
+            return rel.as_posix()
+    raise UserError(
+        options.distributed_main, f"distributed -m: not a .py file of the input {project.root}"
+    )
+
+
+def _migrate_main(
+    project: Project, main_rel: str, engine: EngineOptions, target: str
+) -> tuple[bytes, FileRecord]:
+    options = dataclasses.replace(engine, distributed_target=target)
+    output, record = migrate_file(project.root / main_rel, main_rel, options)
+    notice = load_tables().section("distributed_mode")["no_dataloader_notice"]
+    if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
+        raise UserError(
+            main_rel,
+            "distributed -m: the file cannot be migrated (see a run "
+            "without distributed); nothing written",
+        )
+    if any(n.rule == notice for n in record.notices):
+        raise UserError(
+            main_rel,
+            "distributed -m: no torch.utils.data.DataLoader in this file, "
+            "the distributed mode shards a DataLoader; nothing written",
+        )
+    return output, record
+
+
 def _write_reports(staging: Path, result: RunResult) -> None:
-    from ms_fmk_transplt.report import change_list, log, unsupported
+    from ms_fmk_transplt.report import change_list, launcher, log, unsupported
 
     user_files = {f.path for f in result.files}
-    names = report_names(user_files)
+    names = report_names(user_files, distributed=result.main_rel is not None)
     for key, name in names.items():
         if name != key:
             result.notes.append(
@@ -215,6 +271,9 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
     result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
+    if result.main_rel is not None:
+        launcher.write(staging / names["run_distributed_npu.sh"], result.main_rel)
+        result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
 
 

@@ -48,7 +48,9 @@ def assert_events_match_diff(
         covered |= span
         assert span & changed, f"{where}: event {e.rule} at {e.out_start_line} changed nothing"
         if e.operation == Operation.INSERT:
-            assert out_lines[e.out_start_line - 1].rstrip("\r\n") == e.after, where
+            inserted = out_lines[e.out_start_line - 1 : e.out_end_line]
+            # the inserted text, indented like the block it went into
+            assert [x.strip() for x in inserted] == [x.strip() for x in e.after.split("\n")], where
         else:
             assert e.before != e.after, where
     assert changed <= covered, (
@@ -97,4 +99,5 @@ def case_options(case: Path):
         user_rules=rules,
         specify_device=data.get("specify_device", False),
         similar=data.get("similar", False),
+        distributed_target=data.get("distributed"),
     )

@@ -18,6 +18,7 @@ from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
+from ms_fmk_transplt.engine.distributed_mode import DistributedMode
 from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.parse import parse
@@ -29,7 +30,7 @@ from ms_fmk_transplt.engine.tensor_methods import TensorMethods
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
 from ms_fmk_transplt.engine.unsupported import Unsupported
 from ms_fmk_transplt.engine.user_rules import UserRulesConcern
-from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Operation
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # Order matters only where two concerns touch the same node: claims (amp, similar, specify
@@ -55,6 +56,8 @@ def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
         concerns.insert(concerns.index(TensorMethods), SpecifyDevice)
     if options.similar:
         concerns.insert(0, Similar)
+    if options.distributed_target is not None:
+        concerns.insert(concerns.index(Imports), DistributedMode)
     return tuple(concerns)
 
 
@@ -86,7 +89,7 @@ def migrate_source(
         return FileResult(path, FileStatus.UNCHANGED, source, notices=ctx.notices)
     output = new_module.bytes
     cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
-    events = _with_output_lines(first + ctx.events, ctx.line_inserts)
+    events = _with_output_lines(first + ctx.events, ctx.line_inserts, ctx.insert_order)
     events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
     notices = [
         dataclasses.replace(
@@ -105,23 +108,25 @@ def _shift(line: int, inserts: list[tuple[int, int]]) -> int:
 
 
 def _with_output_lines(
-    events: list[ChangeEvent], inserts: list[tuple[int, int]]
+    events: list[ChangeEvent],
+    inserts: list[tuple[int, int]],
+    order: list[tuple[int, int, int]],
 ) -> list[ChangeEvent]:
-    def shift(line: int) -> int:
-        return _shift(line, inserts)
-
     out = []
+    queue = list(zip(inserts, order))
     for event in events:
-        if event.out_start_line:  # inserts already carry their output line
-            out.append(event)
-            continue
-        out.append(
-            ChangeEvent(
-                **{
-                    **event.__dict__,
-                    "out_start_line": shift(event.start_line),
-                    "out_end_line": shift(event.end_line),
-                }
+        if event.operation == Operation.INSERT:
+            (anchor, count), key = queue.pop(0)
+            start = anchor + sum(c for (_, c), k in zip(inserts, order) if k < key)
+            out.append(
+                dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
             )
-        )
+        else:
+            out.append(
+                dataclasses.replace(
+                    event,
+                    out_start_line=_shift(event.start_line, inserts),
+                    out_end_line=_shift(event.end_line, inserts),
+                )
+            )
     return out

@@ -37,6 +37,7 @@ class MigrationContext:
         self.docstrings: set[int] = set()
         # (first input line that moves down, number of lines inserted above it)
         self.line_inserts: list[tuple[int, int]] = []
+        self.insert_order: list[tuple[int, int, int]] = []
         self.import_depth = 0
         self.needs_torch_npu = False
         # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
@@ -137,25 +138,26 @@ class MigrationContext:
         self.needs_torch_npu = self.needs_torch_npu or needs_torch_npu
 
     def record_insert(
-        self, line: int, rule: str, message: str, text: str, anchor: int | None = None
+        self, anchor: int, rule: str, message: str, text: str, first: bool = False
     ) -> None:
-        """An inserted line; ``line`` is its line number in the migrated file, ``anchor`` the
-        first input line that moves down because of it (default: ``line``)."""
+        """Lines inserted right before input line ``anchor`` (after any earlier inserts at the
+        same anchor). Output line numbers are worked out once the pass is over."""
         self.events.append(
             ChangeEvent(
                 file=self.path,
-                start_line=line,
-                end_line=line,
+                start_line=anchor,
+                end_line=anchor,
                 rule=rule,
                 operation=Operation.INSERT,
                 message=message,
                 before="",
                 after=text,
-                out_start_line=line,
-                out_end_line=line,
             )
         )
-        self.line_inserts.append((anchor or line, text.count("\n") + 1))
+        self.line_inserts.append((anchor, text.count("\n") + 1))
+        # physical order among inserts at the same anchor: `first` ones (the import block)
+        # precede the others; otherwise the order of recording
+        self.insert_order.append((anchor, 0 if first else 1, len(self.insert_order)))
 
     def warn(
         self, node: cst.CSTNode, rule: str, message: str, api: str = "", severity=Severity.WARNING

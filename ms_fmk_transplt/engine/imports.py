@@ -193,31 +193,47 @@ class Imports(Concern):
     # -- import torch_npu --------------------------------------------------------------------
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         body = list(updated.body)
-        lines: list[tuple[str, str, str]] = []
         present = next((i for i, stmt in enumerate(body) if _imports_torch_npu(stmt)), None)
+        groups: list[tuple[int, bool, list[tuple[str, str, str]]]] = []
         if self.ctx.events and self.ctx.needs_torch_npu and present is None:
             index, before = self._insertion_point(body)
-            lines.append(
-                (
-                    self.statement,
-                    self.npu_rule,
-                    "import torch_npu inserted (registers the NPU device with torch)",
-                )
+            npu = (
+                self.statement,
+                self.npu_rule,
+                "import torch_npu inserted (registers the NPU device with torch)",
             )
+            groups.append((index, before, [npu]))
+            after_npu = index
         elif self.ctx.helper_lines:
-            index, before = (
-                (present + 1, False) if present is not None else (self._insertion_point(body))
-            )
+            after_npu = present + 1 if present is not None else self._insertion_point(body)[0]
         else:
             return updated
-        helpers = self.ctx.helper_lines
-        if helpers and "os" not in _bound_before(body, index):
-            lines.append(("import os", helpers[0][1], "import os for the helper below"))
-        lines.extend(helpers)
-        new_stmts = [cst.parse_statement(code + "\n") for code, _, _ in lines]
+        helpers = list(self.ctx.helper_lines)
+        if helpers:
+            # helpers (they may be functions) go after the import block that follows torch_npu
+            index = after_npu
+            while index < len(body) and _is_import_line(body[index]):
+                index += 1
+            if "os" not in _bound_before(body, index):
+                helpers.insert(0, ("import os", helpers[0][1], "import os for the helpers below"))
+            if groups and groups[0][0] == index:
+                groups[0][2].extend(helpers)
+            else:
+                groups.append((index, False, helpers))
+        for index, before, lines in sorted(groups, key=lambda g: g[0], reverse=True):
+            body = self._insert(original, body, index, before, lines)
+        return updated.with_changes(body=body)
+
+    def _insert(self, original, body, index: int, before: bool, lines) -> list:
+        new_stmts = []
+        for code, _, _ in lines:
+            parsed = list(cst.parse_module(code + "\n").body)
+            if isinstance(parsed[0], (cst.FunctionDef, cst.ClassDef)):  # two blank lines above
+                parsed[0] = parsed[0].with_changes(leading_lines=(cst.EmptyLine(), cst.EmptyLine()))
+            new_stmts.extend(parsed)
         if index > 0 and not before:
-            # Right after the first torch import (or import torch_npu), or after the docstring /
-            # __future__ imports: the comments above the next statement stay with it.
+            # Right after the previous statement (first torch import, import block, docstring or
+            # __future__ imports): the comments above the next statement stay with it.
             line = self.ctx.lines(original.body[index - 1])[1] + 1
         elif index < len(body):
             # Before a statement (a torch import that needs torch.npu, or the first statement):
@@ -229,9 +245,11 @@ class Imports(Concern):
         else:
             line = self._end_line(original) + 1
         body[index:index] = new_stmts
-        for offset, (code, rule, message) in enumerate(lines):
-            self.ctx.record_insert(line + offset, rule, message, code, anchor=line)
-        return updated.with_changes(body=body)
+        for code, rule, message in lines:
+            if code.startswith(("def ", "class ")):
+                code = "\n\n" + code
+            self.ctx.record_insert(line, rule, message, code, first=True)
+        return body
 
     def _insertion_point(self, body: Sequence[cst.BaseStatement]) -> tuple[int, bool]:
         """(index to insert at, whether that is *before* a torch import)."""
@@ -255,6 +273,12 @@ class Imports(Concern):
         if not module.body:
             return len(module.header)
         return self.ctx.lines(module.body[-1])[1]
+
+
+def _is_import_line(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
 
 
 def _bound_before(body: Sequence[cst.BaseStatement], index: int) -> set[str]:

@@ -12,6 +12,7 @@ class EngineOptions:
     user_rules: UserRules | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
+    distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
 
 
 DEFAULT_OPTIONS = EngineOptions()

@@ -12,9 +12,9 @@ def alternative(name: str, n: int) -> str:
     return f"{stem}.{tag}{dot}{suffix}"
 
 
-def report_names(user_files: set[str]) -> dict[str, str]:
+def report_names(user_files: set[str], distributed: bool = False) -> dict[str, str]:
     names = {}
-    for report in REPORTS:
+    for report in REPORTS + (("run_distributed_npu.sh",) if distributed else ()):
         name, n = report, 0
         while name in user_files:
             n += 1

@@ -1,0 +1,517 @@
+"""``distributed -m MAIN -t MODEL``: a single-card training script becomes data-parallel over
+several NPUs (rules distributed_mode.*; data: the distributed_mode section of the table).
+
+Applied to the -m file only, after the normal migration rules:
+
+* ``msft_local_rank()`` / ``msft_init_distributed()`` helpers after ``import torch_npu``; the
+  init call is the first statement of the ``if __name__ == "__main__":`` block (the entry point,
+  never module import), or, in a script without that guard, right before its first statement
+  that is not an import, definition or docstring. Rank, world size and local rank come from
+  RANK/WORLD_SIZE/LOCAL_RANK (torchrun, run_distributed_npu.sh) or RANK_ID/RANK_SIZE/DEVICE_ID.
+* every training DataLoader (one that shuffles) gets ``sampler=DistributedSampler(dataset,
+  shuffle=...)`` (its ``shuffle`` moves into the sampler); a loader without shuffle is taken as
+  evaluation and left whole (every rank reads all of it, so metrics stay global); loaders with
+  their own sampler or batch_sampler are left, with a warning; ``for epoch in ...`` loops in the
+  same function call ``loader.sampler.set_epoch``.
+* the -t model is wrapped in DistributedDataParallel right after the last statement of the
+  function that assigns it (so after ``amp.initialize``); ``nn.DataParallel(model)`` is removed;
+  after the wrap, ``model.<attr>`` that DDP does not forward (``state_dict``, ``load_state_dict``,
+  custom attributes) goes through ``model.module``, also in functions taking ``model``.
+* ``set_device(...)`` binds to ``msft_local_rank()``; ``.cuda(i)``/``.npu(i)`` drop the index so
+  every process uses its own current NPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.events import Severity
+
+Scope = cst.Module | cst.FunctionDef
+
+
+def _assigned_names(stmt: cst.CSTNode) -> set[str]:
+    """Names assigned anywhere in a statement (not inside nested functions or classes)."""
+    names: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            for n in _target_names(node.target):
+                names.add(n)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    stmt.visit(Collect())
+    return names
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _body(scope: Scope) -> Sequence[cst.BaseStatement]:
+    if isinstance(scope, cst.Module):
+        return scope.body
+    body = scope.body
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+class DistributedMode(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        t = self.tables.section("distributed_mode")
+        self.t = t
+        self.target: str = ctx.options.distributed_target
+        self.dataloaders = frozenset(t["dataloaders"])
+        self.data_parallel = frozenset(t["data_parallel"])
+        self.set_device = frozenset(t["set_device"])
+        self.forwards = frozenset(t["ddp_forwards"])
+        # plans, keyed by id() of original nodes
+        self.loader_calls: dict[int, str | None] = {}  # DataLoader call -> loader variable
+        self.block_inserts: dict[int, list[tuple[int, str, str, str]]] = {}
+        self.module_inserts: list[tuple[int, str, str, str]] = []
+        self.module_access: set[int] = set()
+        self.dp_calls: set[int] = set()
+        self.dp_statements: set[int] = set()
+        self.wrapped = False
+        self.found_loader = False
+        self.done = False
+
+    # -- planning on the original tree ------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.done = any(
+            isinstance(s, cst.FunctionDef) and s.name.value == "msft_init_distributed"
+            for s in node.body
+        )
+        if self.done:  # converted by an earlier run: nothing to add (idempotence)
+            self.found_loader = True
+            return
+        scopes: list[Scope] = [node]
+
+        class Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
+                scopes.append(n)
+
+        node.visit(Collect())
+        loaders_by_scope: dict[int, list[tuple[str, bool]]] = {}
+        for scope in scopes:
+            loaders_by_scope[id(scope)] = self._plan_loaders(scope)
+        self._plan_epochs(scopes, loaders_by_scope)
+        self._plan_model(node, scopes, loaders_by_scope)
+        self._plan_entry(node)
+
+    def _calls_in(self, stmt: cst.CSTNode) -> list[cst.Call]:
+        calls: list[cst.Call] = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                calls.append(n)
+
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                return False
+
+        stmt.visit(Collect())
+        return calls
+
+    def _plan_loaders(self, scope: Scope) -> list[tuple[str, bool]]:
+        """DataLoader calls directly in this scope; returns (variable, shuffles) per loader."""
+        found = []
+        stmts = (
+            list(_body(scope))
+            if isinstance(scope, cst.FunctionDef)
+            else [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        )
+        for stmt in stmts:
+            for call in self._calls_in(stmt):
+                if (self.ctx.qname(call.func) or "") not in self.dataloaders:
+                    continue
+                self.found_loader = True
+                keywords = {a.keyword.value: a for a in call.args if a.keyword}
+                sampler = keywords.get("sampler")
+                if "batch_sampler" in keywords or (
+                    sampler is not None and get_full_name_for_node(sampler.value) != "None"
+                ):
+                    self.ctx.warn(
+                        call,
+                        self.t["sampler_rule"],
+                        "DataLoader with its own "
+                        "sampler: shard it across ranks yourself (not changed)",
+                    )
+                    continue
+                positional = (
+                    bool(call.args) and call.args[0].keyword is None and not call.args[0].star
+                )
+                if not positional and "dataset" not in keywords:
+                    continue
+                shuffle = keywords.get("shuffle")
+                shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
+                if not shuffles:
+                    self.ctx.warn(
+                        call,
+                        self.t["sampler_rule"],
+                        "DataLoader without shuffle is "
+                        "taken as evaluation: not sharded, every rank reads all of it",
+                        severity=Severity.INFO,
+                    )
+                    continue
+                variable = None
+                if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
+                    stmt.body[0], cst.Assign
+                ):
+                    assign = stmt.body[0]
+                    if assign.value is call and len(assign.targets) == 1:
+                        variable = get_full_name_for_node(assign.targets[0].target)
+                self.loader_calls[id(call)] = variable
+                if variable:
+                    found.append((variable, True))
+        return found
+
+    def _plan_epochs(self, scopes, loaders_by_scope) -> None:
+        for scope in scopes:
+            loaders = [v for v, shuffles in loaders_by_scope[id(scope)] if shuffles]
+            if loaders:
+                for stmt in _body(scope):
+                    self._plan_epoch_loop(stmt, loaders)
+
+    def _plan_epoch_loop(self, stmt: cst.CSTNode, loaders: list[str]) -> None:
+        """`for epoch in ...` loops (searched through nested blocks, not nested functions)."""
+        if (
+            isinstance(stmt, cst.For)
+            and isinstance(stmt.target, cst.Name)
+            and "epoch" in stmt.target.value
+            and isinstance(stmt.body, cst.IndentedBlock)
+        ):
+            anchor = self.ctx.lines(stmt.iter)[1] + 1
+            for loader in loaders:
+                code = f"{loader}.sampler.set_epoch({stmt.target.value})"
+                self.block_inserts.setdefault(id(stmt.body), []).append(
+                    (
+                        anchor,
+                        code,
+                        self.t["set_epoch_rule"],
+                        "each epoch reshuffles the distributed shards",
+                    )
+                )
+            return
+        for child in getattr(getattr(stmt, "body", None), "body", ()) or ():
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                self._plan_epoch_loop(child, loaders)
+
+    def _plan_model(self, module: cst.Module, scopes, loaders_by_scope) -> None:
+        candidates = []
+        for scope in scopes:
+            body = list(_body(scope))
+            hits = [
+                i
+                for i, stmt in enumerate(body)
+                if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+                and self.target in _assigned_names(stmt)
+            ]
+            if hits:
+                trains = bool(loaders_by_scope[id(scope)]) or any(
+                    id(getattr(s, "body", None)) in self.block_inserts for s in body
+                )
+                candidates.append((not trains, scope, body, hits))
+        # DataParallel wrappers in the whole file are removed
+        calls = self._calls_in(module) + [c for s in scopes[1:] for c in self._calls_in(s.body)]
+        for call in calls:
+            if (self.ctx.qname(call.func) or "") in self.data_parallel and call.args:
+                self.dp_calls.add(id(call))
+                cur = call.func  # removed here: not open work for the unsupported report
+                while isinstance(cur, (cst.Attribute, cst.Name)):
+                    self.ctx.claimed.add(id(cur))
+                    cur = cur.value if isinstance(cur, cst.Attribute) else None
+        if not candidates:
+            self.ctx.warn(
+                module,
+                self.t["ddp_rule"],
+                f"-t {self.target}: never assigned in this "
+                "file; the model is not wrapped in DistributedDataParallel",
+            )
+            return
+        candidates.sort(key=lambda c: c[0])
+        _, scope, body, hits = candidates[0]
+        last = body[hits[-1]]
+        anchor = self.ctx.lines(last)[1] + 1
+        code = (
+            f"{self.target} = {self.t['ddp']}({self.target}.npu(), device_ids=[msft_local_rank()])"
+        )
+        container = id(scope.body) if isinstance(scope, cst.FunctionDef) else id(module)
+        entry = (
+            anchor,
+            code,
+            self.t["ddp_rule"],
+            f"-t {self.target} wrapped in DistributedDataParallel",
+        )
+        if isinstance(scope, cst.FunctionDef):
+            self.block_inserts.setdefault(container, []).append(entry)
+        else:
+            self.module_inserts.append(entry)
+        self.wrapped = True
+        self._plan_module_access(scope, body, hits[-1], scopes)
+
+    def _plan_module_access(self, scope, body, after: int, scopes) -> None:
+        target, access = self.target, self.module_access
+        forwards = self.forwards
+
+        class Collect(cst.CSTVisitor):
+            def visit_Attribute(self, n: cst.Attribute) -> None:
+                if (
+                    isinstance(n.value, cst.Name)
+                    and n.value.value == target
+                    and n.attr.value not in forwards
+                ):
+                    access.add(id(n))
+
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                return False
+
+        for stmt in body[after + 1 :]:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                stmt.visit(Collect())
+        for other in scopes[1:]:
+            if other is scope:
+                continue
+            params = {p.name.value for p in other.params.params}
+            if target in params:
+                for stmt in _body(other):
+                    stmt.visit(Collect())
+
+    def _plan_entry(self, module: cst.Module) -> None:
+        init = (self.t["init_call"], self.t["init_rule"], "join the hccl process group first")
+        for stmt in module.body:
+            if (
+                isinstance(stmt, cst.If)
+                and _is_main_guard(stmt.test)
+                and isinstance(stmt.body, cst.IndentedBlock)
+            ):
+                anchor = self.ctx.lines(stmt.test)[1] + 1
+                self.block_inserts.setdefault(id(stmt.body), []).insert(0, (anchor, *init))
+                return
+        for i, stmt in enumerate(module.body):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or _is_import_or_doc(stmt, i):
+                continue
+            code, rule, message = init
+            # anchored where the blank lines/comments above that statement begin
+            anchor = self.ctx.lines(module.body[i - 1])[1] + 1 if i else self.ctx.lines(stmt)[0]
+            self.module_inserts.insert(0, (anchor, "\n\n" + code, rule, message))
+            return
+
+    # -- rewriting ----------------------------------------------------------------------------
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if id(original) in self.loader_calls:
+            return self._shard(original, updated)
+        if id(original) in self.dp_calls:
+            inner = updated.args[0].value
+            self.ctx.record(
+                original,
+                self.t["data_parallel_rule"],
+                "DataParallel removed: DistributedDataParallel wraps the model",
+                self.ctx.snippet(updated),
+                self.ctx.snippet(inner),
+            )
+            return inner
+        qn = self.ctx.qname(original.func) or ""
+        if self.done:
+            return updated
+        if qn in self.set_device and updated.args:
+            new = updated.with_changes(args=[cst.Arg(cst.parse_expression("msft_local_rank()"))])
+            if self.ctx.code(new) != self.ctx.code(updated):
+                self.ctx.record(
+                    original,
+                    self.t["device_rule"],
+                    "each process binds its own NPU",
+                    self.ctx.snippet(updated),
+                    self.ctx.snippet(new),
+                )
+            return new
+        func = updated.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("cuda", "npu")
+            and any(a.keyword is None or a.keyword.value == "device" for a in updated.args)
+        ):
+            args = [
+                a for a in updated.args if not (a.keyword is None or a.keyword.value == "device")
+            ]
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new = updated.with_changes(args=args)
+            self.ctx.record(
+                original,
+                self.t["device_rule"],
+                "the process's own NPU (current device), not a fixed index",
+                self.ctx.snippet(updated),
+                self.ctx.snippet(new),
+            )
+            return new
+        return updated
+
+    def _shard(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        dataset_index = next(
+            i for i, a in enumerate(args) if a.keyword is None or a.keyword.value == "dataset"
+        )
+        dataset = args[dataset_index].value
+        shuffle = next((a for a in args if a.keyword and a.keyword.value == "shuffle"), None)
+        shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
+        if not isinstance(dataset, (cst.Name, cst.Attribute, cst.Subscript)):
+            walrus = cst.NamedExpr(target=cst.Name("msft_dataset"), value=dataset)
+            args[dataset_index] = args[dataset_index].with_changes(value=walrus)
+            dataset = cst.Name("msft_dataset")
+        sampler = cst.Call(
+            func=cst.parse_expression(self.t["sampler"]),
+            args=[
+                cst.Arg(dataset, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(
+                    shuffle_value,
+                    keyword=cst.Name("shuffle"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                ),
+            ],
+        )
+        kept = [a for a in args if not (a.keyword and a.keyword.value in ("shuffle", "sampler"))]
+        if shuffle is not None:
+            position = args.index(shuffle)
+            new_arg = shuffle.with_changes(keyword=cst.Name("sampler"), value=sampler)
+            kept.insert(min(position, len(kept)), new_arg)
+        else:
+            last = kept[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                kept[-1] = last.with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+            kept.append(
+                cst.Arg(
+                    sampler,
+                    keyword=cst.Name("sampler"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                )
+            )
+        new = updated.with_changes(args=kept)
+        self.ctx.record(
+            original,
+            self.t["sampler_rule"],
+            "DistributedSampler: each rank reads its own shard (shuffle moved into it)",
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
+        )
+        return new
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        if id(original) not in self.module_access:
+            return updated
+        new = updated.with_changes(
+            value=cst.Attribute(value=updated.value, attr=cst.Name("module"))
+        )
+        self.ctx.record(
+            original,
+            self.t["module_rule"],
+            f"{self.target} is the DDP wrapper now: the model is {self.target}.module",
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
+        )
+        return new
+
+    def leave_SimpleStatementLine(self, original, updated):
+        # `model = model` left by a removed DataParallel wrapper: the line becomes a pass
+        if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
+            assign = updated.body[0]
+            if (
+                len(assign.targets) == 1
+                and isinstance(assign.value, cst.Name)
+                and get_full_name_for_node(assign.targets[0].target) == assign.value.value
+                and any(id(c) in self.dp_calls for c in self._calls_in(original))
+            ):
+                comment = cst.Comment(
+                    "# DataParallel removed: DistributedDataParallel wraps "
+                    "the model (ms_fmk_transplt distributed)"
+                )
+                return updated.with_changes(
+                    body=[cst.Pass()],
+                    trailing_whitespace=cst.TrailingWhitespace(
+                        whitespace=cst.SimpleWhitespace("  "), comment=comment
+                    ),
+                )
+        return updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+        plan = self.block_inserts.get(id(original))
+        if not plan:
+            return updated
+        body = self._insert(list(updated.body), list(original.body), plan)
+        return updated.with_changes(body=body)
+
+    def _insert(self, body: list, originals: list, plan) -> list:
+        """Insert each planned statement before the first original statement that ends at or
+        after its anchor line; record them in file order."""
+        ordered = sorted(plan, key=lambda p: p[0])  # stable: equal anchors keep plan order
+        positions = [sum(1 for s in originals if self.ctx.lines(s)[1] < p[0]) for p in ordered]
+        for offset, (position, entry) in enumerate(zip(positions, ordered)):
+            code = entry[1]
+            stmt = cst.parse_statement(code.lstrip("\n") + "\n")
+            blanks = len(code) - len(code.lstrip("\n"))
+            if blanks:
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine()] * blanks)
+            body.insert(position + offset, stmt)
+        for anchor, code, rule, message in ordered:
+            self.ctx.record_insert(anchor, rule, message, code)
+        return body
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if self.done:
+            return updated
+        if not self.found_loader:
+            self.ctx.warn(
+                original,
+                self.t["no_dataloader_notice"],
+                "no torch.utils.data.DataLoader in this file",
+            )
+        self.ctx.helper_lines.append(
+            (
+                self.t["helper"],
+                self.t["init_rule"],
+                "distributed helpers (rank, world size, hccl process group)",
+            )
+        )
+        if not self.module_inserts:
+            return updated
+        body = self._insert(list(updated.body), list(original.body), self.module_inserts)
+        return updated.with_changes(body=body)
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    names = {
+        get_full_name_for_node(left),
+        getattr(right, "evaluated_value", None),
+        getattr(left, "evaluated_value", None),
+        get_full_name_for_node(right),
+    }
+    return "__name__" in names and "__main__" in names
+
+
+def _is_import_or_doc(stmt: cst.BaseStatement, index: int) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        return True
+    return index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)

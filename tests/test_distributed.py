@@ -1,0 +1,113 @@
+"""distributed -m MAIN -t MODEL: the command line, the launcher, and refusals."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ms_fmk_transplt.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ROOT / "fixtures" / "projects" / "imagenet_1p"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    code, text = run("-i", str(PROJECT), "-o", str(out), "distributed", "-m", "main.py")
+    assert code == 0, text
+    return out / "imagenet_1p_msft"
+
+
+def test_launcher_is_written(migrated: Path) -> None:
+    script = migrated / "run_distributed_npu.sh"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    text = script.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert 'main="$here/main.py"' in text and '"$main" "$@"' in text
+    assert 'npus="${NPUS:-0,1,2,3,4,5,6,7}"' in text
+    for name in (
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "NNODES",
+        "NODE_RANK",
+        "RANK_ID",
+        "RANK_SIZE",
+        "DEVICE_ID",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "ASCEND_RT_VISIBLE_DEVICES",
+    ):
+        assert name in text
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_launcher_passes_shellcheck(migrated: Path) -> None:
+    proc = subprocess.run(
+        ["shellcheck", str(migrated / "run_distributed_npu.sh")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_change_list_records_every_insertion(migrated: Path) -> None:
+    with (migrated / "change_list.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    by_rule = {}
+    for r in rows:
+        by_rule.setdefault(r["Rule"], []).append(r)
+    assert [r["Operation Type"] for r in by_rule["distributed_mode.init"]] == ["INSERT", "INSERT"]
+    assert len(by_rule["distributed_mode.sampler"]) == 1  # the training loader, not validation
+    assert by_rule["distributed_mode.ddp"][0]["Operation Type"] == "INSERT"
+    assert (
+        by_rule["distributed_mode.set_epoch"][0]["After"] == "train_loader.sampler.set_epoch(epoch)"
+    )
+    log = (migrated / "msFmkTranspltlog.txt").read_text()
+    assert "taken as evaluation" in log
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "missing.py"], "missing.py: distributed -m: not a .py file of the input"),
+        (["-m", "README.md"], "README.md: distributed -m: not a .py file of the input"),
+        (["-m", "../imagenet/main.py"], "distributed -m: not a .py file of the input"),
+    ],
+)
+def test_bad_main(tmp_path: Path, args: list[str], message: str) -> None:
+    code, text = run("-i", str(PROJECT), "-o", str(tmp_path / "o"), "distributed", *args)
+    assert code == 2 and message in text
+    assert not (tmp_path / "o").exists()
+
+
+def test_main_without_dataloader_is_refused(tmp_path: Path) -> None:
+    project = ROOT / "fixtures" / "projects" / "streams"
+    code, text = run(
+        "-i", str(project), "-o", str(tmp_path / "o"), "distributed", "-m", "bench_streams.py"
+    )
+    assert code == 2
+    assert "no torch.utils.data.DataLoader in this file" in text
+    assert not (tmp_path / "o").exists()
+
+
+def test_target_never_assigned_warns_and_skips_wrapping(tmp_path: Path) -> None:
+    code, text = run(
+        "-i", str(PROJECT), "-o", str(tmp_path), "distributed", "-m", "main.py", "-t", "net"
+    )
+    assert code == 0, text
+    out = tmp_path / "imagenet_1p_msft"
+    assert "DistributedDataParallel" not in (out / "main.py").read_text()
+    assert "-t net: never assigned in this file" in (out / "msFmkTranspltlog.txt").read_text()
