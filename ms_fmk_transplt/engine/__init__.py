@@ -71,7 +71,7 @@ def migrate_source(
 ) -> FileResult:
     tables = tables or load_tables()
     options = options or DEFAULT_OPTIONS
-    if not may_need_migration(source, tables, options):
+    if options.distributed_target is None and not may_need_migration(source, tables, options):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     module = parse(source, path, tables)
     if isinstance(module, FileResult):

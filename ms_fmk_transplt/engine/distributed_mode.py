@@ -160,6 +160,15 @@ class DistributedMode(Concern):
                     continue
                 shuffle = keywords.get("shuffle")
                 shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
+                if shuffle is None and any(a.star == "**" for a in call.args):
+                    self.ctx.warn(
+                        call,
+                        self.t["sampler_rule"],
+                        "DataLoader configured through "
+                        "**kwargs: whether it shuffles is unknown, so it is not sharded; "
+                        "pass shuffle= explicitly or add a DistributedSampler yourself",
+                    )
+                    continue
                 if not shuffles:
                     self.ctx.warn(
                         call,
@@ -288,7 +297,9 @@ class DistributedMode(Concern):
             if other is scope:
                 continue
             params = {p.name.value for p in other.params.params}
-            if target in params:
+            local = any(target in _assigned_names(stmt) for stmt in _body(other))
+            uses_global = isinstance(scope, cst.Module) and not local and target not in params
+            if target in params or uses_global:
                 for stmt in _body(other):
                     stmt.visit(Collect())
 
