@@ -17,6 +17,7 @@ from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, 
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, run
 from ms_fmk_transplt.report import summary
+from ms_fmk_transplt.report.progress import Progress
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -75,7 +76,14 @@ def _fail(message: str) -> None:
     is_flag=True,
     help="Analysis only: write the reports to OUTPUT/<name>_analysis, no migrated code.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="one per core",
+    help="Worker processes (0: one per core).",
+)
+@click.option("--no-cache", is_flag=True, help="Do not reuse or store cached results.")
+@click.option("--cache-dir", metavar="DIR", help="Cache location (default ~/.cache/ms_fmk_transplt).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
+@click.option("-v", "--verbose", is_flag=True, help="One line per Python file.")
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
 def main(
@@ -87,7 +95,11 @@ def main(
     similar: bool,
     overwrite: bool,
     analyse: bool,
+    jobs: int,
+    no_cache: bool,
+    cache_dir: str | None,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
 
@@ -103,10 +115,14 @@ def main(
         rule_file=rule_file,
         specify_device=specify_device,
         similar=similar,
+        jobs=jobs,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
     )
     ctx.meta["quiet"] = quiet
+    ctx.meta["verbose"] = verbose
     if ctx.invoked_subcommand is None:
-        _execute(ctx.obj, quiet)
+        _execute(ctx.obj, quiet, verbose)
 
 
 @main.command(context_settings=CONTEXT)
@@ -136,15 +152,16 @@ def distributed(ctx: click.Context, main_file: str, target: str) -> None:
     launches it. Must come last on the command line, as in the original tool.
     """
     options = dataclasses.replace(ctx.obj, distributed_main=main_file, distributed_target=target)
-    _execute(options, ctx.meta.get("quiet", False))
+    _execute(options, ctx.meta.get("quiet", False), ctx.meta.get("verbose", False))
 
 
-def _execute(options: RunOptions, quiet: bool) -> None:
+def _execute(options: RunOptions, quiet: bool, verbose: bool = False) -> None:
+    console = Console(stderr=False, quiet=quiet)
     try:
-        result = run(options)
+        with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
+            result = run(options, progress=bar)
     except UserError as exc:
         _fail(str(exc))
         return
-    console = Console(stderr=False, quiet=quiet)
     summary.show(result, console)
     sys.exit(EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK)

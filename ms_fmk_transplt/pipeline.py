@@ -7,6 +7,7 @@ Output is assembled in a hidden sibling folder and moved into place at the end, 
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
 import shutil
 import traceback
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ms_fmk_transplt.cache import Cache, default_dir, fingerprint
 from ms_fmk_transplt.discover import (
     ANALYSIS_SUFFIX,
     OUTPUT_SUFFIX,
@@ -38,6 +40,9 @@ class RunOptions:
     rule_file: str | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
+    jobs: int = 0  # worker processes (0: one per core)
+    cache_dir: str | None = None  # None: the default location (see cache.py)
+    use_cache: bool = True
     distributed_main: str | None = None  # distributed -m MAIN
     distributed_target: str = "model"  # distributed -t MODEL
 
@@ -51,6 +56,7 @@ class FileRecord:
     time: datetime
     events: list[ChangeEvent] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
+    cached: bool = False
 
 
 @dataclass
@@ -94,10 +100,16 @@ def engine_options(options: RunOptions) -> EngineOptions:
 
 
 def migrate_file(
-    source_path: Path, rel: str, options: EngineOptions | None = None
+    source_path: Path, rel: str, options: EngineOptions | None = None, cache: Cache | None = None
 ) -> tuple[bytes, FileRecord]:
     data = source_path.read_bytes()
     now = datetime.now()
+    key = cache.key(rel, data) if cache is not None else None
+    if key is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            output, record = hit
+            return output, dataclasses.replace(record, time=now, cached=True)
     tables = load_tables()
     try:
         result = migrate_source(data, rel, tables, options)
@@ -119,7 +131,15 @@ def migrate_file(
     record = FileRecord(
         rel, result.status, True, result.analysed, now, result.events, result.notices
     )
+    if key is not None:
+        cache.put(key, (result.output, record))
     return result.output, record
+
+
+def _work(task: tuple[str, str, EngineOptions, Cache | None]) -> tuple[bytes, FileRecord]:
+    """Pool worker: one file (its bytes travel back once, to be written by the parent)."""
+    path, rel, options, cache = task
+    return migrate_file(Path(path), rel, options, cache)
 
 
 def _copy_entry(src: Path, dst: Path) -> None:
@@ -129,7 +149,7 @@ def _copy_entry(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def run(options: RunOptions) -> RunResult:
+def run(options: RunOptions, progress=None) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
     main_rel = _distributed_main(project, options)
@@ -158,7 +178,7 @@ def run(options: RunOptions) -> RunResult:
         shutil.rmtree(staging)
     try:
         staging.mkdir()
-        _migrate_tree(project, staging, result)
+        _migrate_tree(project, staging, result, progress)
         _write_reports(staging, result)
         _move_into_place(staging, final_dir, result)
     finally:
@@ -185,33 +205,74 @@ def _cuda_source_notice(src: Path, rel: str) -> Notice:
     )
 
 
-def _migrate_tree(project: Project, staging: Path, result: RunResult) -> None:
-    write = not result.options.analyse
-    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
+def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
+    if not options.use_cache:
+        return None
+    root = Path(options.cache_dir) if options.cache_dir else default_dir()
+    if root is None:
+        return None
+    rules = engine.user_rules
+    extra = "|".join([
+        Path(rules.path).read_text(encoding="utf-8") if rules else "",
+        str(engine.specify_device), str(engine.similar),
+    ])
+    return Cache(root, fingerprint(extra))
+
+
+def _entries(project: Project):
     for rel_path in project.files():
         src = project.root / rel_path
+        yield rel_path, src, src.suffix == ".py" and src.is_file() and not src.is_symlink()
+
+
+def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=None) -> None:
+    write = not result.options.analyse
+    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
+    cache = _make_cache(result.options, result.engine)
+    entries = list(_entries(project))  # paths only: contents are streamed
+    python = [
+        (str(src), rel_path.as_posix(), result.engine, cache)
+        for rel_path, src, is_py in entries
+        if is_py and rel_path.as_posix() != result.main_rel
+    ]
+    if progress is not None:
+        progress.start(len(entries))
+    migrated = _migrated(python, result.options.jobs)
+    for rel_path, src, is_py in entries:
         dst = staging / rel_path
-        rel = _rel(rel_path)
+        rel = rel_path.as_posix()
         if write:
             dst.parent.mkdir(parents=True, exist_ok=True)
-        regular = src.is_file() and not src.is_symlink()
         if rel == result.main_rel and result.main_result is not None:
             output, record = result.main_result
-            if write:
-                dst.write_bytes(output)
-                shutil.copystat(src, dst)
-        elif src.suffix == ".py" and regular:
-            output, record = migrate_file(src, rel, result.engine)
-            if write:
-                dst.write_bytes(output)
-                shutil.copystat(src, dst)
+        elif is_py:
+            output, record = next(migrated)
+            assert record.path == rel
         else:
             if write:
                 _copy_entry(src, dst)
             record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
-            if regular and src.suffix in cuda_suffixes:
+            if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
                 record.notices.append(_cuda_source_notice(src, rel))
+            output = None
+        if output is not None and write:
+            dst.write_bytes(output)
+            shutil.copystat(src, dst)
         result.files.append(record)
+        if progress is not None:
+            progress.advance(record)
+
+
+def _migrated(tasks: list, jobs: int):
+    """Migration results in task order; a process pool for large trees."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(tasks) < 16:
+        yield from map(_work, tasks)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with context.Pool(min(jobs, len(tasks))) as pool:
+        yield from pool.imap(_work, tasks, chunksize=4)
 
 
 def _distributed_main(project: Project, options: RunOptions) -> str | None:

@@ -63,7 +63,8 @@ def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
 
 def _run(module: cst.Module, ctx: MigrationContext, concerns) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return wrapper.visit(MigrationTransformer(ctx, concerns))
+    ctx.bind(wrapper)
+    return wrapper.module.visit(MigrationTransformer(ctx, concerns))
 
 
 def migrate_source(

@@ -20,8 +20,12 @@ class Amp(Concern):
         self.rule: str = section["device_type_rule"]
         self.calls = frozenset(section["device_type_calls"])
         self.keywords = frozenset(section["device_type_keywords"])
+        self.leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.calls)
 
     def visit_Call(self, node: cst.Call) -> None:
+        names = self.ctx.names_in(node.func)
+        if not names or names[0] not in self.leaves:
+            return
         if (self.ctx.qname(node.func) or "") not in self.calls:
             return
         for i, arg in enumerate(node.args):

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import (
+    MetadataWrapper,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+)
+from libcst.metadata.base_provider import LazyValue
 
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
@@ -42,13 +47,24 @@ class MigrationContext:
         self.needs_torch_npu = False
         # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
         self.helper_lines: list[tuple[str, str, str]] = []
-        self._get_metadata: Callable[[Any, cst.CSTNode], Any] | None = None
+        self._wrapper: MetadataWrapper | None = None
+        self._import_bound: dict[str, str] | None = None
+        self._resolved: dict[Any, Any] = {}
 
-    def bind(self, get_metadata: Callable[[Any, cst.CSTNode], Any]) -> None:
-        self._get_metadata = get_metadata
+    def bind(self, wrapper: MetadataWrapper) -> None:
+        self._wrapper = wrapper
+
+    def _get_metadata(self, provider: Any, node: cst.CSTNode) -> Any:
+        """Metadata of an original node; each provider is computed on first use only (a file
+        in which nothing asks never pays for scopes, qualified names or positions)."""
+        mapping = self._resolved.get(provider)
+        if mapping is None:
+            assert self._wrapper is not None
+            mapping = self._resolved[provider] = self._wrapper.resolve(provider)
+        value = mapping[node]
+        return value() if isinstance(value, LazyValue) else value
 
     def metadata(self, provider: Any, node: cst.CSTNode) -> Any:
-        assert self._get_metadata is not None
         return self._get_metadata(provider, node)
 
     # -- name resolution -------------------------------------------------------------------
@@ -59,7 +75,6 @@ class MigrationContext:
         a local variable gives its local name; an unresolvable ``torch.x`` (no import in the
         file, e.g. a snippet) is taken literally. Returns None when nothing is known.
         """
-        assert self._get_metadata is not None
         try:
             names = self._get_metadata(QualifiedNameProvider, node)
         except KeyError:
@@ -78,6 +93,43 @@ class MigrationContext:
         if dotted and (dotted == "torch" or dotted.startswith("torch.")):
             return dotted
         return None
+
+    def names_in(self, node: cst.CSTNode) -> list[str]:
+        """The identifiers of a dotted expression (cheap: no metadata)."""
+        out = []
+        while isinstance(node, cst.Attribute):
+            out.append(node.attr.value)
+            node = node.value
+        if isinstance(node, cst.Name):
+            out.append(node.value)
+        return out
+
+    @property
+    def import_bound(self) -> dict[str, str]:
+        """Names bound by import statements anywhere in the file -> what they import (cheap
+        textual scan, computed once; used to decide when real name resolution is worth it)."""
+        if self._import_bound is None:
+            bound: dict[str, str] = {}
+
+            class Collect(cst.CSTVisitor):
+                def visit_Import(self, node: cst.Import) -> None:
+                    for a in node.names:
+                        full = get_full_name_for_node(a.name) or ""
+                        name = get_full_name_for_node(a.asname.name) if a.asname else full
+                        bound[(name or "").split(".")[0] if not a.asname else name] = full
+
+                def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+                    if node.module is None or isinstance(node.names, cst.ImportStar):
+                        return
+                    module = get_full_name_for_node(node.module) or ""
+                    for a in node.names:
+                        leaf = get_full_name_for_node(a.name) or ""
+                        name = get_full_name_for_node(a.asname.name) if a.asname else leaf
+                        bound[name or leaf] = f"{module}.{leaf}"
+
+            self.module.visit(Collect())
+            self._import_bound = bound
+        return self._import_bound
 
     def root_qname(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the leftmost name of an attribute chain / call receiver."""
@@ -99,7 +151,6 @@ class MigrationContext:
 
     # -- positions and text ----------------------------------------------------------------
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        assert self._get_metadata is not None
         pos = self._get_metadata(PositionProvider, node)
         return pos.start.line, pos.end.line
 

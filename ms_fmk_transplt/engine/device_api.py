@@ -34,8 +34,15 @@ class DeviceApi(Concern):
             else:
                 return None
 
+    def _may_be_cuda(self, node: cst.Attribute) -> bool:
+        names = self.ctx.names_in(node)
+        if "cuda" in names:
+            return True
+        bound = self.ctx.import_bound.get(names[-1]) if names else None
+        return bool(bound) and "cuda" in bound  # an alias such as `import torch.cuda as tc`
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if id(node) in self.ctx.claimed:
+        if id(node) in self.ctx.claimed or not self._may_be_cuda(node):
             return
         qn = self.ctx.qname(node)
         if not qn or not qn.startswith(CUDA + "."):

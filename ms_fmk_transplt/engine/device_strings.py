@@ -27,6 +27,8 @@ class DeviceStrings(Concern):
         self.int_rule: str = intdev["rule"]
         self.device_calls = frozenset(intdev["device_calls"])
         self.device_keywords = frozenset(intdev["device_keywords"])
+        self.device_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.device_calls)
+        self.int_call_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.tables.int_calls)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
@@ -110,6 +112,9 @@ class DeviceStrings(Concern):
             )
             return last in t.int_sequences
         if isinstance(node, cst.Call):
+            names = self.ctx.names_in(node.func)
+            if not names or names[0] not in self.int_call_leaves:
+                return False
             return (self.ctx.qname(node.func) or "") in t.int_calls
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPS):
             sides = (node.left, node.right)
@@ -128,6 +133,16 @@ class DeviceStrings(Concern):
             ]
         )
 
+    def _has_int_device_arg(self, call: cst.Call) -> bool:
+        is_to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+        for i, arg in enumerate(call.args):
+            kw = arg.keyword.value if arg.keyword else None
+            if (kw in self.device_keywords or (is_to and kw is None and i == 0)) and (
+                self.is_int_device(arg.value)
+            ):
+                return True
+        return False
+
     def _excluded_callee(self, func: cst.BaseExpression) -> bool:
         """Calls whose device argument is an index by design (torch.cuda.*, .cuda(), .npu())."""
         qn = self.ctx.qname(func) or ""
@@ -137,9 +152,23 @@ class DeviceStrings(Concern):
             return True
         return self.ctx.is_foreign(func)
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    def _candidates(self, original: cst.Call) -> bool:
+        """Cheap test: could this call take an integer device at all?"""
         func = original.func
-        qn = self.ctx.qname(func) or ""
+        names = self.ctx.names_in(func)
+        if names and names[0] in self.device_leaves:
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and original.args:
+            return True
+        return any(a.keyword is not None and a.keyword.value in self.device_keywords
+                   for a in original.args)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not self._candidates(original):
+            return updated
+        func = original.func
+        names = self.ctx.names_in(func)
+        qn = (self.ctx.qname(func) or "") if names and names[0] in self.device_leaves else ""
         args = list(updated.args)
         changed: list[int] = []
         if qn in self.device_calls:
@@ -162,7 +191,7 @@ class DeviceStrings(Concern):
                             args[0],
                         ]
                     changed.append(0)
-        elif not self._excluded_callee(func):
+        elif self._has_int_device_arg(original) and not self._excluded_callee(func):
             is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
             for i, arg in enumerate(original.args):
                 if arg.star:

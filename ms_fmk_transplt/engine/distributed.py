@@ -17,6 +17,7 @@ class Distributed(Concern):
         self.backends: dict[str, str] = section["backend_literals"]
         self.enum_rule: str = section["enum_rule"]
         self.enums: dict[str, str] = section["enum_attributes"]
+        self.enum_leaves = frozenset(e.rsplit(".", 1)[-1] for e in self.enums)
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
@@ -37,6 +38,8 @@ class Distributed(Concern):
         return new
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        if original.attr.value not in self.enum_leaves:
+            return updated
         qn = self.ctx.qname(original)
         if qn not in self.enums:
             return updated

@@ -24,6 +24,8 @@ class Profiler(Concern):
         self.value: str = section["npu_value"]
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if not any(a.keyword and a.keyword.value == self.old_kw for a in original.args):
+            return updated
         if (self.ctx.qname(original.func) or "") not in self.calls:
             return updated
         index = next(

@@ -6,7 +6,6 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import libcst as cst
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
@@ -15,12 +14,11 @@ _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 class MigrationTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider)
+    # Metadata is resolved lazily by the context (see MigrationContext._get_metadata).
 
     def __init__(self, ctx: MigrationContext, concerns: Sequence[type[Concern]]) -> None:
         super().__init__()
         self.ctx = ctx
-        ctx.bind(self.get_metadata)
         self._visit: dict[str, list[Callable]] = defaultdict(list)
         self._leave: dict[str, list[Callable]] = defaultdict(list)
         for concern_cls in concerns:

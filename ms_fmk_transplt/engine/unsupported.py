@@ -33,6 +33,10 @@ class Unsupported(Concern):
         self.covered: set[int] = set()
         self.device_calls = frozenset(self.tables.section("int_device")["device_calls"])
         self.guarded = 0  # depth of try-statements that catch ImportError
+        # identifiers that can occur in a reported API: anything else needs no name resolution
+        # (the last part of each entry; `when` entries are checked at their calls)
+        keys = [k for k, e in self.table.apis.items() if e.when is None]
+        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
 
     # -- optional imports: `try: import flash_attn / except ImportError: ...` have a fallback --
     def visit_Try(self, node: cst.Try) -> None:
@@ -62,6 +66,11 @@ class Unsupported(Concern):
         if self.ctx.import_depth or id(node) in self.covered or id(node) in self.ctx.claimed:
             self._cover(node)
             return
+        names = self.ctx.names_in(node)
+        if not self.interesting.intersection(names):
+            bound = self.ctx.import_bound.get(names[-1]) if names else None
+            if not bound or not self.interesting.intersection(bound.split(".")):
+                return
         qn = self.ctx.qname(node)
         if not qn or qn.startswith("torch.cuda"):
             return
@@ -79,6 +88,16 @@ class Unsupported(Concern):
 
     # -- calls: conditional APIs and third-party libraries -----------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        names = self.ctx.names_in(node.func)
+        if not names:
+            return
+        bound = self.ctx.import_bound.get(names[-1], "")
+        if names[0] not in ("load", "load_inline") and not (
+            bound and self.table.module(bound.split(".")[0]) is not None
+            or self.table.module(bound) is not None
+            or self.table.module(".".join(reversed(names))) is not None
+        ):
+            return
         qn = self.ctx.qname(node.func) or ""
         if not qn or id(node.func) in self.ctx.claimed:
             return
@@ -140,10 +159,18 @@ class Unsupported(Concern):
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = original.func
+        is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
+        names = self.ctx.names_in(func)
+        is_device = bool(names) and names[0] == "device"
+        if not (is_to or is_device or any(
+            a.keyword is not None and a.keyword.value in ("device", "map_location")
+            for a in original.args
+        )):
+            return updated
         if self.ctx.is_foreign(original.func):
             return updated
-        qn = self.ctx.qname(original.func) or ""
-        func = original.func
+        qn = (self.ctx.qname(original.func) or "") if is_device else ""
         is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
         for i, (orig_arg, new_arg) in enumerate(zip(original.args, updated.args)):
             kw = orig_arg.keyword.value if orig_arg.keyword else None

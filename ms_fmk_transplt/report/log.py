@@ -25,12 +25,15 @@ def summary_counts(result: RunResult) -> dict[str, int]:
     return {
         "files scanned": len(result.files),
         "python files": len(py),
+        "pre-filtered (not parsed)": sum(1 for f in py if not f.analysed),
+        "from cache": sum(1 for f in py if getattr(f, "cached", False)),
         "changed": result.count(FileStatus.CHANGED),
         "unchanged python": result.count(FileStatus.UNCHANGED, python=True),
         "copied (not python)": result.count(FileStatus.UNCHANGED, python=False),
         "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
         "failed": result.count(FileStatus.FAILED),
         "changes": len(result.events),
+        "unsupported (open work)": sum(1 for n in result.notices if n.category),
         "warnings": sum(1 for n in result.notices if n.severity != Severity.INFO),
     }
 

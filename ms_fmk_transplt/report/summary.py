@@ -28,6 +28,9 @@ def show(result: RunResult, console: Console) -> None:
     table.add_row("migrated with a caveat", str(b.caveat))
     table.add_row("needs manual work", str(b.manual))
     table.add_row("conversion rate", f"{b.conversion_rate:.1%}")
+    if result.finished is not None:
+        seconds = max((result.finished - result.started).total_seconds(), 1e-6)
+        table.add_row("wall time", f"{seconds:.2f}s ({len(result.files) / seconds:.0f} files/s)")
     console.print(table)
     top = top_apis(result)
     if top:

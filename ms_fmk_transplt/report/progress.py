@@ -1,0 +1,57 @@
+"""Progress while a run works: a rich bar on a terminal (files done / total, rate, ETA), and
+with --verbose one line per Python file. Silent when not a terminal or with --quiet."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as RichProgress
+
+from ms_fmk_transplt.events import FileStatus
+
+
+class Progress:
+    def __init__(self, console: Console, enabled: bool, verbose: bool) -> None:
+        self.console = console
+        self.verbose = verbose and not console.quiet
+        self.bar = (
+            RichProgress(
+                TextColumn("migrating"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+            )
+            if enabled
+            else None
+        )
+        self.task = None
+
+    def __enter__(self) -> Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def start(self, total: int) -> None:
+        if self.bar is not None:
+            self.task = self.bar.add_task("files", total=total)
+
+    def advance(self, record) -> None:
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task)
+        if self.verbose and record.python:
+            what = {
+                FileStatus.CHANGED: f"changed ({len(record.events)} changes)",
+                FileStatus.UNCHANGED: "unchanged" if record.analysed else "unchanged (pre-filter)",
+                FileStatus.SKIPPED: "skipped (cannot parse)",
+                FileStatus.FAILED: "FAILED",
+            }[record.status]
+            cached = ", cached" if getattr(record, "cached", False) else ""
+            self.console.print(f"{record.path}: {what}{cached}", highlight=False, soft_wrap=True)
