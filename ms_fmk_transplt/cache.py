@@ -33,7 +33,9 @@ def default_dir() -> Path | None:
 def fingerprint(extra: str = "") -> str:
     """Everything besides a file's content that decides its migration."""
     h = hashlib.sha256(f"{FORMAT}|{__version__}|{extra}".encode())
-    for path in sorted(rules_dir().glob("*.json")):
+    package = Path(__file__).resolve().parent
+    sources = sorted(package.rglob("*.py"))  # the tool's own code: any change invalidates
+    for path in [*sorted(rules_dir().glob("*.json")), *sources]:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -77,11 +77,23 @@ def _fail(message: str) -> None:
     help="Analysis only: write the reports to OUTPUT/<name>_analysis, no migrated code.",
 )
 @click.option(
-    "-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="one per core",
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default="one per core",
     help="Worker processes (0: one per core).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse or store cached results.")
-@click.option("--cache-dir", metavar="DIR", help="Cache location (default ~/.cache/ms_fmk_transplt).")
+@click.option(
+    "--zoo",
+    is_flag=True,
+    help="INPUT is a model zoo: migrate each sub-folder into OUTPUT/<model>_msft, plus "
+    "OUTPUT/<zoo>_zoo_summary.csv/.xlsx.",
+)
+@click.option(
+    "--cache-dir", metavar="DIR", help="Cache location (default ~/.cache/ms_fmk_transplt)."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per Python file.")
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
@@ -97,6 +109,7 @@ def main(
     analyse: bool,
     jobs: int,
     no_cache: bool,
+    zoo: bool,
     cache_dir: str | None,
     quiet: bool,
     verbose: bool,
@@ -121,6 +134,11 @@ def main(
     )
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose
+    if zoo:
+        if ctx.invoked_subcommand is not None:
+            _fail("--zoo cannot be combined with distributed")
+        _execute_zoo(ctx.obj, quiet, verbose)
+        return
     if ctx.invoked_subcommand is None:
         _execute(ctx.obj, quiet, verbose)
 
@@ -153,6 +171,31 @@ def distributed(ctx: click.Context, main_file: str, target: str) -> None:
     """
     options = dataclasses.replace(ctx.obj, distributed_main=main_file, distributed_target=target)
     _execute(options, ctx.meta.get("quiet", False), ctx.meta.get("verbose", False))
+
+
+def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
+    from rich.table import Table
+
+    from ms_fmk_transplt.zoo import HEADER, run_zoo
+
+    console = Console(stderr=False, quiet=quiet)
+    try:
+        result = run_zoo(options)
+    except UserError as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"model zoo: {result.root.name}")
+    for name in HEADER[:-1]:
+        table.add_column(name)
+    for row in result.rows:
+        values = list(row[:-1])
+        values[8] = f"{row[8]:.1%}"
+        table.add_row(*map(str, values))
+    console.print(table)
+    console.print(
+        f"zoo summary: {result.summary_csv}, {result.summary_xlsx}", highlight=False, soft_wrap=True
+    )
+    sys.exit(EXIT_FILE_FAILURES if result.failed else EXIT_OK)
 
 
 def _execute(options: RunOptions, quiet: bool, verbose: bool = False) -> None:

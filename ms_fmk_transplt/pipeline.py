@@ -26,6 +26,7 @@ from ms_fmk_transplt.discover import (
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.user_rules import load_user_rules
@@ -112,7 +113,10 @@ def migrate_file(
             return output, dataclasses.replace(record, time=now, cached=True)
     tables = load_tables()
     try:
-        result = migrate_source(data, rel, tables, options)
+        if source_path.suffix == ".ipynb":
+            result = migrate_notebook(data, rel, tables, options)
+        else:
+            result = migrate_source(data, rel, tables, options)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
         tb = traceback.format_exc(limit=6)
         failed = tables.unsupported.failed_file
@@ -212,17 +216,21 @@ def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
     if root is None:
         return None
     rules = engine.user_rules
-    extra = "|".join([
-        Path(rules.path).read_text(encoding="utf-8") if rules else "",
-        str(engine.specify_device), str(engine.similar),
-    ])
+    extra = "|".join(
+        [
+            Path(rules.path).read_text(encoding="utf-8") if rules else "",
+            str(engine.specify_device),
+            str(engine.similar),
+        ]
+    )
     return Cache(root, fingerprint(extra))
 
 
 def _entries(project: Project):
     for rel_path in project.files():
         src = project.root / rel_path
-        yield rel_path, src, src.suffix == ".py" and src.is_file() and not src.is_symlink()
+        code = src.suffix in (".py", ".ipynb")
+        yield rel_path, src, code and src.is_file() and not src.is_symlink()
 
 
 def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=None) -> None:

@@ -14,5 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def root() -> Path:
     return ROOT
 
+
 # Tests run without the user-level result cache unless a test enables it explicitly.
 os.environ.setdefault("MS_FMK_TRANSPLT_CACHE", "off")

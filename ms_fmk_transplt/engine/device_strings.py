@@ -160,8 +160,9 @@ class DeviceStrings(Concern):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and original.args:
             return True
-        return any(a.keyword is not None and a.keyword.value in self.device_keywords
-                   for a in original.args)
+        return any(
+            a.keyword is not None and a.keyword.value in self.device_keywords for a in original.args
+        )
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         if not self._candidates(original):

@@ -195,7 +195,8 @@ class Imports(Concern):
         body = list(updated.body)
         present = next((i for i, stmt in enumerate(body) if _imports_torch_npu(stmt)), None)
         groups: list[tuple[int, bool, list[tuple[str, str, str]]]] = []
-        if self.ctx.events and self.ctx.needs_torch_npu and present is None:
+        wanted = self.ctx.options.insert_torch_npu
+        if self.ctx.events and self.ctx.needs_torch_npu and present is None and wanted:
             index, before = self._insertion_point(body)
             npu = (
                 self.statement,

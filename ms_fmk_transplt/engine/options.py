@@ -13,6 +13,7 @@ class EngineOptions:
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
     distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
+    insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
 
 
 DEFAULT_OPTIONS = EngineOptions()

@@ -93,7 +93,8 @@ class Unsupported(Concern):
             return
         bound = self.ctx.import_bound.get(names[-1], "")
         if names[0] not in ("load", "load_inline") and not (
-            bound and self.table.module(bound.split(".")[0]) is not None
+            bound
+            and self.table.module(bound.split(".")[0]) is not None
             or self.table.module(bound) is not None
             or self.table.module(".".join(reversed(names))) is not None
         ):
@@ -163,10 +164,14 @@ class Unsupported(Concern):
         is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
         names = self.ctx.names_in(func)
         is_device = bool(names) and names[0] == "device"
-        if not (is_to or is_device or any(
-            a.keyword is not None and a.keyword.value in ("device", "map_location")
-            for a in original.args
-        )):
+        if not (
+            is_to
+            or is_device
+            or any(
+                a.keyword is not None and a.keyword.value in ("device", "map_location")
+                for a in original.args
+            )
+        ):
             return updated
         if self.ctx.is_foreign(original.func):
             return updated

@@ -22,8 +22,13 @@ class Progress:
         self.verbose = verbose and not console.quiet
         self.bar = (
             RichProgress(
-                TextColumn("migrating"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+                TextColumn("migrating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
             )
             if enabled
             else None

@@ -1,0 +1,156 @@
+"""Jupyter notebooks (.ipynb): code cells are migrated one by one; markdown, outputs and metadata
+are untouched. IPython lines (``%magic``, ``!shell``) are masked while a cell is migrated and
+put back unchanged; cells starting with a cell magic (``%%bash``...) are left alone.
+``import torch_npu`` is added once, after the first ``import torch`` of the notebook (or at the
+top of the first code cell). Rows of the reports name the cell: ``File`` is
+``<notebook>#cell<N>`` (N counts all cells from 0) and lines are lines of that cell."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.tables import Tables
+
+_MASK = "pass  # msft: ipython line"
+_TORCH_IMPORT = re.compile(r"^(import torch\b|from torch\b)")
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _indent(raw: str) -> int | None:
+    match = re.search(r"\n( +)\"", raw)
+    return len(match.group(1)) if match else None
+
+
+def migrate_notebook(
+    data: bytes, path: str, tables: Tables, options: EngineOptions | None
+) -> FileResult:
+    try:
+        raw = data.decode("utf-8")
+        nb = json.loads(raw)
+        cells = nb["cells"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        entry = tables.unsupported.skipped_file
+        notice = Notice(
+            path,
+            1,
+            "parse.decode_error",
+            Severity.WARNING,
+            f"not a readable notebook ({exc}); copied unchanged",
+            api=entry.key,
+            category=entry.category,
+            action=entry.action,
+            tip=entry.tip,
+        )
+        return FileResult(path, FileStatus.SKIPPED, data, notices=[notice])
+    options = dataclasses.replace(options or EngineOptions(), insert_torch_npu=False)
+    events: list[ChangeEvent] = []
+    notices: list[Notice] = []
+    changed = False
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        text = _source(cell)
+        if text.lstrip().startswith("%%"):
+            continue
+        lines = _lines(text)
+        masked = {}
+        for i, line in enumerate(lines):
+            stripped = line.lstrip()
+            if stripped.startswith(("%", "!")):
+                masked[i] = line
+                ending = line[len(line.rstrip("\r\n")) :]
+                lines[i] = line[: len(line) - len(stripped)] + _MASK + ending
+        cell_path = f"{path}#cell{index}"
+        result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
+        notices += result.notices
+        if result.status != FileStatus.CHANGED:
+            continue
+        new_lines = _lines(result.output.decode("utf-8"))
+        for i, line in masked.items():
+            new_lines[i] = line
+        _set_source(cell, "".join(new_lines))
+        events += result.events
+        changed = True
+    if not changed:
+        return FileResult(path, FileStatus.UNCHANGED, data, notices=notices)
+    inserted = _insert_torch_npu(cells, path, tables)
+    if inserted:
+        cell_file, line = inserted[0].file, inserted[0].out_start_line
+
+        def moved(n: int) -> int:
+            return n + 1 if n >= line else n
+
+        events = [
+            dataclasses.replace(
+                e, out_start_line=moved(e.out_start_line), out_end_line=moved(e.out_end_line)
+            )
+            if e.file == cell_file
+            else e
+            for e in events
+        ] + inserted
+        notices = [
+            dataclasses.replace(
+                n,
+                out_line=moved(n.out_line or n.line),
+                out_end_line=moved(n.out_end_line or n.end_line or n.line),
+            )
+            if n.file == cell_file
+            else n
+            for n in notices
+        ]
+    output = json.dumps(nb, indent=_indent(raw), ensure_ascii=False)
+    if raw.endswith("\n"):
+        output += "\n"
+    return FileResult(
+        path, FileStatus.CHANGED, output.encode("utf-8"), events=events, notices=notices
+    )
+
+
+def _set_source(cell: dict, text: str) -> None:
+    cell["source"] = _lines(text) if isinstance(cell.get("source"), list) else text
+
+
+def _insert_torch_npu(cells: list[dict], path: str, tables: Tables) -> list[ChangeEvent]:
+    code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    if any("import torch_npu" in _source(c) for _, c in code):
+        return []
+    statement = tables.section("imports")["torch_npu_statement"]
+    target, line = code[0][0], 0
+    for i, cell in code:
+        hit = next(
+            (n for n, text in enumerate(_lines(_source(cell))) if _TORCH_IMPORT.match(text)), None
+        )
+        if hit is not None:
+            target, line = i, hit + 1
+            break
+    lines = _lines(_source(cells[target]))
+    if line and not lines[line - 1].endswith("\n"):
+        lines[line - 1] += "\n"
+    lines.insert(line, statement + ("\n" if line < len(lines) else ""))
+    _set_source(cells[target], "".join(lines))
+    return [
+        ChangeEvent(
+            f"{path}#cell{target}",
+            line + 1,
+            line + 1,
+            tables.section("imports")["torch_npu_rule"],
+            Operation.INSERT,
+            "import torch_npu inserted (registers the NPU device with torch)",
+            "",
+            statement,
+            line + 1,
+            line + 1,
+        )
+    ]

@@ -1,0 +1,105 @@
+"""Batch mode for a model zoo (--zoo): every model folder of the input is migrated into its own
+``<model>_msft`` tree with its own reports; one zoo-level summary (CSV and xlsx) lists, per
+model, files, changes, unsupported items and failures. A model that cannot be migrated (bad
+input) is listed as failed; the others go on."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from openpyxl import Workbook
+from openpyxl.styles import Font
+from openpyxl.utils import get_column_letter
+
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
+from ms_fmk_transplt.report.unsupported import buckets
+
+HEADER = (
+    "Model",
+    "Files",
+    "Python files",
+    "Changed files",
+    "Changes",
+    "Unsupported",
+    "Needs manual work",
+    "Failed files",
+    "Conversion rate",
+    "Status",
+    "Output",
+)
+
+
+@dataclass
+class ZooResult:
+    root: Path
+    rows: list[tuple]
+    summary_csv: Path
+    summary_xlsx: Path
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r[9] != "ok")
+
+
+def models(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _row(name: str, result: RunResult) -> tuple:
+    b = buckets(result)
+    failed = result.count(FileStatus.FAILED)
+    return (
+        name,
+        len(result.files),
+        sum(1 for f in result.files if f.python),
+        result.count(FileStatus.CHANGED),
+        len(result.events),
+        sum(1 for n in result.notices if n.category),
+        b.manual,
+        failed,
+        round(b.conversion_rate, 4),
+        "ok" if not failed else "some files failed",
+        str(result.output_dir),
+    )
+
+
+def run_zoo(options: RunOptions, progress=None) -> ZooResult:
+    root = Path(options.input)
+    if not root.is_dir():
+        raise UserError(options.input, "--zoo needs a folder whose sub-folders are the models")
+    out = Path(options.output)
+    rows = []
+    for model in models(root):
+        try:
+            result = run(dataclasses.replace(options, input=str(model)), progress=progress)
+            rows.append(_row(model.name, result))
+        except UserError as exc:
+            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", ""))
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / f"{root.name}_zoo_summary.csv"
+    with csv_path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+    xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Zoo"
+    ws.append(list(HEADER))
+    for cell in ws[1]:
+        cell.font = Font(bold=True)
+    for row in rows:
+        ws.append(list(row))
+    for cell in ws["I"][1:]:
+        cell.number_format = "0.0%"
+    for i, width in enumerate((28, 8, 12, 13, 9, 12, 18, 12, 15, 22, 60), start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
+    wb.save(xlsx_path)
+    return ZooResult(root, rows, csv_path, xlsx_path)

@@ -1,0 +1,139 @@
+"""Model-zoo scale: worker pool, cache, failure isolation, batch mode, notebooks, verbosity."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from openpyxl import load_workbook
+
+from ms_fmk_transplt.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench import generate  # noqa: E402 - the benchmark's synthetic zoo generator
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix not in (".xlsx",) and p.name != "msFmkTranspltlog.txt"
+    }
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory) -> Path:
+    return generate(tmp_path_factory.mktemp("zoo") / "zoo", 80)  # 10 models, 60 .py files
+
+
+def test_parallel_output_equals_serial(zoo: Path, tmp_path: Path) -> None:
+    assert cli("-q", "-i", str(zoo), "-o", str(tmp_path / "a"), "-j", "1").exit_code == 0
+    assert cli("-q", "-i", str(zoo), "-o", str(tmp_path / "b"), "-j", "2").exit_code == 0
+    serial, parallel = tree(tmp_path / "a" / "zoo_msft"), tree(tmp_path / "b" / "zoo_msft")
+    assert serial == parallel
+    assert b"import torch_npu" in serial["model_0000/train.py"]
+
+
+def test_warm_cache_gives_the_same_output(zoo: Path, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    cold = cli("-i", str(zoo), "-o", str(tmp_path / "a"), "--cache-dir", cache, "-j", "1")
+    warm = cli("-i", str(zoo), "-o", str(tmp_path / "b"), "--cache-dir", cache, "-j", "1")
+    assert cold.exit_code == warm.exit_code == 0
+    assert tree(tmp_path / "a" / "zoo_msft") == tree(tmp_path / "b" / "zoo_msft")
+    log = (tmp_path / "b" / "zoo_msft" / "msFmkTranspltlog.txt").read_text()
+    assert "from cache 60," in log  # every .py file (also the pre-filtered ones)
+    # different rules (-s) miss the cache and change the output
+    other = cli("-q", "-i", str(zoo), "-o", str(tmp_path / "c"), "--cache-dir", cache, "-s")
+    assert other.exit_code == 0
+    assert b"MSFT_NPU_DEVICE" in (tmp_path / "c/zoo_msft/model_0000/train.py").read_bytes()
+
+
+def test_a_crashing_file_is_isolated_in_the_pool(zoo: Path, tmp_path: Path, monkeypatch) -> None:
+    import ms_fmk_transplt.pipeline as pipeline
+
+    real = pipeline.migrate_source
+
+    def flaky(data, rel, *args, **kwargs):
+        if rel == "model_0003/train.py":
+            raise RuntimeError("simulated crash")
+        return real(data, rel, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "migrate_source", flaky)  # inherited by forked workers
+    result = cli("-q", "-i", str(zoo), "-o", str(tmp_path), "-j", "2")
+    assert result.exit_code == 1
+    out = tmp_path / "zoo_msft"
+    assert (out / "model_0003/train.py").read_bytes() == (zoo / "model_0003/train.py").read_bytes()
+    assert b"import torch_npu" in (out / "model_0004/train.py").read_bytes()
+    log = (out / "msFmkTranspltlog.txt").read_text()
+    assert "simulated crash" in log and "failed 1," in log
+
+
+def test_empty_input(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = cli("-i", str(tmp_path / "empty"), "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "o/empty_msft").iterdir()) == [
+        "change_list.csv",
+        "msFmkTranspltlog.txt",
+        "unsupported_op.csv",
+        "unsupported_op.xlsx",
+    ]
+
+
+def test_zoo_batch_mode(tmp_path: Path) -> None:
+    zoo = tmp_path / "zoo"
+    for name in ("amp_loop", "legacy_gpu"):
+        (zoo / name).mkdir(parents=True)
+        for p in (ROOT / "fixtures/projects" / name).rglob("*"):
+            if p.is_file():
+                target = zoo / name / p.relative_to(ROOT / "fixtures/projects" / name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(p.read_bytes())
+    result = cli("-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert (out / "amp_loop_msft/train_amp.py").exists() and (out / "legacy_gpu_msft").is_dir()
+    with (out / "zoo_zoo_summary.csv").open(newline="") as fh:
+        rows = {r["Model"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"amp_loop", "legacy_gpu"}
+    legacy_unsupported = len(
+        list(csv.DictReader((out / "legacy_gpu_msft/unsupported_op.csv").open(newline="")))
+    )
+    assert int(rows["legacy_gpu"]["Unsupported"]) == legacy_unsupported
+    assert rows["amp_loop"]["Status"] == "ok"
+    sheet = load_workbook(out / "zoo_zoo_summary.xlsx")["Zoo"]
+    assert [c.value for c in sheet[1]][0] == "Model" and sheet.max_row == 3
+
+
+def test_verbose_and_quiet(tmp_path: Path) -> None:
+    project = ROOT / "fixtures/projects/toolkit"
+    verbose = cli("-v", "-i", str(project), "-o", str(tmp_path / "v"))
+    assert "run.py: changed (" in verbose.output and "toolkit/model.py: unchanged" in verbose.output
+    quiet = cli("-q", "-i", str(project), "-o", str(tmp_path / "q"))
+    assert quiet.exit_code == 0 and quiet.output == ""
+
+
+def test_notebook_cells(tmp_path: Path) -> None:
+    source = ROOT / "fixtures/projects/notebooks/explore.ipynb"
+    result = cli("-q", "-i", str(source.parent), "-o", str(tmp_path))
+    assert result.exit_code == 0
+    before = json.loads(source.read_text())
+    after = json.loads((tmp_path / "notebooks_msft/explore.ipynb").read_text())
+    assert after["metadata"] == before["metadata"]
+    for old, new in zip(before["cells"], after["cells"]):
+        assert new.get("outputs") == old.get("outputs") and new["metadata"] == old["metadata"]
+    assert after["cells"][0] == before["cells"][0]  # markdown
+    assert after["cells"][2] == before["cells"][2]  # %%bash cell
+    code = "".join(after["cells"][1]["source"])
+    assert "%matplotlib inline\n" in code and "!nvidia-smi\n" in code  # magics restored
+    assert code.count("import torch_npu") == 1
+    assert 'torch.device("npu:0")' in code
