@@ -1,4 +1,4 @@
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

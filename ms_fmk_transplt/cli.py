@@ -7,6 +7,7 @@ be added as a sub-command; without one, the group itself runs the migration.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 
 import click
@@ -22,6 +23,9 @@ from ms_fmk_transplt.report.progress import Progress
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EPILOG = """\b
+Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATHS]...
+(see ms_fmk_transplt --check -h).
+\b
 Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
 listed in the log); 2 bad command line, input or output (nothing written).
 """
@@ -96,6 +100,13 @@ def _fail(message: str) -> None:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per Python file.")
+@click.option(
+    "--report-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: print a machine-readable run summary (counts, per-file results, report paths).",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
 def main(
@@ -113,6 +124,7 @@ def main(
     cache_dir: str | None,
     quiet: bool,
     verbose: bool,
+    report_format: str,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
 
@@ -134,13 +146,14 @@ def main(
     )
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose
+    ctx.meta["json"] = report_format == "json"
     if zoo:
         if ctx.invoked_subcommand is not None:
             _fail("--zoo cannot be combined with distributed")
         _execute_zoo(ctx.obj, quiet, verbose)
         return
     if ctx.invoked_subcommand is None:
-        _execute(ctx.obj, quiet, verbose)
+        _execute(ctx.obj, quiet, verbose, report_format == "json")
 
 
 @main.command(context_settings=CONTEXT)
@@ -170,7 +183,12 @@ def distributed(ctx: click.Context, main_file: str, target: str) -> None:
     launches it. Must come last on the command line, as in the original tool.
     """
     options = dataclasses.replace(ctx.obj, distributed_main=main_file, distributed_target=target)
-    _execute(options, ctx.meta.get("quiet", False), ctx.meta.get("verbose", False))
+    _execute(
+        options,
+        ctx.meta.get("quiet", False),
+        ctx.meta.get("verbose", False),
+        ctx.meta.get("json", False),
+    )
 
 
 def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
@@ -198,13 +216,32 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
     sys.exit(EXIT_FILE_FAILURES if result.failed else EXIT_OK)
 
 
-def _execute(options: RunOptions, quiet: bool, verbose: bool = False) -> None:
-    console = Console(stderr=False, quiet=quiet)
+def _execute(
+    options: RunOptions, quiet: bool, verbose: bool = False, as_json: bool = False
+) -> None:
+    console = Console(stderr=False, quiet=quiet or as_json)
     try:
         with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
             result = run(options, progress=bar)
     except UserError as exc:
         _fail(str(exc))
         return
-    summary.show(result, console)
-    sys.exit(EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK)
+    code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
+    if as_json:
+        click.echo(json.dumps(summary.as_json(result, code), indent=2))
+    else:
+        summary.show(result, console)
+    sys.exit(code)
+
+
+PATH_MODES = ("--check", "--diff", "--inplace")
+
+
+def entry() -> None:
+    """Console script: the path modes (--check/--diff/--inplace FILES...) or the migration."""
+    if any(arg in PATH_MODES for arg in sys.argv[1:]):
+        from ms_fmk_transplt.paths_cli import paths_main
+
+        paths_main(prog_name="ms_fmk_transplt")
+    else:
+        main(prog_name="ms_fmk_transplt")

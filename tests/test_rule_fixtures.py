@@ -45,6 +45,16 @@ def test_rule_of_the_folder_fires(case: Path) -> None:
         assert result.status == FileStatus.UNCHANGED and not fired
     elif case.stem == "already_present":
         assert rule not in fired  # import torch_npu is never duplicated
+    elif case.stem == "skip_file":
+        assert result.output == case.read_bytes() and not fired and not result.notices
+    elif rule.startswith("optout."):
+        source = case.read_text().splitlines()
+        output = result.output.decode().splitlines()
+        kept = [line for line in source if "msft: ignore" in line and "(mixed" not in line]
+        assert kept and all(line in output for line in kept)
+        assert not any(
+            n.line == i + 1 for n in result.notices for i, line in enumerate(source) if line in kept
+        )
     elif rule.startswith("user_rules."):
         kind = rule.split(".", 1)[1]
         assert any(f.startswith(kind + "[") for f in fired)

@@ -21,6 +21,7 @@ from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.distributed_mode import DistributedMode
 from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
+from ms_fmk_transplt.engine.optout import ignored_lines, skips_file
 from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.profiler import Profiler
@@ -72,6 +73,8 @@ def migrate_source(
 ) -> FileResult:
     tables = tables or load_tables()
     options = options or DEFAULT_OPTIONS
+    if skips_file(source):
+        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     if options.distributed_target is None and not may_need_migration(source, tables, options):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     module = parse(source, path, tables)
@@ -89,8 +92,14 @@ def migrate_source(
     if not (first or ctx.events):
         return FileResult(path, FileStatus.UNCHANGED, source, notices=ctx.notices)
     output = new_module.bytes
-    cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
     events = _with_output_lines(first + ctx.events, ctx.line_inserts, ctx.insert_order)
+    ignored = ignored_lines(source)
+    if ignored:
+        output, events, kept = _apply_ignores(source, output, events, ignored, ctx.line_inserts)
+        ctx.notices[:] = [n for n in ctx.notices if not _is_ignored(n.line, n.rule, ignored)]
+        if not kept:
+            return FileResult(path, FileStatus.UNCHANGED, source, notices=ctx.notices)
+    cst.parse_module(output)  # the migrated file must parse: fail loudly here, never write it
     events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
     notices = [
         dataclasses.replace(
@@ -101,6 +110,33 @@ def migrate_source(
         for n in ctx.notices
     ]
     return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
+
+
+def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None]) -> bool:
+    if line not in ignored:
+        return False
+    rules = ignored[line]
+    return rules is None or rule in rules
+
+
+def _apply_ignores(source, output, events, ignored, inserts):
+    """Give `# msft: ignore` lines back their original text and drop their rows."""
+    src_lines = source.splitlines(keepends=True)
+    out_lines = output.splitlines(keepends=True)
+    by_line: dict[int, list[ChangeEvent]] = {}
+    for e in events:
+        if e.operation != Operation.INSERT:
+            for line in range(e.start_line, e.end_line + 1):
+                by_line.setdefault(line, []).append(e)
+    dropped: set[int] = set()
+    for line in ignored:
+        on_line = by_line.get(line, [])
+        if on_line and all(_is_ignored(line, e.rule, ignored) for e in on_line):
+            out_lines[_shift(line, inserts) - 1] = src_lines[line - 1]
+            dropped.update(id(e) for e in on_line)
+    events = [e for e in events if id(e) not in dropped]
+    kept = [e for e in events if e.operation != Operation.INSERT]
+    return b"".join(out_lines), events, kept
 
 
 def _shift(line: int, inserts: list[tuple[int, int]]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ms_fmk_transplt.events import Severity
@@ -22,7 +23,7 @@ def show(result: RunResult, console: Console) -> None:
     for key, value in summary_counts(result).items():
         table.add_row(key, str(value))
     for rule, n in rule_counts(result):
-        table.add_row(f"  {rule}", str(n))
+        table.add_row(f"  {escape(rule)}", str(n))
     b = buckets(result)
     table.add_row("migrated automatically", str(b.automatic))
     table.add_row("migrated with a caveat", str(b.caveat))
@@ -39,18 +40,51 @@ def show(result: RunResult, console: Console) -> None:
         apis.add_column("Category")
         apis.add_column("Count", justify="right")
         for api, category, count in top:
-            apis.add_row(api, category, str(count))
+            apis.add_row(escape(api), category, str(count))
         console.print(apis)
     for notice in result.notices:
         if notice.severity == Severity.ERROR:
             console.print(
-                f"[yellow]{notice.severity.value}[/] {notice.file}:{notice.line}: "
-                f"{notice.message.splitlines()[0]}",
+                f"[yellow]{notice.severity.value}[/] {escape(notice.file)}:{notice.line}: "
+                f"{escape(notice.message.splitlines()[0])}",
                 highlight=False,
                 soft_wrap=True,
             )
     for severity, message in result.notes:
-        console.print(f"[yellow]{severity.value}[/] {message}", highlight=False, soft_wrap=True)
-    console.print(f"output: {result.output_dir}", highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]{severity.value}[/] {escape(message)}", highlight=False, soft_wrap=True
+        )
+    console.print(f"output: {escape(str(result.output_dir))}", highlight=False, soft_wrap=True)
     for name, path in result.report_paths.items():
-        console.print(f"{name}: {path}", highlight=False, soft_wrap=True)
+        console.print(f"{name}: {escape(str(path))}", highlight=False, soft_wrap=True)
+
+
+def as_json(result: RunResult, exit_code: int) -> dict:
+    """The machine-readable run summary (--report-format json)."""
+    from ms_fmk_transplt.report.unsupported import buckets
+
+    b = buckets(result)
+    return {
+        "input": str(result.options.input),
+        "output": str(result.output_dir),
+        "exit_code": exit_code,
+        "counts": summary_counts(result),
+        "changes_by_rule": dict(rule_counts(result)),
+        "buckets": {
+            "automatic": b.automatic,
+            "caveat": b.caveat,
+            "manual": b.manual,
+            "conversion_rate": round(b.conversion_rate, 4),
+        },
+        "files": [
+            {
+                "path": f.path,
+                "status": f.status.value,
+                "changes": len(f.events),
+                "unsupported": sum(1 for n in f.notices if n.category),
+            }
+            for f in result.files
+            if f.python
+        ],
+        "reports": {name: str(path) for name, path in result.report_paths.items()},
+    }
