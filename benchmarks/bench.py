@@ -6,8 +6,9 @@
 
 Reports wall time, files/s and MB/s of ms_fmk_transplt with -j 1 and -j N (cold, no cache), a
 cold run that fills the cache and a warm (cached) re-run, next to the reference costs of merely
-copying the tree and of libcst-parsing every .py file; peak RSS of each run; and, for flat
-memory, the peak RSS on a zoo four times larger. Absolute times are noisy on shared machines:
+copying the tree and of libcst-parsing every .py file; peak RSS of each run; the latency of
+the pre-commit check hook on one file; and, for flat memory, the peak RSS on a zoo four times
+larger. Absolute times are noisy on shared machines:
 read the ratios.
 """
 
@@ -265,6 +266,22 @@ def main() -> int:
             f"\nspeed-up -j {args.jobs} over -j 1: {j1 / jn:.2f}x; warm over cold: "
             f"{jn / warm:.1f}x; original tool (~1 file/s, serial) vs -j {args.jobs}: "
             f"{files / jn:.0f}x"
+        )
+        one = work / "one.py"
+        one.write_text(TRAIN.format(name="m", cls="Net", width=64, classes=4, lr=0.1, batch=8))
+        latencies = []
+        for _ in range(5):
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "ms_fmk_transplt", "--check", "-q", str(one)],
+                capture_output=True,
+                check=False,
+            )
+            latencies.append(time.perf_counter() - start)
+        latencies.sort()
+        print(
+            f"pre-commit check hook, one file: median {latencies[2]:.2f}s "
+            f"(min {latencies[0]:.2f}s, 5 runs; target <= 0.5s)"
         )
         if not args.input and not args.no_scale:
             big = generate(work / "zoo4", args.files * 4, seed=1)

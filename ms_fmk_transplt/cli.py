@@ -234,14 +234,7 @@ def _execute(
     sys.exit(code)
 
 
-PATH_MODES = ("--check", "--diff", "--inplace")
-
-
 def entry() -> None:
-    """Console script: the path modes (--check/--diff/--inplace FILES...) or the migration."""
-    if any(arg in PATH_MODES for arg in sys.argv[1:]):
-        from ms_fmk_transplt.paths_cli import paths_main
+    from ms_fmk_transplt.launch import entry as launch
 
-        paths_main(prog_name="ms_fmk_transplt")
-    else:
-        main(prog_name="ms_fmk_transplt")
+    launch()

@@ -11,7 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import libcst as cst
 
 from ms_fmk_transplt.errors import UserError
@@ -63,7 +62,9 @@ class UserRules:
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
+def _validator():
+    import jsonschema  # only when a rule file is given
+
     schema = json.loads((rules_dir() / "user_rules.schema.json").read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -77,7 +78,7 @@ def _json_path(path: Any) -> str:
     return out
 
 
-def _message(error: jsonschema.ValidationError) -> tuple[str, str]:
+def _message(error) -> tuple[str, str]:
     """(JSON path, problem) in the user's terms."""
     where = _json_path(error.absolute_path)
     v = error.validator
@@ -126,6 +127,8 @@ def load_user_rules(path_str: str) -> UserRules:
         raise UserError(
             path_str, f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
         ) from exc
+    import jsonschema
+
     errors = sorted(
         _validator().iter_errors(data), key=lambda e: (list(e.absolute_path), e.validator)
     )

@@ -1,0 +1,19 @@
+"""Console-script entry point: the path modes (--check/--diff/--inplace FILES...) or the migration
+CLI. Kept tiny so that a pre-commit hook only imports what it uses."""
+
+from __future__ import annotations
+
+import sys
+
+PATH_MODES = ("--check", "--diff", "--inplace")
+
+
+def entry() -> None:
+    if any(arg in PATH_MODES for arg in sys.argv[1:]):
+        from ms_fmk_transplt.paths_cli import paths_main
+
+        paths_main(prog_name="ms_fmk_transplt")
+    else:
+        from ms_fmk_transplt.cli import main
+
+        main(prog_name="ms_fmk_transplt")
