@@ -195,24 +195,27 @@ def test_flash_attention_replacement_is_numerically_equal() -> None:
     assert torch.allclose(namespace["attend"](q, k, v), reference, atol=1e-5)
 
 
+def migrate_distributed(out: Path) -> None:
+    """The single-card ImageNet-style fixture through `distributed -m main.py`."""
+    args = [
+        "-q",
+        "-i",
+        str(PROJECTS / "imagenet_1p"),
+        "-o",
+        str(out),
+        "distributed",
+        "-m",
+        "main.py",
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+
+
 def test_distributed_launcher_two_ranks(tmp_path: Path) -> None:
     """The migrated single-card ImageNet-style script, launched by the generated
     run_distributed_npu.sh with 2 processes (hccl = gloo on the stand-in): both ranks train,
     read disjoint halves of the data, and end with identical parameters."""
-    result = CliRunner().invoke(
-        main,
-        [
-            "-q",
-            "-i",
-            str(PROJECTS / "imagenet_1p"),
-            "-o",
-            str(tmp_path),
-            "distributed",
-            "-m",
-            "main.py",
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    migrate_distributed(tmp_path)
     cwd = tmp_path / "imagenet_1p_msft"
     trace = tmp_path / "trace"
     trace.mkdir()
@@ -246,20 +249,7 @@ def test_distributed_launcher_two_ranks(tmp_path: Path) -> None:
 
 
 def test_distributed_launcher_stops_all_ranks_when_one_fails(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        main,
-        [
-            "-q",
-            "-i",
-            str(PROJECTS / "imagenet_1p"),
-            "-o",
-            str(tmp_path),
-            "distributed",
-            "-m",
-            "main.py",
-        ],
-    )
-    assert result.exit_code == 0
+    migrate_distributed(tmp_path)
     cwd = tmp_path / "imagenet_1p_msft"
     env = {
         **python_env(),
