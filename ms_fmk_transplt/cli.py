@@ -14,7 +14,13 @@ import click
 from rich.console import Console
 
 from ms_fmk_transplt import __version__
-from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
+from ms_fmk_transplt.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FILE_FAILURES,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UserError,
+)
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, run
 from ms_fmk_transplt.report import summary
@@ -27,7 +33,8 @@ Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATH
 (see ms_fmk_transplt --check -h).
 \b
 Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
-listed in the log); 2 bad command line, input or output (nothing written).
+listed in the log); 2 bad command line, input or output (nothing written); 130 interrupted
+(Ctrl-C or SIGTERM: the partial output is removed).
 """
 
 
@@ -90,6 +97,15 @@ def _fail(message: str) -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse or store cached results.")
 @click.option(
+    "--max-file-size",
+    "max_file_mib",
+    type=click.FloatRange(min=0.001),
+    default=5.0,
+    show_default=True,
+    metavar="MIB",
+    help="Larger files are copied unchanged (and reported).",
+)
+@click.option(
     "--zoo",
     is_flag=True,
     help="INPUT is a model zoo: migrate each sub-folder into OUTPUT/<model>_msft, plus "
@@ -121,6 +137,7 @@ def main(
     jobs: int,
     no_cache: bool,
     zoo: bool,
+    max_file_mib: float,
     cache_dir: str | None,
     quiet: bool,
     verbose: bool,
@@ -141,6 +158,7 @@ def main(
         specify_device=specify_device,
         similar=similar,
         jobs=jobs,
+        max_file_mib=max_file_mib,
         use_cache=not no_cache,
         cache_dir=cache_dir,
     )
@@ -226,6 +244,12 @@ def _execute(
     except UserError as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt:
+        click.echo(
+            "ms_fmk_transplt: interrupted: nothing was written (the partial output was removed)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
     code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
     if as_json:
         click.echo(json.dumps(summary.as_json(result, code), indent=2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files (copied unchanged)
 EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
+EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: the partial output was removed
 
 
 class UserError(Exception):

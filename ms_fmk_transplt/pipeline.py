@@ -10,6 +10,8 @@ import dataclasses
 import multiprocessing
 import os
 import shutil
+import signal
+import threading
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,6 +43,7 @@ class RunOptions:
     rule_file: str | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
+    max_file_mib: float = 5.0  # --max-file-size
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True
@@ -96,7 +99,10 @@ def engine_options(options: RunOptions) -> EngineOptions:
     """Validates what the user asked for (-r file) before anything is written."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
     return EngineOptions(
-        user_rules=rules, specify_device=options.specify_device, similar=options.similar
+        user_rules=rules,
+        specify_device=options.specify_device,
+        similar=options.similar,
+        max_file_bytes=int(options.max_file_mib * 2**20),
     )
 
 
@@ -180,15 +186,29 @@ def run(options: RunOptions, progress=None) -> RunResult:
     staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
+    previous = _terminate_as_interrupt()
     try:
         staging.mkdir()
         _migrate_tree(project, staging, result, progress)
         _write_reports(staging, result)
         _move_into_place(staging, final_dir, result)
     finally:
-        if staging.exists():
+        if staging.exists():  # interrupted or failed: never leave a half-written tree
             shutil.rmtree(staging, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return result
+
+
+def _terminate_as_interrupt():
+    """SIGTERM is handled like Ctrl-C, so the staging folder is always removed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def _cuda_source_notice(src: Path, rel: str) -> Notice:

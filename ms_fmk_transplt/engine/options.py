@@ -14,6 +14,7 @@ class EngineOptions:
     similar: bool = False  # -sim/--similar
     distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
+    max_file_bytes: int = 5 * 2**20  # larger files are copied unchanged (--max-file-size)
 
 
 DEFAULT_OPTIONS = EngineOptions()
