@@ -124,6 +124,8 @@ def migrate_file(
         else:
             result = migrate_source(data, rel, tables, options)
     except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt from exc
         tb = traceback.format_exc(limit=6)
         failed = tables.unsupported.failed_file
         notice = Notice(
@@ -197,17 +199,26 @@ def run(options: RunOptions, progress=None) -> RunResult:
             shutil.rmtree(staging, ignore_errors=True)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     return result
 
 
+INTERRUPTED = threading.Event()
+
+
 def _terminate_as_interrupt():
-    """SIGTERM is handled like Ctrl-C, so the staging folder is always removed."""
+    """Ctrl-C and SIGTERM stop the run, so the staging folder is always removed. The flag makes
+    it stick even when the signal lands inside native parser code that turns it into an ordinary
+    exception (which per-file isolation would otherwise record as a failed file)."""
+    INTERRUPTED.clear()
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def handler(signum, frame):
+        INTERRUPTED.set()
         raise KeyboardInterrupt
 
+    signal.signal(signal.SIGINT, handler)
     return signal.signal(signal.SIGTERM, handler)
 
 
@@ -267,6 +278,8 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
         progress.start(len(entries))
     migrated = _migrated(python, result.options.jobs)
     for rel_path, src, is_py in entries:
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt
         dst = staging / rel_path
         rel = rel_path.as_posix()
         if write:

@@ -127,6 +127,9 @@ def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig) -> None:
     time.sleep(1.0)  # well into the run
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == 130, (
+        stderr,
+        sorted(p.name for p in out.iterdir()) if out.exists() else None,
+    )
     assert "interrupted: nothing was written" in stderr
     assert not (out / "zoo_msft").exists() and not list(out.glob(".zoo_msft*"))
