@@ -26,7 +26,11 @@ class Project:
         if self.single_file is not None:
             yield self.single_file.relative_to(self.root)
             return
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+
+        def unreadable(error: OSError) -> None:
+            raise UserError(error.filename, f"cannot read this folder ({error.strerror})")
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
             dirnames.sort()
             base = Path(dirpath)
             for name in sorted(filenames):

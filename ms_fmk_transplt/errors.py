@@ -15,3 +15,6 @@ class UserError(Exception):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+    def __reduce__(self):  # travels back from pool workers
+        return (UserError, (self.path, self.problem))

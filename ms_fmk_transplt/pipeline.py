@@ -109,7 +109,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
 def migrate_file(
     source_path: Path, rel: str, options: EngineOptions | None = None, cache: Cache | None = None
 ) -> tuple[bytes, FileRecord]:
-    data = source_path.read_bytes()
+    data = _read(source_path)
     now = datetime.now()
     key = cache.key(rel, data) if cache is not None else None
     if key is not None:
@@ -154,11 +154,23 @@ def _work(task: tuple[str, str, EngineOptions, Cache | None]) -> tuple[bytes, Fi
     return migrate_file(Path(path), rel, options, cache)
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
+
+
 def _copy_entry(src: Path, dst: Path) -> None:
     if src.is_symlink():
         os.symlink(os.readlink(src), dst)
-    else:
+        return
+    try:
         shutil.copy2(src, dst)
+    except OSError as exc:
+        culprit = exc.filename if exc.filename else src
+        problem = "cannot read this file" if str(culprit) == str(src) else "cannot write"
+        raise UserError(culprit, f"{problem} ({exc.strerror})") from exc
 
 
 def run(options: RunOptions, progress=None) -> RunResult:

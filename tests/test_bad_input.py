@@ -133,3 +133,43 @@ def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig) -> None:
     )
     assert "interrupted: nothing was written" in stderr
     assert not (out / "zoo_msft").exists() and not list(out.glob(".zoo_msft*"))
+
+
+def test_unreadable_file_is_one_line_and_nothing_written(tmp_path: Path, monkeypatch) -> None:
+    """Simulated: these tests run as root, where chmod cannot deny reading."""
+    src = tmp_path / "p"
+    src.mkdir()
+    (src / "a.py").write_bytes(CUDA)
+    (src / "secret.py").write_bytes(CUDA)
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    code, text = migrate(src, tmp_path / "o", "-j", "1")
+    assert code == 2
+    assert text.strip() == (
+        f"ms_fmk_transplt: error: {src / 'secret.py'}: cannot read this file (Permission denied)"
+    )
+    assert not (tmp_path / "o" / "p_msft").exists()
+
+
+def test_unreadable_folder_is_one_line_and_nothing_written(tmp_path: Path, monkeypatch) -> None:
+    src = tmp_path / "p"
+    (src / "locked").mkdir(parents=True)
+    (src / "a.py").write_bytes(CUDA)
+    real = os.scandir
+
+    def scandir(path=".", *args):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, text = migrate(src, tmp_path / "o")
+    assert code == 2
+    assert "locked: cannot read this folder (Permission denied)" in text
+    assert not (tmp_path / "o" / "p_msft").exists()
