@@ -12,7 +12,8 @@ import json
 import re
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.engine.parse import skipped
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
 from ms_fmk_transplt.tables import Tables
 
 _MASK = "pass  # msft: ipython line"
@@ -41,19 +42,10 @@ def migrate_notebook(
         nb = json.loads(raw)
         cells = nb["cells"]
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        entry = tables.unsupported.skipped_file
-        notice = Notice(
-            path,
-            1,
-            "parse.decode_error",
-            Severity.WARNING,
-            f"not a readable notebook ({exc}); copied unchanged",
-            api=entry.key,
-            category=entry.category,
-            action=entry.action,
-            tip=entry.tip,
+        rule = tables.section("parse")["decode_rule"]
+        return skipped(
+            path, data, 1, rule, f"not a readable notebook ({exc}); copied unchanged", tables
         )
-        return FileResult(path, FileStatus.SKIPPED, data, notices=[notice])
     options = dataclasses.replace(options or EngineOptions(), insert_torch_npu=False)
     events: list[ChangeEvent] = []
     notices: list[Notice] = []

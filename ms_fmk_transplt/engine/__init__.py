@@ -23,7 +23,7 @@ from ms_fmk_transplt.engine.guards import refusal
 from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.optout import ignored_lines, skips_file
-from ms_fmk_transplt.engine.parse import parse
+from ms_fmk_transplt.engine.parse import parse, skipped
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.profiler import Profiler
 from ms_fmk_transplt.engine.similar import Similar
@@ -32,14 +32,7 @@ from ms_fmk_transplt.engine.tensor_methods import TensorMethods
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
 from ms_fmk_transplt.engine.unsupported import Unsupported
 from ms_fmk_transplt.engine.user_rules import UserRulesConcern
-from ms_fmk_transplt.events import (
-    ChangeEvent,
-    FileResult,
-    FileStatus,
-    Notice,
-    Operation,
-    Severity,
-)
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Operation
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # Order matters only where two concerns touch the same node: claims (amp, similar, specify
@@ -87,19 +80,7 @@ def migrate_source(
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     refused = refusal(source, options.max_file_bytes)
     if refused is not None:
-        skipped = tables.unsupported.skipped_file
-        notice = Notice(
-            path,
-            1,
-            tables.section("parse")["syntax_rule"],
-            Severity.WARNING,
-            refused,
-            api=skipped.key,
-            category=skipped.category,
-            action=skipped.action,
-            tip=skipped.tip,
-        )
-        return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
+        return skipped(path, source, 1, tables.section("parse")["syntax_rule"], refused, tables)
     module = parse(source, path, tables)
     if isinstance(module, FileResult):
         return module

@@ -25,17 +25,24 @@ def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         line, rule = 1, rules["decode_rule"]
         message = f"cannot decode the file ({exc}); copied unchanged"
-    skipped = tables.unsupported.skipped_file
+    return skipped(path, source, line, rule, message, tables)
+
+
+def skipped(
+    path: str, source: bytes, line: int, rule: str, message: str, tables: Tables
+) -> FileResult:
+    """The result for a file that is copied unchanged: a skipped_file row of the report."""
+    entry = tables.unsupported.skipped_file
     notice = Notice(
         path,
         line,
         rule,
         Severity.WARNING,
         message,
-        api="(whole file)",
-        category=skipped.category,
-        action=skipped.action,
-        tip=skipped.tip,
+        api=entry.key,
+        category=entry.category,
+        action=entry.action,
+        tip=entry.tip,
     )
     return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
 
