@@ -14,6 +14,7 @@ import os
 import pickle
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ms_fmk_transplt import __version__
@@ -30,6 +31,7 @@ def default_dir() -> Path | None:
     return Path(base) / "ms_fmk_transplt"
 
 
+@lru_cache(maxsize=16)
 def fingerprint(extra: str = "") -> str:
     """Everything besides a file's content that decides its migration."""
     h = hashlib.sha256(f"{FORMAT}|{__version__}|{extra}".encode())

@@ -256,9 +256,3 @@ def _execute(
     else:
         summary.show(result, console)
     sys.exit(code)
-
-
-def entry() -> None:
-    from ms_fmk_transplt.launch import entry as launch
-
-    launch()

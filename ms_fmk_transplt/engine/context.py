@@ -49,6 +49,7 @@ class MigrationContext:
         self.helper_lines: list[tuple[str, str, str]] = []
         self._wrapper: MetadataWrapper | None = None
         self._import_bound: dict[str, str] | None = None
+        self._module_bound: frozenset[str] | None = None
         self._resolved: dict[Any, Any] = {}
 
     def bind(self, wrapper: MetadataWrapper) -> None:
@@ -130,6 +131,25 @@ class MigrationContext:
             self.module.visit(Collect())
             self._import_bound = bound
         return self._import_bound
+
+    @property
+    def module_bound(self) -> frozenset[str]:
+        """Names bound by module-level import statements (`import torch.nn` binds `torch`)."""
+        if self._module_bound is None:
+            bound: set[str] = set()
+            for stmt in self.module.body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Import):
+                        for a in small.names:
+                            name = a.asname.name if a.asname else a.name
+                            bound.add((get_full_name_for_node(name) or "").split(".")[0])
+                    elif isinstance(small, cst.ImportFrom) and not isinstance(
+                        small.names, cst.ImportStar
+                    ):
+                        for a in small.names:
+                            bound.add(get_full_name_for_node(a.asname.name if a.asname else a.name))
+            self._module_bound = frozenset(bound)
+        return self._module_bound
 
     def root_qname(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the leftmost name of an attribute chain / call receiver."""
@@ -241,6 +261,16 @@ class MigrationContext:
                 tip=entry.tip,
                 end_line=end,
             )
+        )
+
+    def no_npu_counterpart(self, node: cst.CSTNode, full: str, what: str = "left") -> None:
+        """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
+        self.unsupported(
+            node,
+            full,
+            self.tables.unsupported.cuda(full),
+            f"{full} has no counterpart in torch_npu's torch.npu; {what} unchanged",
+            rule=self.tables.section("cuda_namespace")["unsupported_rule"],
         )
 
     # -- string literals -------------------------------------------------------------------

@@ -17,8 +17,6 @@ CUDA = "torch.cuda"
 class DeviceApi(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        ns = self.tables.section("cuda_namespace")
-        self.unsupported_rule: str = ns["unsupported_rule"]
         # id(node that denotes torch.cuda) -> outermost attribute chain above it
         self.chain_of: dict[int, cst.Attribute] = {}
         # id(outermost chain node) -> (cuda name, npu name, rule) still to be recorded
@@ -65,7 +63,7 @@ class DeviceApi(Concern):
         if id(original) in self.chain_of and self.ctx.qname(original) == CUDA:
             outer, full = self._full_name(original)
             if self.tables.lookup_cuda(full) is None:
-                self._warn_unsupported(outer, full)
+                self.ctx.no_npu_counterpart(outer, full)
         return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
@@ -86,7 +84,7 @@ class DeviceApi(Concern):
         outer, full = self._full_name(original)
         mapped = self.tables.lookup_cuda(full)
         if mapped is None:
-            self._warn_unsupported(outer, full)
+            self.ctx.no_npu_counterpart(outer, full)
             return updated
         npu_name, rule = mapped
         new = updated.with_changes(attr=updated.attr.with_changes(value="npu"))
@@ -101,12 +99,3 @@ class DeviceApi(Concern):
         else:
             self.pending[id(outer)] = (full, npu_name, rule)
         return new
-
-    def _warn_unsupported(self, node: cst.CSTNode, full: str) -> None:
-        self.ctx.unsupported(
-            node,
-            full,
-            self.tables.unsupported.cuda(full),
-            f"{full} has no counterpart in torch_npu's torch.npu; left unchanged",
-            rule=self.unsupported_rule,
-        )

@@ -88,7 +88,6 @@ class DistributedMode(Concern):
         self.module_access: set[int] = set()
         self.dp_calls: set[int] = set()
         self.dp_statements: set[int] = set()
-        self.wrapped = False
         self.found_loader = False
         self.done = False
 
@@ -271,7 +270,6 @@ class DistributedMode(Concern):
             self.block_inserts.setdefault(container, []).append(entry)
         else:
             self.module_inserts.append(entry)
-        self.wrapped = True
         self._plan_module_access(scope, body, hits[-1], scopes)
 
     def _plan_module_access(self, scope, body, after: int, scopes) -> None:

@@ -91,20 +91,10 @@ class Imports(Concern):
         self.rule: str = section["import_rule"]
         self.npu_rule: str = section["torch_npu_rule"]
         self.statement: str = section["torch_npu_statement"]
-        self.unsupported_rule: str = self.tables.section("cuda_namespace")["unsupported_rule"]
 
     def _record(self, original: cst.CSTNode, updated: cst.CSTNode, message: str) -> None:
         self.ctx.record(
             original, self.rule, message, self.ctx.snippet(original), self.ctx.snippet(updated)
-        )
-
-    def _warn(self, node: cst.CSTNode, full: str) -> None:
-        self.ctx.unsupported(
-            node,
-            full,
-            self.tables.unsupported.cuda(full),
-            f"{full} has no counterpart in torch_npu's torch.npu; import left unchanged",
-            rule=self.unsupported_rule,
         )
 
     # -- import a.b.c [as x] ---------------------------------------------------------------
@@ -117,7 +107,7 @@ class Imports(Concern):
                 continue
             mapped = self.tables.lookup_cuda(full)
             if mapped is None:
-                self._warn(alias, full)
+                self.ctx.no_npu_counterpart(alias, full, "import left")
                 continue
             names[i] = names[i].with_changes(name=_dotted(mapped[0]))
             messages.append(f"import {full} -> import {mapped[0]}")
@@ -140,7 +130,7 @@ class Imports(Concern):
             return updated
         mapped_module = self.tables.lookup_cuda(module)
         if mapped_module is None:
-            self._warn(original, module)
+            self.ctx.no_npu_counterpart(original, module, "import left")
             return updated
         npu_module = mapped_module[0]
         if isinstance(updated.names, cst.ImportStar):
@@ -152,7 +142,7 @@ class Imports(Concern):
             full = f"{module}.{get_full_name_for_node(orig_alias.name)}"
             (supported if self.tables.lookup_cuda(full) else unsupported).append(alias)
             if not self.tables.lookup_cuda(full):
-                self._warn(orig_alias, full)
+                self.ctx.no_npu_counterpart(orig_alias, full, "import left")
         if not supported:
             return updated
         if not unsupported:

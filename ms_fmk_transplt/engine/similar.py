@@ -34,7 +34,6 @@ class Similar(Concern):
         self.calls: dict[int, Entry] = {}  # id(original call or statement call) -> entry
         self.aliases: dict[int, Entry] = {}  # id(original ImportAlias) -> entry
         self.pass_lines: set[int] = set()  # id(original ImportFrom) that became `pass`
-        self.bound: set[str] = set()
 
     # -- planning (before anything changes) --------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -55,7 +54,6 @@ class Similar(Concern):
 
         node.visit(Collect())
         self.statement_calls = statement_calls
-        self._collect_bound(node)
         scope = self.ctx.metadata(ScopeProvider, node)
         for stmt in imports:
             if stmt.relative or stmt.module is None or isinstance(stmt.names, cst.ImportStar):
@@ -75,14 +73,6 @@ class Similar(Concern):
             if entry is not None and self._convertible(call, entry, attribute=True) is None:
                 self.calls[id(call)] = entry
                 self._claim_chain(func)
-
-    def _collect_bound(self, module: cst.Module) -> None:
-        for stmt in module.body:
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Import):
-                    for a in small.names:
-                        name = a.asname.name if a.asname else a.name
-                        self.bound.add((get_full_name_for_node(name) or "").split(".")[0])
 
     def _plan_alias(self, scope, stmt, alias, bound: str, entry: Entry, calls) -> None:
         assignments = [a for a in scope.assignments[bound] if getattr(a, "node", None) is stmt]
@@ -127,7 +117,7 @@ class Similar(Concern):
             return None if id(call) in self.statement_calls else "its result is used"
         needs_root = attribute or kind == "flash_attn" or self._variant(call, entry) is not None
         root = entry["replacement"].split(".")[0]
-        if needs_root and root not in self.bound:
+        if needs_root and root not in self.ctx.module_bound:
             return f"`{root}` is not imported at module level"
         if kind == "class":
             bad = keywords & set(entry.get("unsupported_keywords", ()))

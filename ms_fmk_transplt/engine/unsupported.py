@@ -176,7 +176,6 @@ class Unsupported(Concern):
         if self.ctx.is_foreign(original.func):
             return updated
         qn = (self.ctx.qname(original.func) or "") if is_device else ""
-        is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
         for i, (orig_arg, new_arg) in enumerate(zip(original.args, updated.args)):
             kw = orig_arg.keyword.value if orig_arg.keyword else None
             positional_device = kw is None and i == 0 and (is_to or qn in self.device_calls)

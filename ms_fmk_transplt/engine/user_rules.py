@@ -46,7 +46,6 @@ class UserRulesConcern(Concern):
         assert isinstance(rules, UserRules)
         self.rules = rules
         self.skip_names: set[int] = set()  # binding names (def/class/params/targets), not uses
-        self.bound: set[str] = set()
 
     def _record(self, node, rule_id: str, kind: str, before, after) -> None:
         self.ctx.record(
@@ -59,26 +58,6 @@ class UserRulesConcern(Concern):
         )
 
     # -- names that are bindings, not references --------------------------------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        for stmt in node.body:
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Import):
-                    for a in small.names:
-                        self.bound.add(
-                            (
-                                get_full_name_for_node(a.asname.name)
-                                if a.asname
-                                else get_full_name_for_node(a.name)
-                            ).split(".")[0]
-                        )
-                elif isinstance(small, cst.ImportFrom) and not isinstance(
-                    small.names, cst.ImportStar
-                ):
-                    for a in small.names:
-                        self.bound.add(
-                            get_full_name_for_node(a.asname.name if a.asname else a.name)
-                        )
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.skip_names.add(id(node.name))
 
@@ -182,7 +161,7 @@ class UserRulesConcern(Concern):
             if qn == rule.old_name and get_full_name_for_node(original) is not None:
                 new = _dotted(rule.new_name)
                 root = rule.new_name.split(".")[0]
-                if root not in self.bound and "." in rule.new_name:
+                if root not in self.ctx.module_bound and "." in rule.new_name:
                     self.ctx.warn(
                         original,
                         rule.rule_id,
