@@ -17,8 +17,10 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import (
     EXIT_BAD_INPUT,
     EXIT_FILE_FAILURES,
+    EXIT_INTERNAL_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    InternalError,
     UserError,
 )
 from ms_fmk_transplt.events import FileStatus
@@ -33,14 +35,26 @@ Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATH
 (see ms_fmk_transplt --check -h).
 \b
 Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
-listed in the log); 2 bad command line, input or output (nothing written); 130 interrupted
-(Ctrl-C or SIGTERM: the partial output is removed).
+listed in the log); 2 bad command line, input or output (nothing written); 3 internal error
+(nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or
+SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far it got).
 """
 
 
 def _fail(message: str) -> None:
     click.echo(f"ms_fmk_transplt: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> None:
+    log = getattr(exc, "log", None)
+    where = f"; log: {log}" if log else ""
+    click.echo(
+        "ms_fmk_transplt: interrupted: nothing was written "
+        f"(the partial output was removed){where}",
+        err=True,
+    )
+    sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(context_settings=CONTEXT, invoke_without_command=True, epilog=EPILOG)
@@ -220,6 +234,8 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
     except UserError as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
     table = Table(title=f"model zoo: {result.root.name}")
     for name in HEADER[:-1]:
         table.add_column(name)
@@ -244,12 +260,15 @@ def _execute(
     except UserError as exc:
         _fail(str(exc))
         return
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
+    except InternalError as exc:
         click.echo(
-            "ms_fmk_transplt: interrupted: nothing was written (the partial output was removed)",
+            f"ms_fmk_transplt: internal error: {exc}; nothing was written "
+            f"(traceback in {exc.log}); please report it",
             err=True,
         )
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_INTERNAL_ERROR)
     code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
     if as_json:
         click.echo(json.dumps(summary.as_json(result, code), indent=2))

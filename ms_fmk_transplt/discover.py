@@ -59,8 +59,8 @@ def output_dir_for(project: Project, output: str, suffix: str = OUTPUT_SUFFIX) -
     if out.exists() and not out.is_dir():
         raise UserError(output, "output exists and is not a folder")
     resolved = out.resolve()
-    if project.single_file is None and (
-        resolved == project.root or project.root in resolved.parents
-    ):
+    if project.single_file is None and resolved == project.root:
+        raise UserError(output, "output must not be the input folder itself")
+    if project.single_file is None and project.root in resolved.parents:
         raise UserError(output, f"output must not be inside the input folder {project.root}")
     return resolved / f"{project.name}{suffix}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files (copied unchanged)
 EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
+EXIT_INTERNAL_ERROR = 3  # the run itself crashed (a bug): the partial output was removed
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: the partial output was removed
 
 
@@ -18,3 +19,20 @@ class UserError(Exception):
 
     def __reduce__(self):  # travels back from pool workers
         return (UserError, (self.path, self.problem))
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C / SIGTERM during a run; ``log`` says how far it got (None if it could not be
+    written)."""
+
+    def __init__(self, log: object = None) -> None:
+        super().__init__()
+        self.log = log
+
+
+class InternalError(Exception):
+    """The run stopped on a bug outside per-file isolation; the traceback is in ``log``."""
+
+    def __init__(self, message: str, log: object) -> None:
+        super().__init__(message)
+        self.log = log

@@ -29,18 +29,30 @@ SEVERITY = {"change": set(), "manual": {"manual"}, "caveat": {"manual", "caveat"
 CODE_SUFFIXES = (".py", ".ipynb")
 
 
-def collect(paths: tuple[str, ...]) -> list[Path]:
+def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
+    """The files to process, all checked before any is touched: readable, and (``write``)
+    in a folder where the atomic replacement can be made."""
     files: list[Path] = []
+
+    def unreadable(err: OSError) -> None:
+        raise UserError(err.filename, f"cannot read this folder ({err.strerror})")
+
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            for root, dirs, names in os.walk(path):
+            for root, dirs, names in os.walk(path, onerror=unreadable):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
                 files += [Path(root) / n for n in sorted(names) if n.endswith(CODE_SUFFIXES)]
         elif path.is_file():
             files.append(path)
         else:
             raise UserError(given, "no such file or folder")
+    for file in files:
+        if not os.access(file, os.R_OK):
+            raise UserError(file, "cannot read this file (Permission denied)")
+        folder = file.parent
+        if write and not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(folder, "folder is not writable (--inplace replaces files through it)")
     return files
 
 
@@ -63,7 +75,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 )
 @click.option("--diff", "mode", flag_value="diff", help="Print the diff, write nothing; exit 0.")
 @click.option("--inplace", "mode", flag_value="inplace", help="Migrate the files in place.")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option(
     "-r", "--rule", "rule_file", metavar="JSON", help="User rules (see -h of the main mode)."
 )
@@ -90,7 +102,7 @@ def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_
                 similar=similar,
             )
         )
-        files = collect(paths)
+        files = collect(paths, write=mode == "inplace")
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -143,7 +155,15 @@ def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_
                 Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end=""
             )
         if mode == "inplace" and changed:
-            _atomic_write(path, output)
+            try:
+                _atomic_write(path, output)
+            except OSError as exc:  # e.g. a full disk: this file is untouched, earlier ones done
+                click.echo(
+                    f"ms_fmk_transplt: error: {path}: cannot write ({exc.strerror}); "
+                    "this file and the ones after it were not changed",
+                    err=True,
+                )
+                sys.exit(EXIT_BAD_INPUT)
             if report_format == "text" and not quiet:
                 console.print(f"migrated {rel} ({len(record.events)} changes)")
     if mode == "check":

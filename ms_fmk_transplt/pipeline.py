@@ -7,6 +7,7 @@ Output is assembled in a hidden sibling folder and moved into place at the end, 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import multiprocessing
 import os
 import shutil
@@ -26,7 +27,7 @@ from ms_fmk_transplt.discover import (
     resolve_project,
 )
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.report.names import report_names
@@ -76,6 +77,7 @@ class RunResult:
     main_rel: str | None = None  # distributed mode: the -m file, relative to the project root
     main_result: tuple[bytes, FileRecord] | None = None
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
+    total_files: int = 0  # files discovered (the progress denominator)
 
     @property
     def events(self) -> list[ChangeEvent]:
@@ -161,6 +163,20 @@ def _read(path: Path) -> bytes:
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
 
 
+def _link_note(src: Path, rel: str, root: Path, final_dir: Path) -> str | None:
+    """Links are recreated verbatim, never followed (no loops, nothing outside the input is
+    read). One that leads outside the input is worth a warning: its target is not migrated."""
+    target = os.readlink(src)
+    resolved = Path(os.path.realpath(src.parent / target))
+    if resolved == root or root in resolved.parents:
+        return None
+    note = f"{rel}: symbolic link kept as is, not followed: -> {target} leads outside the input"
+    from_output = Path(os.path.realpath((final_dir / rel).parent / target))
+    if not os.path.isabs(target) and from_output != resolved:
+        note += f" (from the output it resolves to {from_output}, not {resolved})"
+    return note + "; what it points to is not migrated"
+
+
 def _copy_entry(src: Path, dst: Path) -> None:
     if src.is_symlink():
         os.symlink(os.readlink(src), dst)
@@ -168,9 +184,14 @@ def _copy_entry(src: Path, dst: Path) -> None:
     try:
         shutil.copy2(src, dst)
     except OSError as exc:
-        culprit = exc.filename if exc.filename else src
-        problem = "cannot read this file" if str(culprit) == str(src) else "cannot write"
-        raise UserError(culprit, f"{problem} ({exc.strerror})") from exc
+        if exc.errno in _WRITE_ERRNOS:  # the output side: run() reports "cannot write"
+            raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
+        if str(exc.filename or src) != str(src):
+            raise
+        raise UserError(src, f"cannot read this file ({exc.strerror})") from exc
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 
 def run(options: RunOptions, progress=None) -> RunResult:
@@ -197,6 +218,7 @@ def run(options: RunOptions, progress=None) -> RunResult:
     result = RunResult(options, project, final_dir, started, engine=engine)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
+    _remove_leftovers(final_dir, result)
     staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
@@ -206,6 +228,19 @@ def run(options: RunOptions, progress=None) -> RunResult:
         _migrate_tree(project, staging, result, progress)
         _write_reports(staging, result)
         _move_into_place(staging, final_dir, result)
+    except KeyboardInterrupt as exc:
+        log = _stopped(result, staging, f"interrupted by {_signal_name()}")
+        raise Interrupted(log) from exc
+    except UserError:
+        raise  # bad input found on the way: one line, nothing written
+    except OSError as exc:  # the output location failed us (disk full, permissions changed)
+        where = _public(exc.filename, staging, final_dir)
+        _stopped(result, staging, f"stopped, cannot write {where} ({exc.strerror})")
+        raise UserError(where, f"cannot write ({exc.strerror}); nothing was written") from exc
+    except Exception as exc:
+        what = f"{type(exc).__name__}: {exc}"
+        log = _stopped(result, staging, f"stopped by an internal error ({what})", exc)
+        raise InternalError(what, log) from exc
     finally:
         if staging.exists():  # interrupted or failed: never leave a half-written tree
             shutil.rmtree(staging, ignore_errors=True)
@@ -215,7 +250,70 @@ def run(options: RunOptions, progress=None) -> RunResult:
     return result
 
 
+def stopped_log(final_dir: Path) -> Path:
+    """Where a run that did not finish says why: beside the output it did not write."""
+    return final_dir.parent / f"{final_dir.name}.interrupted.log"
+
+
+def _stopped(
+    result: RunResult, staging: Path, reason: str, exc: BaseException | None = None
+) -> Path | None:
+    """Removes the partial output (first: it may be what filled the disk) and writes the log
+    of the run that did not finish."""
+    from ms_fmk_transplt.report import log
+
+    shutil.rmtree(staging, ignore_errors=True)
+    path = stopped_log(result.output_dir)
+    try:
+        log.write_stopped(path, result, reason, exc)
+    except OSError:
+        path.unlink(missing_ok=True)  # never a half-written log either
+        return None  # stderr still says what happened
+    return path
+
+
+def _remove_leftovers(final_dir: Path, result: RunResult) -> None:
+    """Staging folders of runs that were killed (SIGKILL, power loss) and the log of an
+    interrupted earlier run: a finished run must not sit beside stale traces of another."""
+    for leftover in final_dir.parent.glob(f".{final_dir.name}.*-*"):
+        kind, _, pid = leftover.name.rpartition("-")
+        if not kind.endswith((".partial", ".old")) or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(leftover, ignore_errors=True)
+        result.notes.append(
+            (Severity.WARNING, f"removed {leftover}, left behind by a run that was killed")
+        )
+    old_log = stopped_log(final_dir)
+    if old_log.is_file():
+        old_log.unlink()
+        result.notes.append(
+            (Severity.INFO, f"removed {old_log}, the log of an earlier run that was interrupted")
+        )
+
+
+def _public(filename: object, staging: Path, final_dir: Path) -> Path:
+    """A path inside the staging folder, named as the user will know it."""
+    if not filename:
+        return final_dir
+    path = Path(os.fsdecode(filename))
+    try:
+        return final_dir / path.relative_to(staging)
+    except ValueError:
+        return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
 INTERRUPTED = threading.Event()
+_SIGNAL: list[int] = []  # the signal that interrupted the run
 
 
 def _terminate_as_interrupt():
@@ -223,15 +321,24 @@ def _terminate_as_interrupt():
     it stick even when the signal lands inside native parser code that turns it into an ordinary
     exception (which per-file isolation would otherwise record as a failed file)."""
     INTERRUPTED.clear()
+    _SIGNAL.clear()
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def handler(signum, frame):
+        _SIGNAL[:] = [signum]
         INTERRUPTED.set()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, handler)
     return signal.signal(signal.SIGTERM, handler)
+
+
+def _signal_name() -> str:
+    if not _SIGNAL:
+        return "Ctrl-C"
+    name = signal.Signals(_SIGNAL[0]).name
+    return "Ctrl-C (SIGINT)" if name == "SIGINT" else name
 
 
 def _cuda_source_notice(src: Path, rel: str) -> Notice:
@@ -286,6 +393,7 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
         for rel_path, src, is_py in entries
         if is_py and rel_path.as_posix() != result.main_rel
     ]
+    result.total_files = len(entries)
     if progress is not None:
         progress.start(len(entries))
     migrated = _migrated(python, result.options.jobs)
@@ -304,6 +412,10 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
         else:
             if write:
                 _copy_entry(src, dst)
+            if src.is_symlink():
+                note = _link_note(src, rel, project.root, result.output_dir)
+                if note:
+                    result.notes.append((Severity.WARNING, note))
             record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
             if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
                 record.notices.append(_cuda_source_notice(src, rel))
@@ -324,8 +436,15 @@ def _migrated(tasks: list, jobs: int):
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(min(jobs, len(tasks))) as pool:
+    with context.Pool(min(jobs, len(tasks)), initializer=_quiet_worker) as pool:
         yield from pool.imap(_work, tasks, chunksize=4)
+
+
+def _quiet_worker() -> None:
+    """Workers leave Ctrl-C to the parent (which stops the pool) and die silently when the
+    pool is terminated, instead of each printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _distributed_main(project: Project, options: RunOptions) -> str | None:
@@ -341,9 +460,13 @@ def _distributed_main(project: Project, options: RunOptions) -> str | None:
             if project.single_file is not None and path != project.single_file:
                 break
             return rel.as_posix()
-    raise UserError(
-        options.distributed_main, f"distributed -m: not a .py file of the input {project.root}"
-    )
+    if not any(c.exists() for c in candidates):
+        problem = f"distributed -m: no such file (looked in {project.root} and here)"
+    elif not any(project.root in c.resolve().parents for c in candidates):
+        problem = f"distributed -m: the file is outside the input {project.root}"
+    else:
+        problem = f"distributed -m: not a .py file of the input {project.root}"
+    raise UserError(options.distributed_main, problem)
 
 
 def _migrate_main(

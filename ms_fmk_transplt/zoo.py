@@ -14,7 +14,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
-from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
 from ms_fmk_transplt.report.unsupported import buckets
@@ -80,6 +80,9 @@ def run_zoo(options: RunOptions, progress=None) -> ZooResult:
             rows.append(_row(model.name, result))
         except UserError as exc:
             rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", ""))
+        except InternalError as exc:  # a bug stopped this model's run; the others go on
+            status = f"not migrated: internal error (see {exc.log})"
+            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
     with csv_path.open("w", encoding="utf-8", newline="") as fh:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import difflib
+import os
+import shutil
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -101,3 +104,21 @@ def case_options(case: Path):
         similar=data.get("similar", False),
         distributed_target=data.get("distributed"),
     )
+
+
+def without_root_powers(t: Path) -> tuple[str, ...] | None:
+    """A command prefix under which permission bits apply, or None where that is impossible.
+    As root (CI), setpriv drops the capabilities that bypass permission checks
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) for the tool's process only."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = (setpriv, "--bounding-set=-dac_override,-dac_read_search", "--")
+    probe = t / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    denied = subprocess.run([*prefix, "cat", str(probe)], capture_output=True).returncode != 0
+    probe.unlink()
+    return prefix if denied else None

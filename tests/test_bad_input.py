@@ -4,6 +4,8 @@ half-written output, and answers bad input with one clear line."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import without_root_powers
 
 from ms_fmk_transplt.cli import main
 
@@ -31,32 +34,6 @@ def log_of(out: Path) -> str:
     return next(out.glob("*_msft")).joinpath("msFmkTranspltlog.txt").read_text()
 
 
-@pytest.mark.parametrize(
-    ("name", "content", "message"),
-    [
-        ("nul.py", b"import torch\x00\nx = torch.ones(1).cuda()\n", "null bytes"),
-        (
-            "deep.py",
-            b"import torch\nx = " + b"(" * 3000 + b"torch.ones(1).cuda()" + b")" * 3000 + b"\n",
-            "nested deeper than 200 levels",
-        ),
-        (
-            "latin1.py",
-            "# Entraînement\nimport torch\nx = torch.ones(1).cuda()\n".encode("latin-1"),
-            "cannot decode",
-        ),
-        ("py2.py", b"import torch\nprint 'x', torch.cuda.device_count()\n", "Missing parentheses"),
-    ],
-)
-def test_unparsable_inputs_are_copied_and_reported(tmp_path: Path, name, content, message) -> None:
-    (tmp_path / "p").mkdir()
-    (tmp_path / "p" / name).write_bytes(content)
-    code, _ = migrate(tmp_path / "p", tmp_path / "o")
-    assert code == 0
-    assert (tmp_path / "o/p_msft" / name).read_bytes() == content
-    assert message in log_of(tmp_path / "o")
-
-
 def test_size_limit(tmp_path: Path) -> None:
     (tmp_path / "p").mkdir()
     big = CUDA + b"y = 1\n" * 4000
@@ -66,24 +43,6 @@ def test_size_limit(tmp_path: Path) -> None:
     assert "larger than 0.01 MiB" in log_of(tmp_path / "o")
     code, _ = migrate(tmp_path / "p", tmp_path / "o2")
     assert b".npu()" in (tmp_path / "o2/p_msft/gen.py").read_bytes()
-
-
-@pytest.mark.parametrize("content", [b"", b"# only a comment about cuda\n", b"\n\n\n"])
-def test_empty_and_comment_only_files(tmp_path: Path, content: bytes) -> None:
-    (tmp_path / "p").mkdir()
-    (tmp_path / "p" / "a.py").write_bytes(content)
-    assert migrate(tmp_path / "p", tmp_path / "o")[0] == 0
-    assert (tmp_path / "o/p_msft/a.py").read_bytes() == content
-
-
-def test_spaces_and_non_ascii_paths(tmp_path: Path) -> None:
-    src = tmp_path / "mon projet é"
-    (src / "sous dossier").mkdir(parents=True)
-    (src / "sous dossier" / "entraîner modèle.py").write_bytes(CUDA)
-    code, text = migrate(src, tmp_path / "sortie ü")
-    assert code == 0, text
-    out = tmp_path / "sortie ü" / "mon projet é_msft" / "sous dossier" / "entraîner modèle.py"
-    assert b".npu()" in out.read_bytes()
 
 
 def test_symlinks_are_kept_as_links_never_followed(tmp_path: Path) -> None:
@@ -100,76 +59,232 @@ def test_symlinks_are_kept_as_links_never_followed(tmp_path: Path) -> None:
     assert os.readlink(out / "alias.py") == "a.py" and b".npu()" in (out / "a.py").read_bytes()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig) -> None:
+@pytest.mark.parametrize(
+    ("sig", "jobs"),
+    # Ctrl-C in a terminal signals the whole process group, workers included; a service
+    # manager's SIGTERM goes to the tool's own process
+    [(signal.SIGINT, "2"), (signal.SIGTERM, "1"), (signal.SIGTERM, "2")],
+)
+def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig, jobs: str) -> None:
     zoo = generate(tmp_path / "zoo", 800)
     out = tmp_path / "out"
+    args = ["-q", "-i", str(zoo), "-o", str(out), "-j", jobs, "--no-cache"]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ms_fmk_transplt",
-            "-q",
-            "-i",
-            str(zoo),
-            "-o",
-            str(out),
-            "-j",
-            "1",
-            "--no-cache",
-        ],
+        [sys.executable, "-m", "ms_fmk_transplt", *args],
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     deadline = time.time() + 60
     while time.time() < deadline and not any(out.glob(".zoo_msft.partial-*")):
         time.sleep(0.05)
     time.sleep(1.0)  # well into the run
-    proc.send_signal(sig)
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (
         stderr,
         sorted(p.name for p in out.iterdir()) if out.exists() else None,
     )
-    assert "interrupted: nothing was written" in stderr
+    log = out / "zoo_msft.interrupted.log"
+    assert f"interrupted: nothing was written (the partial output was removed); log: {log}" in (
+        stderr
+    )
     assert not (out / "zoo_msft").exists() and not list(out.glob(".zoo_msft*"))
+    # the log says the run was interrupted, by what, and how far it got
+    last = log.read_text(encoding="utf-8").splitlines()[-1]
+    name = "Ctrl-C (SIGINT)" if sig == signal.SIGINT else "SIGTERM"
+    match = re.search(
+        rf"ERROR   run interrupted by {re.escape(name)} after (\d+) of 800 files", last
+    )
+    assert match and 0 < int(match[1]) < 800, last
+    assert "nothing was kept" in last and "the input was not modified" in last
+    assert stderr.count("\n") == 1, stderr  # one line: no worker tracebacks
 
 
-def test_unreadable_file_is_one_line_and_nothing_written(tmp_path: Path, monkeypatch) -> None:
-    """Simulated: these tests run as root, where chmod cannot deny reading."""
+def tool(*args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "ms_fmk_transplt", "-q", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_killed_run_leaves_only_a_hidden_partial_folder_cleaned_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL cannot be caught: the staging folder stays, hidden and named partial, never a
+    <name>_msft that looks complete; the next run removes it."""
+    zoo = generate(tmp_path / "zoo", 300)
+    out = tmp_path / "out"
+    args = ["-i", str(zoo), "-o", str(out), "-j", "1", "--no-cache"]
+    proc = subprocess.Popen([sys.executable, "-m", "ms_fmk_transplt", "-q", *args])
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(out.glob(".zoo_msft.partial-*")):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    leftovers = sorted(p.name for p in out.iterdir())
+    assert leftovers == [f".zoo_msft.partial-{proc.pid}"]
+    again = tool(*args, "-j", "2")
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["zoo_msft"]
+    log = (out / "zoo_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
+    assert f"removed {out / leftovers[0]}, left behind by a run that was killed" in log
+
+
+def test_internal_error_stops_the_run_with_exit_3_and_a_log(tmp_path: Path, monkeypatch) -> None:
+    """A bug outside per-file isolation (here: in a report writer) loses nothing either."""
+    from ms_fmk_transplt.report import unsupported
+
+    def broken(*_args) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(unsupported, "write_xlsx", broken)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.py").write_bytes(CUDA)
+    code, text = migrate(tmp_path / "p", tmp_path / "o")
+    log = tmp_path / "o" / "p_msft.interrupted.log"
+    assert code == 3
+    assert text.strip() == (
+        "ms_fmk_transplt: internal error: RuntimeError: simulated bug; nothing was written "
+        f"(traceback in {log}); please report it"
+    )
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["p_msft.interrupted.log"]
+    content = log.read_text(encoding="utf-8")
+    assert "analysed a.py: 2 change(s)" in content and "in broken" in content
+    assert "run stopped by an internal error (RuntimeError: simulated bug) after 1 of 1" in content
+    # the next good run removes the stale log and says so
+    monkeypatch.undo()
+    code, _ = migrate(tmp_path / "p", tmp_path / "o")
+    assert code == 0 and not log.exists()
+    assert f"removed {log}, the log of an earlier run that was interrupted" in log_of(
+        tmp_path / "o"
+    )
+
+
+# --- real permissions and a real full disk --------------------------------------------------
+
+
+@pytest.fixture
+def locked(tmp_path: Path):
+    """chmod for the test; everything made accessible again afterwards for cleanup."""
+    changed: list[Path] = []
+
+    def lock(path: Path, mode: int) -> None:
+        changed.append(path)
+        path.chmod(mode)
+
+    yield lock
+    for path in reversed(changed):
+        path.chmod(0o755)
+
+
+def project_with(tmp_path: Path, n: int = 1) -> Path:
     src = tmp_path / "p"
     src.mkdir()
-    (src / "a.py").write_bytes(CUDA)
-    (src / "secret.py").write_bytes(CUDA)
-    real = Path.read_bytes
+    for i in range(n):
+        (src / f"m{i:02}.py").write_bytes(CUDA)
+    return src
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "secret.py":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    code, text = migrate(src, tmp_path / "o", "-j", "1")
-    assert code == 2
-    assert text.strip() == (
-        f"ms_fmk_transplt: error: {src / 'secret.py'}: cannot read this file (Permission denied)"
+@pytest.mark.parametrize("files", [1, 40])  # 40: through the worker pool
+def test_unreadable_file(tmp_path: Path, locked, files: int) -> None:
+    prefix = needs_permission_bits(tmp_path)
+    src = project_with(tmp_path, files)
+    secret = src / "secret.py"
+    secret.write_bytes(CUDA)
+    locked(secret, 0)
+    before = sorted(p.name for p in src.iterdir())
+    done = tool("-i", str(src), "-o", str(tmp_path / "o"), "-j", "2", prefix=prefix)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"ms_fmk_transplt: error: {secret}: cannot read this file (Permission denied)\n"
     )
-    assert not (tmp_path / "o" / "p_msft").exists()
+    assert list((tmp_path / "o").iterdir()) == []  # not even a staging folder
+    assert sorted(p.name for p in src.iterdir()) == before
 
 
-def test_unreadable_folder_is_one_line_and_nothing_written(tmp_path: Path, monkeypatch) -> None:
-    src = tmp_path / "p"
-    (src / "locked").mkdir(parents=True)
-    (src / "a.py").write_bytes(CUDA)
-    real = os.scandir
+def test_unreadable_input_file_given_directly(tmp_path: Path, locked) -> None:
+    prefix = needs_permission_bits(tmp_path)
+    src = project_with(tmp_path)
+    locked(src / "m00.py", 0)
+    done = tool("-i", str(src / "m00.py"), "-o", str(tmp_path / "o"), prefix=prefix)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"ms_fmk_transplt: error: {src / 'm00.py'}: cannot read this file (Permission denied)\n"
+    )
 
-    def scandir(path=".", *args):
-        if str(path).endswith("locked"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path, *args)
 
-    monkeypatch.setattr(os, "scandir", scandir)
-    code, text = migrate(src, tmp_path / "o")
-    assert code == 2
-    assert "locked: cannot read this folder (Permission denied)" in text
-    assert not (tmp_path / "o" / "p_msft").exists()
+def test_full_disk(tmp_path: Path) -> None:
+    """The output goes to a 64 KiB tmpfs (a private mount namespace, root only)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare to mount a small tmpfs")
+    src = project_with(tmp_path)
+    (src / "weights.bin").write_bytes(os.urandom(200_000))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = (
+        'mount -t tmpfs -o size=64k tmpfs "$1" || exit 99; shift; "$@"; echo "rc=$?"; '
+        'ls -A /dev/null "$0"; cat "$0"/p_msft.interrupted.log'
+    )
+    cmd = [sys.executable, "-m", "ms_fmk_transplt", "-q", "-i", str(src), "-o", str(disk)]
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, str(disk), str(disk), *cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if "rc=" not in done.stdout:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    assert "rc=2" in done.stdout
+    assert done.stderr == (
+        f"ms_fmk_transplt: error: {disk / 'p_msft' / 'weights.bin'}: "
+        "cannot write (No space left on device); "
+        "nothing was written\n"
+    )
+    listing = done.stdout.split("rc=2", 1)[1]
+    assert "p_msft.interrupted.log" in listing and ".p_msft" not in listing
+    assert "run stopped, cannot write" in listing and "No space left on device" in listing
+
+
+def needs_permission_bits(tmp_path: Path) -> tuple[str, ...]:
+    prefix = without_root_powers(tmp_path)
+    if prefix is None:
+        pytest.skip("cannot make permission bits apply here (root without setpriv)")
+    return prefix
+
+
+def test_check_diff_inplace_refuse_what_they_cannot_read_or_replace(tmp_path: Path, locked) -> None:
+    """The file modes check everything before touching anything: one line, exit 2."""
+    prefix = needs_permission_bits(tmp_path)
+    src = project_with(tmp_path, 2)
+    (src / "locked").mkdir()
+    (src / "ro").mkdir()
+    (src / "ro" / "c.py").write_bytes(CUDA)
+    locked(src / "m01.py", 0)
+    locked(src / "locked", 0)
+    locked(src / "ro", 0o555)
+    cases = [
+        (["--check", str(src / "m01.py")], f"{src / 'm01.py'}: cannot read this file"),
+        (["--diff", str(src)], f"{src / 'locked'}: cannot read this folder (Permission denied)"),
+        (
+            ["--inplace", str(src / "m00.py"), str(src / "ro" / "c.py")],
+            f"{src / 'ro'}: folder is not writable (--inplace replaces files through it)",
+        ),
+    ]
+    for args, message in cases:
+        done = subprocess.run(
+            [*prefix, sys.executable, "-m", "ms_fmk_transplt", *args],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"ms_fmk_transplt: error: {message}"), done.stderr
+        assert done.stderr.count("\n") == 1
+    assert (src / "m00.py").read_bytes() == CUDA  # checked first: not rewritten either

@@ -120,7 +120,7 @@ def test_existing_output_is_refused_then_overwritten(project: Path, tmp_path: Pa
         ("missing", "out", "input does not exist"),
         ("gpu_project/README.md", "out", "input must be a folder or a .py file"),
         ("gpu_project", "gpu_project/out", "output must not be inside the input folder"),
-        ("gpu_project", "gpu_project", "output must not be inside the input folder"),
+        ("gpu_project", "gpu_project", "output must not be the input folder itself"),
         ("gpu_project", "gpu_project/README.md", "output exists and is not a folder"),
     ],
 )

@@ -82,9 +82,9 @@ def test_change_list_records_every_insertion(migrated: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-m", "missing.py"], "missing.py: distributed -m: not a .py file of the input"),
+        (["-m", "missing.py"], "missing.py: distributed -m: no such file (looked in"),
         (["-m", "README.md"], "README.md: distributed -m: not a .py file of the input"),
-        (["-m", "../imagenet/main.py"], "distributed -m: not a .py file of the input"),
+        (["-m", "../imagenet/main.py"], "distributed -m: the file is outside the input"),
     ],
 )
 def test_bad_main(tmp_path: Path, args: list[str], message: str) -> None:

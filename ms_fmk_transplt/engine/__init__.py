@@ -80,7 +80,7 @@ def migrate_source(
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     refused = refusal(source, options.max_file_bytes)
     if refused is not None:
-        return skipped(path, source, 1, tables.section("parse")["syntax_rule"], refused, tables)
+        return skipped(path, source, 1, tables.section("parse")["limit_rule"], refused, tables)
     module = parse(source, path, tables)
     if isinstance(module, FileResult):
         return module

@@ -7,6 +7,8 @@ the reason, in CPython's words when CPython agrees the file is invalid (e.g. Pyt
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
 import libcst as cst
 
@@ -23,9 +25,32 @@ def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
         line, reason = _syntax_error(source, exc)
         rule, message = rules["syntax_rule"], f"cannot parse: {reason}; copied unchanged"
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        line, rule = 1, rules["decode_rule"]
-        message = f"cannot decode the file ({exc}); copied unchanged"
+        line, reason = _decode_error(source, exc)
+        rule, message = rules["decode_rule"], f"cannot decode: {reason}; copied unchanged"
     return skipped(path, source, line, rule, message, tables)
+
+
+def _decode_error(source: bytes, exc: Exception) -> tuple[int, str]:
+    """Where and why a file cannot be decoded, in terms the user can act on."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as cookie_exc:  # a bad coding cookie, a BOM contradicting it, or simply
+        if "invalid or missing encoding" not in str(cookie_exc.msg):  # undecodable first lines
+            return cookie_exc.lineno or 1, str(cookie_exc.msg)
+        encoding = "utf-8"
+    except LookupError as cookie_exc:
+        return 1, str(cookie_exc)
+    try:
+        source.decode(encoding)
+    except UnicodeDecodeError as bad:
+        line = source.count(b"\n", 0, bad.start) + 1
+        byte = source[bad.start : bad.start + 1].hex()
+        if encoding == "utf-8":
+            fix = "no coding cookie: add e.g. '# -*- coding: latin-1 -*-' as the first line"
+        else:
+            fix = f"{encoding} from the coding cookie: correct the cookie"
+        return line, f"line {line}: byte 0x{byte} is not valid {encoding} ({fix}, or save as UTF-8)"
+    return 1, str(exc)
 
 
 def skipped(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -43,8 +44,12 @@ def rule_counts(result: RunResult) -> list[tuple[str, int]]:
 
 
 def lines(result: RunResult) -> list[str]:
-    opts = result.options
     end = result.finished or datetime.now()
+    return _head(result) + _file_lines(result) + _tail(result, end)
+
+
+def _head(result: RunResult) -> list[str]:
+    opts = result.options
     out = [
         _line(result.started, "INFO", f"ms_fmk_transplt {__version__} started"),
         _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
@@ -60,6 +65,11 @@ def lines(result: RunResult) -> list[str]:
         )
     for severity, message in result.notes:
         out.append(_line(result.started, severity, message))
+    return out
+
+
+def _file_lines(result: RunResult) -> list[str]:
+    out: list[str] = []
     for record in result.files:
         if not record.python:
             continue
@@ -80,6 +90,11 @@ def lines(result: RunResult) -> list[str]:
                     f"{notice.file}:{notice.line}: [{notice.rule}] {notice.message}",
                 )
             )
+    return out
+
+
+def _tail(result: RunResult, end: datetime) -> list[str]:
+    out: list[str] = []
     counts = summary_counts(result)
     out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
     for rule, n in rule_counts(result):
@@ -118,3 +133,26 @@ def lines(result: RunResult) -> list[str]:
 
 def write(path: Path, result: RunResult) -> None:
     path.write_text("\n".join(lines(result)) + "\n", encoding="utf-8")
+
+
+def write_stopped(
+    path: Path, result: RunResult, reason: str, exc: BaseException | None = None
+) -> None:
+    """The log of a run that did not finish: what was done before it stopped, and why nothing
+    was kept. Written beside the output folder it did not create."""
+    end = datetime.now()
+    out = _head(result) + _file_lines(result)
+    if exc is not None:
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=8))
+        out.append(_line(end, "ERROR", trace.rstrip()))
+    out.append(
+        _line(
+            end,
+            "ERROR",
+            f"run {reason} after {len(result.files)} of {result.total_files} files "
+            f"({(end - result.started).total_seconds():.2f}s): nothing was kept (the partial "
+            f"output was removed; {result.output_dir} is as it was before the run) and the "
+            "input was not modified. Run the same command again to migrate.",
+        )
+    )
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
