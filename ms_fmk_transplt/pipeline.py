@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import glob
 import multiprocessing
 import os
 import shutil
@@ -275,9 +276,10 @@ def _stopped(
 def _remove_leftovers(final_dir: Path, result: RunResult) -> None:
     """Staging folders of runs that were killed (SIGKILL, power loss) and the log of an
     interrupted earlier run: a finished run must not sit beside stale traces of another."""
-    for leftover in final_dir.parent.glob(f".{final_dir.name}.*-*"):
+    kinds = (f".{final_dir.name}.partial", f".{final_dir.name}.old")
+    for leftover in final_dir.parent.glob(f".{glob.escape(final_dir.name)}.*-*"):
         kind, _, pid = leftover.name.rpartition("-")
-        if not kind.endswith((".partial", ".old")) or not pid.isdigit() or _alive(int(pid)):
+        if kind not in kinds or not pid.isdigit() or _alive(int(pid)):
             continue
         shutil.rmtree(leftover, ignore_errors=True)
         result.notes.append(
