@@ -14,8 +14,10 @@ from ms_fmk_transplt.events import ChangeEvent, Operation
 
 
 def _lines(data: bytes) -> list[str]:
-    # latin-1 maps every byte to one character: works for any encoding, keeps CRLF visible.
-    return data.decode("latin-1").splitlines(keepends=True)
+    # Split the bytes (on \n, \r\n, \r only, as Python does), then latin-1 maps every byte to
+    # one character: works for any encoding, keeps CRLF visible. str.splitlines would also split
+    # on \x85 and \x0c, which occur inside UTF-8 characters (✅ is E2 9C 85).
+    return [line.decode("latin-1") for line in data.splitlines(keepends=True)]
 
 
 def changed_output_lines(before: bytes, after: bytes) -> set[int]:

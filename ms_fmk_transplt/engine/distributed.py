@@ -1,12 +1,17 @@
 """Collective backend: ``"nccl"`` -> ``"hccl"`` wherever the whole literal is the backend name
-(backend arguments, argparse defaults, comparisons), and ``Backend.NCCL`` -> ``Backend.HCCL``
-(rules distributed.nccl_backend, distributed.backend_enum)."""
+(backend arguments, argparse defaults, comparisons), per-device backend strings
+``"cpu:gloo,cuda:nccl"`` -> ``"cpu:gloo,npu:hccl"``, and ``Backend.NCCL`` -> ``Backend.HCCL``
+(rules distributed.nccl_backend, distributed.compound_backend, distributed.backend_enum)."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+
+COMPOUND = re.compile(r"^\s*\w+:\w+\s*(,\s*\w+:\w+\s*)*$")  # "cpu:gloo,cuda:nccl"
 
 
 class Distributed(Concern):
@@ -18,6 +23,16 @@ class Distributed(Concern):
         self.enum_rule: str = section["enum_rule"]
         self.enums: dict[str, str] = section["enum_attributes"]
         self.enum_leaves = frozenset(e.rsplit(".", 1)[-1] for e in self.enums)
+        self.compound_rule: str = section["compound_rule"]
+        self.pairs: dict[str, str] = section["compound_pairs"]
+
+    def _compound(self, body: str) -> str | None:
+        """The migrated per-device backend string, or None when body is not one to change."""
+        if not COMPOUND.match(body):
+            return None
+        parts = [p.strip() for p in body.split(",")]
+        new = [self.pairs.get(p, p) for p in parts]
+        return ",".join(new) if new != parts else None
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
@@ -25,6 +40,8 @@ class Distributed(Concern):
         if id(original) in self.ctx.docstrings:
             return updated
         body = self.ctx.literal_body(updated)
+        if body is not None and body not in self.backends and ":" in body:
+            return self._leave_compound(original, updated, body)
         if body not in self.backends:
             return updated
         new = self.ctx.with_literal_body(updated, self.backends[body])
@@ -34,6 +51,18 @@ class Distributed(Concern):
             f"backend '{body}' -> '{self.backends[body]}'",
             updated.value,
             new.value,
+        )
+        return new
+
+    def _leave_compound(
+        self, original: cst.SimpleString, updated: cst.SimpleString, body: str
+    ) -> cst.SimpleString:
+        value = self._compound(body)
+        if value is None:
+            return updated
+        new = self.ctx.with_literal_body(updated, value)
+        self.ctx.record(
+            original, self.compound_rule, f"backend '{body}' -> '{value}'", updated.value, new.value
         )
         return new
 
