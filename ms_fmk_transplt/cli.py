@@ -46,14 +46,16 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _interrupted(exc: KeyboardInterrupt) -> None:
+def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     log = getattr(exc, "log", None)
     where = f"; log: {log}" if log else ""
-    click.echo(
-        "ms_fmk_transplt: interrupted: nothing was written "
-        f"(the partial output was removed){where}",
-        err=True,
+    what = (
+        "the model in progress was not written (models finished before are complete; "
+        "no zoo summary was written)"
+        if zoo
+        else "nothing was written (the partial output was removed)"
     )
+    click.echo(f"ms_fmk_transplt: interrupted: {what}{where}", err=True)
     sys.exit(EXIT_INTERRUPTED)
 
 
@@ -235,7 +237,7 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
         _fail(str(exc))
         return
     except KeyboardInterrupt as exc:
-        _interrupted(exc)
+        _interrupted(exc, zoo=True)
     table = Table(title=f"model zoo: {result.root.name}")
     for name in HEADER[:-1]:
         table.add_column(name)

@@ -288,3 +288,32 @@ def test_check_diff_inplace_refuse_what_they_cannot_read_or_replace(tmp_path: Pa
         assert done.stderr.startswith(f"ms_fmk_transplt: error: {message}"), done.stderr
         assert done.stderr.count("\n") == 1
     assert (src / "m00.py").read_bytes() == CUDA  # checked first: not rewritten either
+
+
+def test_interrupted_zoo_keeps_finished_models(tmp_path: Path) -> None:
+    for model in ("a", "b"):
+        generate(tmp_path / "zoo" / model, 200)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ms_fmk_transplt", "-q", "-i", str(tmp_path / "zoo"), "-o"]
+        + [str(out), "--zoo", "-j", "1", "--no-cache"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(out.glob(".b_msft.partial-*")):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stderr == (
+        "ms_fmk_transplt: interrupted: the model in progress was not written (models finished "
+        f"before are complete; no zoo summary was written); log: {out / 'b_msft.interrupted.log'}\n"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["a_msft", "b_msft.interrupted.log"]
+    assert "migration completed successfully" in log_of_dir(out / "a_msft")
+
+
+def log_of_dir(folder: Path) -> str:
+    return (folder / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
