@@ -1,9 +1,11 @@
-"""Property-based tests: mutations of our fixtures (hypothesis). For every input that parses,
+"""Property-based tests (hypothesis): mutations of our fixtures, and programs generated from
+LibCST's node grammar (hypothesmith) with CUDA code spliced in. For every input that parses,
 the output parses, the migration is idempotent, and every line the engine did not mean to change
 is byte-identical (the recorded events cover exactly the diff)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import libcst as cst
@@ -68,3 +70,21 @@ def test_migration_properties(source: str) -> None:
     again = migrate_source(result.output, "m.py")
     assert again.output == result.output  # idempotent
     assert_events_match_diff(data, result.output, result.events, "mutation")
+
+
+hypothesmith = pytest.importorskip("hypothesmith")
+from spliced_programs import spliced  # noqa: E402
+
+# MSFT_FUZZ_EXAMPLES=5000 for a long local hunt; CI runs a short one
+GENERATED = int(os.environ.get("MSFT_FUZZ_EXAMPLES", "60"))
+
+
+@settings(
+    max_examples=GENERATED,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(spliced(hypothesmith.from_node()))
+def test_generated_programs(source: str) -> None:
+    """Programs generated from LibCST's node grammar with CUDA code spliced in."""
+    test_migration_properties.hypothesis.inner_test(source)
