@@ -103,9 +103,10 @@ def leftovers(data: bytes) -> list[tuple[int, str]]:
 
 
 # -- byte identity: the line diff against the change_list rows ---------------------------------
-# Lines are split like Python does (\n, \r\n, \r). tests/helpers.py splits latin-1 text with
-# str.splitlines, which also breaks at \x0c, \x1c-\x1e and \x85 (a byte of many UTF-8 characters,
-# e.g. "Å", "…"), so its line numbers drift from the engine's on such files.
+# Lines are split like Python does (\n, \r\n, \r), on bytes (str.splitlines would also break
+# at \x85, a byte of many UTF-8 characters). The engine adds lines only as INSERT rows, so when
+# the output minus those lines has the input's line count, lines are compared one to one (exact);
+# otherwise difflib decides (it can align repeated lines ambiguously).
 
 
 def _opcodes(before: bytes, after: bytes):
@@ -113,11 +114,24 @@ def _opcodes(before: bytes, after: bytes):
     return difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
 
 
-def line_diff(before: bytes, after: bytes) -> tuple[set[int], set[int]]:
+def line_diff(
+    before: bytes, after: bytes, rows: list[dict[str, str]] = ()
+) -> tuple[set[int], set[int]]:
     """(1-based output lines that are new or modified, 1-based input lines deleted).
 
     A block of input lines replaced by fewer output lines lost lines too: its last ones count
-    as deleted (tests/helpers.py only counts pure deletions)."""
+    as deleted."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    inserted = {
+        n
+        for r in rows
+        if r["Operation Type"] == "INSERT"
+        for n in range(int(r["Start Line"]), int(r["End Line"]) + 1)
+    }
+    kept = [n for n in range(1, len(new) + 1) if n not in inserted]
+    if len(kept) == len(old):
+        moved = set(range(1, len(new) + 1)) - set(kept)
+        return moved | {n for i, n in enumerate(kept) if old[i] != new[n - 1]}, set()
     changed: set[int] = set()
     deleted: set[int] = set()
     for tag, i1, i2, j1, j2 in _opcodes(before, after):
@@ -130,7 +144,7 @@ def line_diff(before: bytes, after: bytes) -> tuple[set[int], set[int]]:
 
 def check_events(before: bytes, after: bytes, rows: list[dict[str, str]]) -> dict:
     """Non-asserting twin of tests/helpers.assert_events_match_diff (lines only)."""
-    changed, deleted = line_diff(before, after)
+    changed, deleted = line_diff(before, after, rows)
     covered: set[int] = set()
     idle = []
     for r in rows:

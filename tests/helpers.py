@@ -20,8 +20,31 @@ def _lines(data: bytes) -> list[str]:
     return [line.decode("latin-1") for line in data.splitlines(keepends=True)]
 
 
-def changed_output_lines(before: bytes, after: bytes) -> set[int]:
+def _kept_lines(before: bytes, after: bytes, events: list[ChangeEvent]) -> list[int] | None:
+    """The output line of each input line when the output is the input with the engine's
+    INSERT lines added (its only way to add lines): exact, no diff heuristics. None when the
+    line counts say otherwise (then difflib decides)."""
+    inserted = {
+        n
+        for e in events
+        if e.operation == Operation.INSERT
+        for n in range(e.out_start_line, e.out_end_line + 1)
+    }
+    kept = [n for n in range(1, len(_lines(after)) + 1) if n not in inserted]
+    return kept if len(kept) == len(_lines(before)) else None
+
+
+def changed_output_lines(
+    before: bytes, after: bytes, events: list[ChangeEvent] | None = None
+) -> set[int]:
     """1-based line numbers of the output that are new or modified."""
+    kept = _kept_lines(before, after, events) if events is not None else None
+    if kept is not None:
+        old, new = _lines(before), _lines(after)
+        moved = set(range(1, len(new) + 1)) - set(kept)
+        return moved | {n for i, n in enumerate(kept) if old[i] != new[n - 1]}
+    # difflib can align repeated lines ambiguously (three identical imports, a line inserted
+    # after the first): only a fallback
     matcher = difflib.SequenceMatcher(a=_lines(before), b=_lines(after), autojunk=False)
     changed: set[int] = set()
     for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
@@ -30,7 +53,11 @@ def changed_output_lines(before: bytes, after: bytes) -> set[int]:
     return changed
 
 
-def deleted_input_lines(before: bytes, after: bytes) -> set[int]:
+def deleted_input_lines(
+    before: bytes, after: bytes, events: list[ChangeEvent] | None = None
+) -> set[int]:
+    if events is not None and _kept_lines(before, after, events) is not None:
+        return set()
     matcher = difflib.SequenceMatcher(a=_lines(before), b=_lines(after), autojunk=False)
     return {
         i + 1
@@ -44,8 +71,8 @@ def assert_events_match_diff(
     before: bytes, after: bytes, events: Iterable[ChangeEvent], where: str = ""
 ) -> None:
     events = list(events)
-    changed = changed_output_lines(before, after)
-    assert not deleted_input_lines(before, after), f"{where}: lines were deleted"
+    changed = changed_output_lines(before, after, events)
+    assert not deleted_input_lines(before, after, events), f"{where}: lines were deleted"
     covered: set[int] = set()
     out_lines = _lines(after)
     for e in events:
