@@ -45,6 +45,18 @@ def test_tabs_quotes_and_comments_are_kept() -> None:
     )
 
 
+def test_bare_cr_line_endings_keep_the_final_newline() -> None:
+    """Old Mac line endings: LibCST alone drops the file's final CR (found by the generated
+    programs of test_properties)."""
+    src = b"import torch\rif torch.cuda.is_available():\r    import torch\r"
+    result = migrate_source(src, "mac.py")
+    assert result.output == (
+        b"import torch\rimport torch_npu\rif torch.npu.is_available():\r    import torch\r"
+    )
+    assert_events_match_diff(src, result.output, result.events)
+    assert migrate_source(result.output, "mac.py").output == result.output
+
+
 def test_no_trailing_newline() -> None:
     src = b"import torch\nx = torch.ones(1).cuda()"
     assert (
