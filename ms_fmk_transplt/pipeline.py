@@ -126,7 +126,11 @@ def migrate_file(
             result = migrate_notebook(data, rel, tables, options)
         else:
             result = migrate_source(data, rel, tables, options)
-    except Exception as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
+    except BaseException as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
+        # (BaseException: a panic in LibCST's native parser arrives as pyo3's PanicException,
+        # which is not an Exception)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt from exc
         tb = traceback.format_exc(limit=6)
