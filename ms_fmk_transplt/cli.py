@@ -27,6 +27,7 @@ from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, run
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
+from ms_fmk_transplt.shards import parse_shard
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -116,10 +117,10 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     "--max-file-size",
     "max_file_mib",
     type=click.FloatRange(min=0.001),
-    default=5.0,
-    show_default=True,
+    default=None,
     metavar="MIB",
-    help="Larger files are copied unchanged (and reported).",
+    help="Larger files are copied unchanged (and reported). Default 32, and 5 for a file only "
+    "the LibCST pass can migrate (-r/-s/-sim/distributed, or code the span pass declines).",
 )
 @click.option(
     "--zoo",
@@ -129,6 +130,19 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
 )
 @click.option(
     "--cache-dir", metavar="DIR", help="Cache location (default ~/.cache/ms_fmk_transplt)."
+)
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Migrate part I of N only (a stable split of the files, or of the models with --zoo), "
+    "into <name>_msft.shard-I-of-N; for a CI matrix.",
+)
+@click.option(
+    "--merge-shards",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Assemble <name>_msft (or the zoo summary) from the N parts written with --shard.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per Python file.")
@@ -153,8 +167,10 @@ def main(
     jobs: int,
     no_cache: bool,
     zoo: bool,
-    max_file_mib: float,
+    max_file_mib: float | None,
     cache_dir: str | None,
+    shard: str | None,
+    merge_shards: int | None,
     quiet: bool,
     verbose: bool,
     report_format: str,
@@ -165,6 +181,14 @@ def main(
     unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
     The input is never modified.
     """
+    shard_part = None
+    if shard is not None:
+        try:
+            shard_part = parse_shard(shard)
+        except ValueError as exc:
+            _fail(f"--shard: {exc}")
+        if merge_shards:
+            _fail("--shard and --merge-shards cannot be combined: merge once every part is done")
     ctx.obj = RunOptions(
         input=input_path,
         output=output_path,
@@ -177,6 +201,8 @@ def main(
         max_file_mib=max_file_mib,
         use_cache=not no_cache,
         cache_dir=cache_dir,
+        shard=shard_part,
+        merge_shards=merge_shards or 0,
     )
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose

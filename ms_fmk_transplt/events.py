@@ -88,3 +88,6 @@ class FileResult:
     events: list[ChangeEvent] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     analysed: bool = True  # False when the cheap pre-filter decided no rule can apply
+    # seconds spent per phase ("prefilter", "analyse", "rewrite"; see engine/migrate.py)
+    timings: dict[str, float] = field(default_factory=dict)
+    declined: str = ""  # why the span pass gave the file to the LibCST pass ("" if it did not)

@@ -12,7 +12,7 @@ import json
 import re
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.parse import skipped
+from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
 from ms_fmk_transplt.tables import Tables
 

@@ -14,11 +14,13 @@ import os
 import shutil
 import signal
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ms_fmk_transplt import shards
 from ms_fmk_transplt.cache import Cache, default_dir, fingerprint
 from ms_fmk_transplt.discover import (
     ANALYSIS_SUFFIX,
@@ -45,12 +47,14 @@ class RunOptions:
     rule_file: str | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
-    max_file_mib: float = 5.0  # --max-file-size
+    max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True
     distributed_main: str | None = None  # distributed -m MAIN
     distributed_target: str = "model"  # distributed -t MODEL
+    shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
+    merge_shards: int = 0  # --merge-shards N: assemble the N parts
 
 
 @dataclass
@@ -63,6 +67,8 @@ class FileRecord:
     events: list[ChangeEvent] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     cached: bool = False
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per engine phase
+    declined: str = ""  # why the LibCST pass migrated it ("": the span pass did)
 
 
 @dataclass
@@ -79,6 +85,9 @@ class RunResult:
     main_result: tuple[bytes, FileRecord] | None = None
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
     total_files: int = 0  # files discovered (the progress denominator)
+    fingerprint: str = ""  # what decides the output besides the files (see cache.py)
+    order: dict[str, int] = field(default_factory=dict)  # path -> place in the whole input
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of the parent's phases
 
     @property
     def events(self) -> list[ChangeEvent]:
@@ -101,12 +110,13 @@ def _rel(path: Path) -> str:
 def engine_options(options: RunOptions) -> EngineOptions:
     """Validates what the user asked for (-r file) before anything is written."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
-    return EngineOptions(
-        user_rules=rules,
-        specify_device=options.specify_device,
-        similar=options.similar,
-        max_file_bytes=int(options.max_file_mib * 2**20),
+    engine = EngineOptions(
+        user_rules=rules, specify_device=options.specify_device, similar=options.similar
     )
+    if options.max_file_mib is None:
+        return engine
+    limit = int(options.max_file_mib * 2**20)  # an explicit limit holds for both passes
+    return dataclasses.replace(engine, max_file_bytes=limit, max_cst_bytes=limit)
 
 
 def migrate_file(
@@ -119,7 +129,7 @@ def migrate_file(
         hit = cache.get(key)
         if hit is not None:
             output, record = hit
-            return output, dataclasses.replace(record, time=now, cached=True)
+            return output, dataclasses.replace(record, time=now, cached=True, timings={})
     tables = load_tables()
     try:
         if source_path.suffix == ".ipynb":
@@ -148,17 +158,29 @@ def migrate_file(
         )
         return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])
     record = FileRecord(
-        rel, result.status, True, result.analysed, now, result.events, result.notices
+        rel,
+        result.status,
+        True,
+        result.analysed,
+        now,
+        result.events,
+        result.notices,
+        timings=result.timings,
+        declined=result.declined,
     )
     if key is not None:
         cache.put(key, (result.output, record))
     return result.output, record
 
 
-def _work(task: tuple[str, str, EngineOptions, Cache | None]) -> tuple[bytes, FileRecord]:
-    """Pool worker: one file (its bytes travel back once, to be written by the parent)."""
+def _work(
+    task: tuple[str, str, EngineOptions, Cache | None],
+) -> tuple[bytes | None, FileRecord]:
+    """Pool worker: one file. The bytes of a changed file travel back once, to be written by
+    the parent; a file that did not change is copied by the parent (None)."""
     path, rel, options, cache = task
-    return migrate_file(Path(path), rel, options, cache)
+    output, record = migrate_file(Path(path), rel, options, cache)
+    return (output if record.status == FileStatus.CHANGED else None), record
 
 
 def _read(path: Path) -> bytes:
@@ -206,12 +228,57 @@ def run(options: RunOptions, progress=None) -> RunResult:
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
     )
+    if options.shard is not None:
+        final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
     if final_dir.exists() and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+    if options.merge_shards:
+        parts = shards.load_parts(final_dir, options.merge_shards)
     started = datetime.now()
     main_result = None
-    if main_rel is not None:  # fails before anything is created when -m is unusable
+    if main_rel is not None and not options.merge_shards:  # fails before anything is created
         main_result = _migrate_main(project, main_rel, engine, options.distributed_target)
+    result = RunResult(options, project, final_dir, started, engine=engine)
+    result.fingerprint = _fingerprint(options, engine)
+    if main_rel is not None:
+        result.main_rel, result.main_result = main_rel, main_result
+    if options.merge_shards:
+        _assemble(result, lambda staging: _merge_parts(parts, staging, result))
+        shards.remove_parts(parts)
+    else:
+        _assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
+    return result
+
+
+def _migrate_and_report(project: Project, staging: Path, result: RunResult, progress) -> None:
+    _migrate_tree(project, staging, result, progress)
+    start = time.perf_counter()
+    _write_reports(staging, result)
+    result.timings["reports"] = time.perf_counter() - start
+    if result.options.shard is not None:
+        shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
+
+
+def _merge_parts(parts, staging: Path, result: RunResult) -> None:
+    """--merge-shards: the files of every part, and the reports of all their records."""
+    items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
+    result.files = [shards.file_record(item, FileRecord) for item in items]
+    result.total_files = len(result.files)
+    result.started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
+    for _, data in parts:
+        for severity, message in data["notes"]:
+            if (Severity(severity), message) not in result.notes:
+                result.notes.append((Severity(severity), message))
+    if not result.options.analyse:
+        shards.gather(parts, staging)
+    _write_reports(staging, result)
+
+
+def _assemble(result: RunResult, build) -> None:
+    """Runs ``build(staging)`` in a hidden sibling folder of the output and moves it into
+    place when complete: a ``<name>_msft`` folder never exists half-written, and a run that
+    stops (Ctrl-C, SIGTERM, full disk, a bug) leaves nothing but its log."""
+    final_dir = result.output_dir
     parent = final_dir.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -219,10 +286,6 @@ def run(options: RunOptions, progress=None) -> RunResult:
         raise UserError(parent, f"cannot create the output folder ({exc.strerror})") from exc
     if not os.access(parent, os.W_OK):
         raise UserError(parent, "output folder is not writable")
-
-    result = RunResult(options, project, final_dir, started, engine=engine)
-    if main_rel is not None:
-        result.main_rel, result.main_result = main_rel, main_result
     _remove_leftovers(final_dir, result)
     staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
     if staging.exists():
@@ -230,8 +293,7 @@ def run(options: RunOptions, progress=None) -> RunResult:
     previous = _terminate_as_interrupt()
     try:
         staging.mkdir()
-        _migrate_tree(project, staging, result, progress)
-        _write_reports(staging, result)
+        build(staging)
         _move_into_place(staging, final_dir, result)
     except KeyboardInterrupt as exc:
         log = _stopped(result, staging, f"interrupted by {_signal_name()}")
@@ -252,7 +314,6 @@ def run(options: RunOptions, progress=None) -> RunResult:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-    return result
 
 
 def stopped_log(final_dir: Path) -> Path:
@@ -365,12 +426,7 @@ def _cuda_source_notice(src: Path, rel: str) -> Notice:
     )
 
 
-def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
-    if not options.use_cache:
-        return None
-    root = Path(options.cache_dir) if options.cache_dir else default_dir()
-    if root is None:
-        return None
+def _engine_fingerprint(engine: EngineOptions) -> str:
     rules = engine.user_rules
     extra = "|".join(
         [
@@ -379,7 +435,29 @@ def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
             str(engine.similar),
         ]
     )
-    return Cache(root, fingerprint(extra))
+    return fingerprint(extra)
+
+
+def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
+    """Everything that decides a run's output besides the files: parts of a sharded run must
+    agree on it."""
+    what = (
+        _engine_fingerprint(engine),
+        options.analyse,
+        options.max_file_mib,
+        options.distributed_main,
+        options.distributed_target,
+    )
+    return fingerprint(repr(what))
+
+
+def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
+    if not options.use_cache:
+        return None
+    root = Path(options.cache_dir) if options.cache_dir else default_dir()
+    if root is None:
+        return None
+    return Cache(root, _engine_fingerprint(engine))
 
 
 def _entries(project: Project):
@@ -393,7 +471,14 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
     write = not result.options.analyse
     cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
     cache = _make_cache(result.options, result.engine)
+    start = time.perf_counter()
     entries = list(_entries(project))  # paths only: contents are streamed
+    result.timings["discover"] = time.perf_counter() - start
+    written = 0.0
+    result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}
+    shard = result.options.shard
+    if shard is not None:
+        entries = [e for e in entries if shards.owns(shard, e[0].as_posix())]
     python = [
         (str(src), rel_path.as_posix(), result.engine, cache)
         for rel_path, src, is_py in entries
@@ -415,9 +500,15 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
         elif is_py:
             output, record = next(migrated)
             assert record.path == rel
+            if output is None and write:
+                start = time.perf_counter()
+                _copy_entry(src, dst)
+                written += time.perf_counter() - start
         else:
+            start = time.perf_counter()
             if write:
                 _copy_entry(src, dst)
+            written += time.perf_counter() - start
             if src.is_symlink():
                 note = _link_note(src, rel, project.root, result.output_dir)
                 if note:
@@ -427,11 +518,14 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
                 record.notices.append(_cuda_source_notice(src, rel))
             output = None
         if output is not None and write:
+            start = time.perf_counter()
             dst.write_bytes(output)
             shutil.copystat(src, dst)
+            written += time.perf_counter() - start
         result.files.append(record)
         if progress is not None:
             progress.advance(record)
+    result.timings["write"] = written
 
 
 def _migrated(tasks: list, jobs: int):

@@ -17,7 +17,24 @@ class Entry:
     supported: bool = False
 
 
+def _longest_dotted(entries: dict[str, Entry], name: str) -> Entry | None:
+    """The entry of ``name`` itself, else of its longest dotted prefix that matches by prefix
+    (the same answer as ``_longest``, by dictionary lookups)."""
+    entry = entries.get(name)
+    if entry is not None:
+        return entry
+    cut = name.rfind(".")
+    while cut != -1:
+        entry = entries.get(name[:cut])
+        if entry is not None and entry.prefix:
+            return entry
+        cut = name.rfind(".", 0, cut)
+    return None
+
+
 def _longest(entries: dict[str, Entry], name: str, dotted: bool = True) -> Entry | None:
+    if dotted:
+        return _longest_dotted(entries, name)
     best: Entry | None = None
     for key, entry in entries.items():
         if name == key:

@@ -11,8 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
-
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.tables import rules_dir
 
@@ -171,6 +169,8 @@ def load_user_rules(path_str: str) -> UserRules:
 def _check_expression(path: str, where: str, code: str) -> None:
     if "\n" in code or "\r" in code:
         raise UserError(path, f"{where}: must be a single-line Python expression")
+    import libcst as cst  # only with -r, which the LibCST pass applies anyway
+
     try:
         cst.parse_expression(code)
     except cst.ParserSyntaxError as exc:

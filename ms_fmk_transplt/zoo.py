@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
+from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
@@ -73,16 +75,51 @@ def run_zoo(options: RunOptions, progress=None) -> ZooResult:
     if not root.is_dir():
         raise UserError(options.input, "--zoo needs a folder whose sub-folders are the models")
     out = Path(options.output)
+    if options.merge_shards:
+        return _write_summary(root, out, _merged_rows(root, out, options.merge_shards))
     rows = []
+    per_model = dataclasses.replace(options, shard=None)
     for model in models(root):
+        if not shards.owns(options.shard, model.name):
+            continue
         try:
-            result = run(dataclasses.replace(options, input=str(model)), progress=progress)
+            result = run(dataclasses.replace(per_model, input=str(model)), progress=progress)
             rows.append(_row(model.name, result))
         except UserError as exc:
             rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", ""))
         except InternalError as exc:  # a bug stopped this model's run; the others go on
             status = f"not migrated: internal error (see {exc.log})"
             rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
+    if options.shard is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        part = _part_path(root, out, options.shard)
+        part.write_text(json.dumps({"rows": rows}, ensure_ascii=False), encoding="utf-8")
+        return ZooResult(root, rows, part, part)
+    return _write_summary(root, out, rows)
+
+
+def _part_path(root: Path, out: Path, shard: tuple[int, int]) -> Path:
+    return out / f"{root.name}_zoo_summary{shards.suffix(shard)}.json"
+
+
+def _merged_rows(root: Path, out: Path, count: int) -> list[tuple]:
+    """The rows of the N parts of a sharded zoo run, in the order a single run lists them."""
+    rows: list[tuple] = []
+    for i in range(1, count + 1):
+        part = _part_path(root, out, (i, count))
+        if not part.is_file():
+            raise UserError(
+                part, f"part {i} of {count} is missing: run with --zoo --shard {i}/{count} first"
+            )
+        rows += [tuple(r) for r in json.loads(part.read_text(encoding="utf-8"))["rows"]]
+    order = {model.name: i for i, model in enumerate(models(root))}
+    rows.sort(key=lambda r: order.get(r[0], len(order)))
+    for i in range(1, count + 1):
+        _part_path(root, out, (i, count)).unlink()
+    return rows
+
+
+def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
     with csv_path.open("w", encoding="utf-8", newline="") as fh:

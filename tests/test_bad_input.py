@@ -20,7 +20,7 @@ from ms_fmk_transplt.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench import generate  # noqa: E402
+from synthetic_zoo import generate  # noqa: E402
 
 CUDA = b"import torch\nx = torch.ones(1).cuda()\n"
 
@@ -59,6 +59,15 @@ def test_symlinks_are_kept_as_links_never_followed(tmp_path: Path) -> None:
     assert os.readlink(out / "alias.py") == "a.py" and b".npu()" in (out / "a.py").read_bytes()
 
 
+FILES = 8000  # the run takes a few seconds: long enough to be interrupted in the middle
+
+
+def _written(out: Path, name: str = "zoo") -> int:
+    """Files written so far in the staging folder of a running migration."""
+    stagings = out.glob(f".{name}_msft.partial-*")
+    return sum(len(files) for staging in stagings for _, _, files in os.walk(staging))
+
+
 @pytest.mark.parametrize(
     ("sig", "jobs"),
     # Ctrl-C in a terminal signals the whole process group, workers included; a service
@@ -66,7 +75,7 @@ def test_symlinks_are_kept_as_links_never_followed(tmp_path: Path) -> None:
     [(signal.SIGINT, "2"), (signal.SIGTERM, "1"), (signal.SIGTERM, "2")],
 )
 def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig, jobs: str) -> None:
-    zoo = generate(tmp_path / "zoo", 800)
+    zoo = generate(tmp_path / "zoo", FILES)
     out = tmp_path / "out"
     args = ["-q", "-i", str(zoo), "-o", str(out), "-j", jobs, "--no-cache"]
     proc = subprocess.Popen(
@@ -76,9 +85,8 @@ def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig, jobs: str) -> None:
         start_new_session=True,
     )
     deadline = time.time() + 60
-    while time.time() < deadline and not any(out.glob(".zoo_msft.partial-*")):
-        time.sleep(0.05)
-    time.sleep(1.0)  # well into the run
+    while time.time() < deadline and _written(out) < 40:  # well into the run, far from its end
+        time.sleep(0.01)
     if sig == signal.SIGINT:
         os.killpg(proc.pid, sig)
     else:
@@ -97,9 +105,9 @@ def test_interrupted_run_leaves_no_tree(tmp_path: Path, sig, jobs: str) -> None:
     last = log.read_text(encoding="utf-8").splitlines()[-1]
     name = "Ctrl-C (SIGINT)" if sig == signal.SIGINT else "SIGTERM"
     match = re.search(
-        rf"ERROR   run interrupted by {re.escape(name)} after (\d+) of 800 files", last
+        rf"ERROR   run interrupted by {re.escape(name)} after (\d+) of {FILES} files", last
     )
-    assert match and 0 < int(match[1]) < 800, last
+    assert match and 0 < int(match[1]) < FILES, last
     assert "nothing was kept" in last and "the input was not modified" in last
     assert stderr.count("\n") == 1, stderr  # one line: no worker tracebacks
 
@@ -118,14 +126,13 @@ def test_killed_run_leaves_only_a_hidden_partial_folder_cleaned_by_the_next_run(
 ) -> None:
     """SIGKILL cannot be caught: the staging folder stays, hidden and named partial, never a
     <name>_msft that looks complete; the next run removes it."""
-    zoo = generate(tmp_path / "zoo", 300)
+    zoo = generate(tmp_path / "zoo", FILES)
     out = tmp_path / "out"
     args = ["-i", str(zoo), "-o", str(out), "-j", "1", "--no-cache"]
     proc = subprocess.Popen([sys.executable, "-m", "ms_fmk_transplt", "-q", *args])
     deadline = time.time() + 60
-    while time.time() < deadline and not any(out.glob(".zoo_msft.partial-*")):
-        time.sleep(0.05)
-    time.sleep(0.5)
+    while time.time() < deadline and _written(out) < 40:
+        time.sleep(0.01)
     proc.kill()
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -292,7 +299,7 @@ def test_check_diff_inplace_refuse_what_they_cannot_read_or_replace(tmp_path: Pa
 
 def test_interrupted_zoo_keeps_finished_models(tmp_path: Path) -> None:
     for model in ("a", "b"):
-        generate(tmp_path / "zoo" / model, 200)
+        generate(tmp_path / "zoo" / model, FILES // 2)
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ms_fmk_transplt", "-q", "-i", str(tmp_path / "zoo"), "-o"]
@@ -301,9 +308,8 @@ def test_interrupted_zoo_keeps_finished_models(tmp_path: Path) -> None:
         text=True,
     )
     deadline = time.time() + 120
-    while time.time() < deadline and not any(out.glob(".b_msft.partial-*")):
-        time.sleep(0.05)
-    time.sleep(0.3)
+    while time.time() < deadline and _written(out, "b") < 40:
+        time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130

@@ -102,7 +102,8 @@ NEW_SYNTAX = (
     b"y = first([torch.ones(1).cuda()])\n"
 )
 LATIN1 = "# entraîner sur le GPU\nimport torch\nx = torch.ones(1).cuda()\n".encode("latin-1")
-BIG = CUDA + b"w = [0.0, 1.0, 2.0, 3.0]\n" * 420_000
+BIG = CUDA + b"w = [0.0, 1.0, 2.0, 3.0]\n" * 42_000
+BIG_LATIN1 = b"# -*- coding: latin-1 -*-\n" + CUDA + b"w = [0.0, 1.0, 2.0, 3.0]\n" * 252_000
 DEEP = b"import torch\nx = " + b"(" * 3000 + b"torch.ones(1).cuda()" + b")" * 3000 + b"\n"
 TABS = b"import torch\nif True:\n\tx = torch.ones(1).cuda()\n"
 ILL_TYPED = json.dumps({"rules": {"FuncNameModifyRule": [{"old_name": 3, "new_name": "x"}]}})
@@ -144,9 +145,13 @@ ROWS = [
     Row("NUL bytes", files(nul__py=b"import torch\x00\nx = torch.ones(1).cuda()\n"), 0,
         log="nul.py:1: [parse.syntax_error] cannot parse: invalid Python 3 syntax (source code "
         "string cannot contain null bytes); copied unchanged"),
-    Row("a 10 MB generated file", files(gen__py=BIG), 0,
-        log="gen.py:1: [parse.limit] larger than 5 MiB (10.0 MiB); copied unchanged (raise "
-        "--max-file-size to migrate it)", output=("gen.py", BIG)),
+    Row("a file larger than --max-file-size", lambda t: run_args(t, {"gen.py": BIG}, "--max-file-"
+        "size", "0.5"), 0, log="gen.py:1: [parse.limit] larger than 0.5 MiB (1.0 MiB); copied "
+        "unchanged (raise --max-file-size to migrate it)", output=("gen.py", BIG)),
+    Row("a 6 MB file only the LibCST pass could migrate", files(gen__py=BIG_LATIN1), 0,
+        log="gen.py:1: [parse.limit] larger than 5 MiB (6.0 MiB) for the LibCST pass (an encoding "
+        "other than UTF-8); copied unchanged (raise --max-file-size to migrate it)",
+        output=("gen.py", BIG_LATIN1)),
     Row("deeply nested expressions", files(deep__py=DEEP), 0,
         log="deep.py:1: [parse.limit] brackets nested deeper than 200 levels (CPython: too "
         "many nested parentheses); copied unchanged", output=("deep.py", DEEP)),

@@ -15,7 +15,7 @@ from ms_fmk_transplt.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench import generate  # noqa: E402 - the benchmark's synthetic zoo generator
+from synthetic_zoo import generate  # noqa: E402 - the benchmarks synthetic zoo
 
 
 def cli(*args: str):

@@ -33,4 +33,4 @@ class Amp(Concern):
                 arg.keyword is not None and arg.keyword.value in self.keywords
             )
             if is_device and isinstance(arg.value, (cst.SimpleString, cst.FormattedString)):
-                self.ctx.string_rules[id(arg.value)] = self.rule
+                self.ctx.claim(arg.value, rule=self.rule)

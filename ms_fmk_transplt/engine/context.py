@@ -14,39 +14,24 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
-from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
+from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
+from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.unsupported_table import Entry
 
-SNIPPET_MAX = 120
 
-
-class MigrationContext:
+class MigrationContext(Recorder):
     """Everything a concern needs while the single CST pass runs over one file."""
 
     def __init__(
         self, path: str, module: cst.Module, tables: Tables, options: EngineOptions | None = None
     ) -> None:
-        self.path = path
+        super().__init__(path, tables, options)
         self.module = module
-        self.tables = tables
-        self.options = options or DEFAULT_OPTIONS
-        # ids of original nodes a concern has taken over: the others leave them alone
-        self.claimed: set[int] = set()
-        self.events: list[ChangeEvent] = []
-        self.notices: list[Notice] = []
-        # id(original string node) -> rule id that owns a rewrite of that literal (e.g. amp).
-        self.string_rules: dict[int, str] = {}
         # ids of string nodes that are docstrings or bare string statements: never rewritten.
         self.docstrings: set[int] = set()
-        # (first input line that moves down, number of lines inserted above it)
-        self.line_inserts: list[tuple[int, int]] = []
-        self.insert_order: list[tuple[int, int, int]] = []
         self.import_depth = 0
-        self.needs_torch_npu = False
-        # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
-        self.helper_lines: list[tuple[str, str, str]] = []
         self._wrapper: MetadataWrapper | None = None
         self._import_bound: dict[str, str] | None = None
         self._module_bound: frozenset[str] | None = None
@@ -179,10 +164,9 @@ class MigrationContext:
 
     def snippet(self, node: cst.CSTNode) -> str:
         """One-line, bounded rendering of a node for the Before/After columns."""
-        text = " ".join(self.code(node).split())
-        return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 1] + "…"
+        return snippet_of(self.code(node))
 
-    # -- recording -------------------------------------------------------------------------
+    # -- recording ---------------------------------------------------------------------------
     def record(
         self,
         position_node: cst.CSTNode,
@@ -194,47 +178,12 @@ class MigrationContext:
         needs_torch_npu: bool = True,
     ) -> None:
         start, end = self.lines(position_node)
-        self.events.append(
-            ChangeEvent(
-                file=self.path,
-                start_line=start,
-                end_line=end,
-                rule=rule,
-                operation=operation,
-                message=message,
-                before=before,
-                after=after,
-            )
-        )
-        self.needs_torch_npu = self.needs_torch_npu or needs_torch_npu
-
-    def record_insert(
-        self, anchor: int, rule: str, message: str, text: str, first: bool = False
-    ) -> None:
-        """Lines inserted right before input line ``anchor`` (after any earlier inserts at the
-        same anchor). Output line numbers are worked out once the pass is over."""
-        self.events.append(
-            ChangeEvent(
-                file=self.path,
-                start_line=anchor,
-                end_line=anchor,
-                rule=rule,
-                operation=Operation.INSERT,
-                message=message,
-                before="",
-                after=text,
-            )
-        )
-        self.line_inserts.append((anchor, text.count("\n") + 1))
-        # physical order among inserts at the same anchor: `first` ones (the import block)
-        # precede the others; otherwise the order of recording
-        self.insert_order.append((anchor, 0 if first else 1, len(self.insert_order)))
+        self.record_lines(start, end, rule, message, before, after, operation, needs_torch_npu)
 
     def warn(
         self, node: cst.CSTNode, rule: str, message: str, api: str = "", severity=Severity.WARNING
     ) -> None:
-        line, _ = self.lines(node)
-        self.notices.append(Notice(self.path, line, rule, severity, message, api))
+        self.warn_at(self.lines(node)[0], rule, message, api, severity)
 
     def unsupported(
         self,
@@ -245,33 +194,11 @@ class MigrationContext:
         rule: str | None = None,
     ) -> None:
         """Record a construct that cannot run on the NPU as is (a row of unsupported_op.xlsx)."""
-        start, end = self.lines(node)
-        table = self.tables.unsupported
-        rule = rule or table.rule
-        self.notices.append(
-            Notice(
-                self.path,
-                start,
-                rule,
-                Severity.WARNING,
-                message or f"{api}: {table.categories[entry.category]}; left unchanged",
-                api=api,
-                category=entry.category,
-                action=entry.action,
-                tip=entry.tip,
-                end_line=end,
-            )
-        )
+        self.unsupported_at(self.lines(node), api, entry, message, rule)
 
     def no_npu_counterpart(self, node: cst.CSTNode, full: str, what: str = "left") -> None:
         """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
-        self.unsupported(
-            node,
-            full,
-            self.tables.unsupported.cuda(full),
-            f"{full} has no counterpart in torch_npu's torch.npu; {what} unchanged",
-            rule=self.tables.section("cuda_namespace")["unsupported_rule"],
-        )
+        self.no_npu_counterpart_at(self.lines(node), full, what)
 
     # -- string literals -------------------------------------------------------------------
     @staticmethod

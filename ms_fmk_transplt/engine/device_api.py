@@ -40,7 +40,7 @@ class DeviceApi(Concern):
         return bool(bound) and "cuda" in bound  # an alias such as `import torch.cuda as tc`
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if id(node) in self.ctx.claimed or not self._may_be_cuda(node):
+        if self.ctx.is_claimed(node) or not self._may_be_cuda(node):
             return
         qn = self.ctx.qname(node)
         if not qn or not qn.startswith(CUDA + "."):
@@ -58,7 +58,7 @@ class DeviceApi(Concern):
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         # torch.cuda bound by an import alias: the import is migrated; warn about members the
         # NPU lacks, since the alias will then point at torch.npu.
-        if id(original) in self.ctx.claimed:
+        if self.ctx.is_claimed(original):
             return updated
         if id(original) in self.chain_of and self.ctx.qname(original) == CUDA:
             outer, full = self._full_name(original)
@@ -79,7 +79,7 @@ class DeviceApi(Concern):
             )
         if original.attr.value != "cuda" or self.ctx.qname(original) != CUDA:
             return updated
-        if id(original) in self.ctx.claimed:
+        if self.ctx.is_claimed(original):
             return updated
         outer, full = self._full_name(original)
         mapped = self.tables.lookup_cuda(full)

@@ -37,13 +37,13 @@ class DeviceStrings(Concern):
             if isinstance(node.value, cst.Dict):
                 for element in node.value.elements:
                     if isinstance(element, cst.DictElement):
-                        self.ctx.claimed.add(id(element.key))
+                        self.ctx.claim(element.key)
 
     # -- literals --------------------------------------------------------------------------
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.SimpleString:
-        if id(original) in self.ctx.docstrings or id(original) in self.ctx.claimed:
+        if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
             return updated
         body = self.ctx.literal_body(updated)
         if body is None or not body.startswith(self.old):
@@ -55,7 +55,7 @@ class DeviceStrings(Concern):
         if not isinstance(value, str) or not self.tables.device_literal.match(value):
             return updated
         new = self.ctx.with_literal_body(updated, self.new + body[len(self.old) :])
-        rule = self.ctx.string_rules.get(id(original), self.literal_rule)
+        rule = self.ctx.rule_for(original, self.literal_rule)
         self.ctx.record(
             original,
             rule,
@@ -83,7 +83,7 @@ class DeviceStrings(Concern):
             return updated
         first = parts[0].with_changes(value=self.new + text[len(self.old) :])
         new = updated.with_changes(parts=[first, *parts[1:]])
-        rule = self.ctx.string_rules.get(id(original), self.fstring_rule)
+        rule = self.ctx.rule_for(original, self.fstring_rule)
         self.ctx.record(
             original,
             rule,
@@ -176,7 +176,7 @@ class DeviceStrings(Concern):
             positional = [a for a in original.args if a.keyword is None and not a.star]
             if len(original.args) == 1 and len(positional) == 1:
                 value = original.args[0].value
-                if id(value) not in self.ctx.claimed and self.is_int_device(value):
+                if not self.ctx.is_claimed(value) and self.is_int_device(value):
                     if isinstance(value, cst.Integer):
                         args = [
                             args[0].with_changes(
@@ -199,11 +199,7 @@ class DeviceStrings(Concern):
                     continue
                 kw = arg.keyword.value if arg.keyword else None
                 wanted = kw in self.device_keywords or (is_to and kw is None and i == 0)
-                if (
-                    wanted
-                    and id(arg.value) not in self.ctx.claimed
-                    and self.is_int_device(arg.value)
-                ):
+                if wanted and not self.ctx.is_claimed(arg.value) and self.is_int_device(arg.value):
                     args[i] = args[i].with_changes(value=self._npu_device(arg.value, args[i].value))
                     changed.append(i)
         if not changed:

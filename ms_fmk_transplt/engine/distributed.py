@@ -5,13 +5,10 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from ms_fmk_transplt.engine.backends import COMPOUND
 from ms_fmk_transplt.engine.base import Concern
-
-COMPOUND = re.compile(r"^\s*\w+:\w+\s*(,\s*\w+:\w+\s*)*$")  # "cpu:gloo,cuda:nccl"
 
 
 class Distributed(Concern):

@@ -242,7 +242,7 @@ class DistributedMode(Concern):
                 self.dp_calls.add(id(call))
                 cur = call.func  # removed here: not open work for the unsupported report
                 while isinstance(cur, (cst.Attribute, cst.Name)):
-                    self.ctx.claimed.add(id(cur))
+                    self.ctx.claim(cur)
                     cur = cur.value if isinstance(cur, cst.Attribute) else None
         if not candidates:
             self.ctx.warn(

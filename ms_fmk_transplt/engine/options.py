@@ -14,7 +14,10 @@ class EngineOptions:
     similar: bool = False  # -sim/--similar
     distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
-    max_file_bytes: int = 5 * 2**20  # larger files are copied unchanged (--max-file-size)
+    # larger files are copied unchanged (--max-file-size sets both): the span pass needs about
+    # 40 times a file's size in memory, the LibCST pass about a thousand times
+    max_file_bytes: int = 32 * 2**20
+    max_cst_bytes: int = 5 * 2**20
 
 
 DEFAULT_OPTIONS = EngineOptions()

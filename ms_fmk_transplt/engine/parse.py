@@ -12,7 +12,8 @@ import tokenize
 
 import libcst as cst
 
-from ms_fmk_transplt.events import FileResult, FileStatus, Notice, Severity
+from ms_fmk_transplt.engine.skipped_file import skipped
+from ms_fmk_transplt.events import FileResult
 from ms_fmk_transplt.tables import Tables
 
 
@@ -51,25 +52,6 @@ def _decode_error(source: bytes, exc: Exception) -> tuple[int, str]:
             fix = f"{encoding} from the coding cookie: correct the cookie"
         return line, f"line {line}: byte 0x{byte} is not valid {encoding} ({fix}, or save as UTF-8)"
     return 1, str(exc)
-
-
-def skipped(
-    path: str, source: bytes, line: int, rule: str, message: str, tables: Tables
-) -> FileResult:
-    """The result for a file that is copied unchanged: a skipped_file row of the report."""
-    entry = tables.unsupported.skipped_file
-    notice = Notice(
-        path,
-        line,
-        rule,
-        Severity.WARNING,
-        message,
-        api=entry.key,
-        category=entry.category,
-        action=entry.action,
-        tip=entry.tip,
-    )
-    return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
 
 
 def _syntax_error(source: bytes, exc: cst.ParserSyntaxError) -> tuple[int, str]:

@@ -65,9 +65,9 @@ class Similar(Concern):
                     continue
                 bound = get_full_name_for_node(alias.asname.name if alias.asname else alias.name)
                 self._plan_alias(scope, stmt, alias, bound, entry, calls)
-        for func_id, call in calls.items():
+        for call in calls.values():
             func = call.func
-            if not isinstance(func, cst.Attribute) or func_id in self.ctx.claimed:
+            if not isinstance(func, cst.Attribute) or self.ctx.is_claimed(func):
                 continue
             entry = self.entries.get(self.ctx.qname(func) or "")
             if entry is not None and self._convertible(call, entry, attribute=True) is None:
@@ -91,7 +91,7 @@ class Similar(Concern):
                 return self._not_replaced(call, entry, problem)
             planned.append(call)
         self.aliases[id(alias)] = entry
-        self.ctx.claimed.add(id(alias))
+        self.ctx.claim(alias)
         for call in planned:
             self.calls[id(call)] = entry
             self._claim_chain(call.func)
@@ -102,7 +102,7 @@ class Similar(Concern):
     def _claim_chain(self, func: cst.BaseExpression) -> None:
         cur = func
         while True:
-            self.ctx.claimed.add(id(cur))
+            self.ctx.claim(cur)
             if not isinstance(cur, cst.Attribute):
                 break
             cur = cur.value

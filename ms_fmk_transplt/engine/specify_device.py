@@ -43,7 +43,7 @@ class SpecifyDevice(Concern):
         self.changed = False
 
     def _claim(self, node: cst.CSTNode) -> None:
-        self.ctx.claimed.add(id(node))
+        self.ctx.claim(node)
 
     # -- what reads a rank (the visible risk) ------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:

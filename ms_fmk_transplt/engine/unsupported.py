@@ -63,7 +63,7 @@ class Unsupported(Concern):
 
     # -- PyTorch APIs by qualified name ------------------------------------------------------
     def _check_name(self, node: cst.Attribute | cst.Name) -> None:
-        if self.ctx.import_depth or id(node) in self.covered or id(node) in self.ctx.claimed:
+        if self.ctx.import_depth or id(node) in self.covered or self.ctx.is_claimed(node):
             self._cover(node)
             return
         names = self.ctx.names_in(node)
@@ -100,7 +100,7 @@ class Unsupported(Concern):
         ):
             return
         qn = self.ctx.qname(node.func) or ""
-        if not qn or id(node.func) in self.ctx.claimed:
+        if not qn or self.ctx.is_claimed(node.func):
             return
         entry = self.table.api(qn)
         if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
@@ -140,7 +140,7 @@ class Unsupported(Concern):
                 self._import_row(node, f"{module}.*", entry)
             return
         for alias in node.names:
-            if id(alias) in self.ctx.claimed:
+            if self.ctx.is_claimed(alias):
                 continue
             name = f"{module}.{get_full_name_for_node(alias.name)}"
             entry = self.table.module(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -87,4 +88,28 @@ def as_json(result: RunResult, exit_code: int) -> dict:
             if f.python
         ],
         "reports": {name: str(path) for name, path in result.report_paths.items()},
+        "timings": timings(result),
+        "libcst_pass": libcst_pass(result),
     }
+
+
+def timings(result: RunResult) -> dict[str, float]:
+    """Seconds per phase: discover, write and reports in the parent process; prefilter,
+    analyse and rewrite summed over the files (CPU seconds of all workers together)."""
+    engine = {"prefilter": 0.0, "analyse": 0.0, "rewrite": 0.0}
+    for f in result.files:
+        for phase, seconds in f.timings.items():
+            engine[phase] = engine.get(phase, 0.0) + seconds
+    out = {
+        "discover": result.timings.get("discover", 0.0),
+        **engine,
+        "write": result.timings.get("write", 0.0),
+        "reports": result.timings.get("reports", 0.0),
+    }
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def libcst_pass(result: RunResult) -> dict[str, object]:
+    """The files the LibCST pass migrated instead of the span pass, and why."""
+    reasons = Counter(f.declined for f in result.files if f.declined)
+    return {"files": sum(reasons.values()), "reasons": dict(reasons.most_common())}

@@ -1,0 +1,84 @@
+"""The LibCST pass: parses one file with LibCST and applies every concern in a single traversal.
+
+It runs the structural rewrites the span pass does not model (-r user rules, -s, -sim,
+distributed -m) and any file the span pass declines. Names are resolved by LibCST's
+QualifiedNameProvider; engine/scopes.py gives the span pass the same answers.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ms_fmk_transplt.engine.amp import Amp
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.device_api import DeviceApi
+from ms_fmk_transplt.engine.device_strings import DeviceStrings
+from ms_fmk_transplt.engine.distributed import Distributed
+from ms_fmk_transplt.engine.distributed_mode import DistributedMode
+from ms_fmk_transplt.engine.imports import Imports
+from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.parse import parse
+from ms_fmk_transplt.engine.profiler import Profiler
+from ms_fmk_transplt.engine.similar import Similar
+from ms_fmk_transplt.engine.spans.span_pass import PassOutput
+from ms_fmk_transplt.engine.specify_device import SpecifyDevice
+from ms_fmk_transplt.engine.tensor_methods import TensorMethods
+from ms_fmk_transplt.engine.transformer import MigrationTransformer
+from ms_fmk_transplt.engine.unsupported import Unsupported
+from ms_fmk_transplt.engine.user_rules import UserRulesConcern
+from ms_fmk_transplt.events import FileResult
+from ms_fmk_transplt.tables import Tables
+
+# Order matters only where two concerns touch the same node: claims (amp, similar, specify
+# device) before rewrites, unsupported after the rewrites (it reports what they left), and
+# imports last, since it inserts ``import torch_npu`` once everything else has run.
+CONCERNS = (
+    Amp,
+    DeviceApi,
+    TensorMethods,
+    DeviceStrings,
+    Distributed,
+    Profiler,
+    Unsupported,
+    Imports,
+)
+
+
+def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
+    concerns: list[type[Concern]] = list(CONCERNS)
+    if options.specify_device:
+        concerns.insert(concerns.index(TensorMethods), SpecifyDevice)
+    if options.similar:
+        concerns.insert(0, Similar)
+    if options.distributed_target is not None:
+        concerns.insert(concerns.index(Imports), DistributedMode)
+    return tuple(concerns)
+
+
+def _run(module: cst.Module, ctx: MigrationContext, concerns) -> cst.Module:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx.bind(wrapper)
+    return wrapper.module.visit(MigrationTransformer(ctx, concerns))
+
+
+def cst_pass(
+    source: bytes, path: str, tables: Tables, options: EngineOptions
+) -> PassOutput | FileResult:
+    """Migrates one file with LibCST (a FileResult when it cannot be parsed)."""
+    module = parse(source, path, tables)
+    if isinstance(module, FileResult):
+        return module
+    first, first_notices = [], []
+    if options.user_rules is not None:  # user rules first: the built-in rules see their result
+        user_ctx = MigrationContext(path, module, tables, options)
+        module = _run(module, user_ctx, (UserRulesConcern,))
+        first, first_notices = user_ctx.events, user_ctx.notices
+    ctx = MigrationContext(path, module, tables, options)
+    new_module = _run(module, ctx, concerns_for(options))
+    events = first + ctx.events
+    output = new_module.bytes if events else source
+    return PassOutput(
+        output, events, first_notices + ctx.notices, ctx.line_inserts, ctx.insert_order
+    )

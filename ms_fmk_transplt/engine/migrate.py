@@ -1,0 +1,229 @@
+"""Migrating one file: ``migrate_source(source, path)`` returns the migrated bytes with the
+structured events describing each change. It never touches the file system.
+
+Cheap gates first (opt-out comment, pre-filter, size and nesting guards); then the span pass
+(engine/spans/), which rewrites by byte spans on the stdlib ``ast``; the LibCST pass
+(engine/cst_pass.py) only for the structural options (-r, -s, -sim, distributed) and for code the
+span pass declines. Both give the same result for the same file; the finishing steps (opt-out
+lines, output line numbers, the check that the output parses) are common.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import gc
+import time
+from collections import Counter
+
+from ms_fmk_transplt.engine.guards import refusal, too_large
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
+from ms_fmk_transplt.engine.optout import ignored_lines, skips_file
+from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.skipped_file import skipped
+from ms_fmk_transplt.engine.spans.chunks import pieces
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Operation
+from ms_fmk_transplt.tables import Tables, load_tables
+
+# why files went to the LibCST pass in this process (read by benchmarks/bench.py)
+DECLINED: Counter[str] = Counter()
+
+
+def migrate_source(
+    source: bytes, path: str, tables: Tables | None = None, options: EngineOptions | None = None
+) -> FileResult:
+    # A file's trees, events and edits make up to millions of objects, none of them in a
+    # reference cycle: the cyclic garbage collector would only scan them again and again (it
+    # made parsing a 10 MB file take 14 s instead of 2 s).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _migrate(source, path, tables, options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _migrate(
+    source: bytes, path: str, tables: Tables | None, options: EngineOptions | None
+) -> FileResult:
+    start = time.perf_counter()
+    tables = tables or load_tables()
+    options = options or DEFAULT_OPTIONS
+    result = _gates(source, path, tables, options)
+    gated = time.perf_counter()
+    if result is not None:
+        result.timings["prefilter"] = gated - start
+        return result
+    done: PassOutput | FileResult | None = None
+    declined = ""
+    if supports(options):
+        try:
+            done = span_pass(source, path, tables, options)
+        except Decline as exc:
+            declined = str(exc)
+            DECLINED[declined] += 1
+    if done is None:
+        declined = declined or "structural options (-r, -s, -sim, distributed)"
+        large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
+        if large is not None:
+            rule = tables.section("parse")["limit_rule"]
+            done = skipped(path, source, 1, rule, large, tables)
+        else:
+            from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
+
+            done = cst_pass(source, path, tables, options)
+    analysed = time.perf_counter()
+    result = done if isinstance(done, FileResult) else _finish(source, path, done)
+    result.declined = declined
+    result.timings.update(
+        prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
+    )
+    return result
+
+
+def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> FileResult | None:
+    """The result for a file the cheap checks settle: opted out, nothing any rule acts on,
+    beyond the guards. None when the file must be parsed."""
+    if skips_file(source):
+        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
+    if options.distributed_target is None and not may_need_migration(source, tables, options):
+        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
+    refused = refusal(source, options.max_file_bytes)
+    if refused is not None:
+        return skipped(path, source, 1, tables.section("parse")["limit_rule"], refused, tables)
+    return None
+
+
+def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
+    notices = done.notices
+    if not done.events:
+        return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
+    output = _keep_final_cr(source, done.output)
+    events = _with_output_lines(done.events, done.line_inserts, done.insert_order)
+    ignored = ignored_lines(source)
+    if ignored:
+        output, events, kept = _apply_ignores(source, output, events, ignored, done.line_inserts)
+        notices = [n for n in notices if not _is_ignored(n.line, n.rule, ignored)]
+        if not kept:
+            return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
+    if done.parse_check:
+        _check_parses(source, output)
+    events.sort(key=lambda e: (e.out_start_line, e.start_line, e.rule))
+    notices = [
+        dataclasses.replace(
+            n,
+            out_line=_shift(n.line, done.line_inserts),
+            out_end_line=_shift(max(n.line, n.end_line), done.line_inserts),
+        )
+        for n in notices
+    ]
+    return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
+
+
+def _check_parses(source: bytes, output: bytes) -> None:
+    """The migrated file must parse: fail loudly here, never write it. The stdlib parser
+    checks; for syntax newer than this Python (which LibCST reads), LibCST checks."""
+    try:
+        _parse_quickly(output)
+    except SyntaxError:
+        try:
+            ast.parse(source)
+        except SyntaxError:
+            import libcst as cst
+
+            cst.parse_module(output)
+            return
+        raise
+
+
+def _parse_quickly(data: bytes) -> None:
+    """ast.parse, piece by piece for a large file (engine/spans/chunks.py), without the cyclic
+    garbage collector (see engine/spans/span_pass.py)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in pieces(data):
+            pass
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _keep_final_cr(source: bytes, output: bytes) -> bytes:
+    """LibCST drops the final newline of a file whose lines end with a bare CR (old Mac
+    style): ``parse_module(b"x = 1\\r").bytes == b"x = 1"``. Found by the generated-program
+    tests; give the byte back."""
+    if source.endswith(b"\r") and not output.endswith((b"\r", b"\n")):
+        return output + b"\r"
+    return output
+
+
+def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None]) -> bool:
+    if line not in ignored:
+        return False
+    rules = ignored[line]
+    return rules is None or rule in rules
+
+
+def _apply_ignores(source, output, events, ignored, inserts):
+    """Give `# msft: ignore` lines back their original text and drop their rows."""
+    src_lines = source.splitlines(keepends=True)
+    out_lines = output.splitlines(keepends=True)
+    by_line: dict[int, list[ChangeEvent]] = {}
+    for e in events:
+        if e.operation != Operation.INSERT:
+            for line in range(e.start_line, e.end_line + 1):
+                by_line.setdefault(line, []).append(e)
+    dropped: set[int] = set()
+    for line in ignored:
+        on_line = by_line.get(line, [])
+        if on_line and all(_is_ignored(line, e.rule, ignored) for e in on_line):
+            out_lines[_shift(line, inserts) - 1] = src_lines[line - 1]
+            dropped.update(id(e) for e in on_line)
+    events = [e for e in events if id(e) not in dropped]
+    kept = [e for e in events if e.operation != Operation.INSERT]
+    return b"".join(out_lines), events, kept
+
+
+def _shift(line: int, inserts: list[tuple[int, int]]) -> int:
+    """Line number in the migrated file of an input line, given the inserted lines."""
+    if len(inserts) == 1:
+        first, count = inserts[0]
+        return line + count if line >= first else line
+    return line + sum(count for first, count in inserts if line >= first)
+
+
+def _with_output_lines(
+    events: list[ChangeEvent],
+    inserts: list[tuple[int, int]],
+    order: list[tuple[int, int, int]],
+) -> list[ChangeEvent]:
+    out = []
+    queue = list(zip(inserts, order))
+    for event in events:
+        if event.operation == Operation.INSERT:
+            (anchor, count), key = queue.pop(0)
+            start = anchor + sum(c for (_, c), k in zip(inserts, order) if k < key)
+            out.append(
+                dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
+            )
+        else:
+            e = event
+            out.append(
+                ChangeEvent(
+                    e.file,
+                    e.start_line,
+                    e.end_line,
+                    e.rule,
+                    e.operation,
+                    e.message,
+                    e.before,
+                    e.after,
+                    _shift(e.start_line, inserts),
+                    _shift(e.end_line, inserts),
+                )
+            )
+    return out

@@ -1,0 +1,25 @@
+"""The result for a file the engine copies unchanged (rules parse.*): a skipped_file row."""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.events import FileResult, FileStatus, Notice, Severity
+from ms_fmk_transplt.tables import Tables
+
+
+def skipped(
+    path: str, source: bytes, line: int, rule: str, message: str, tables: Tables
+) -> FileResult:
+    """The result for a file that is copied unchanged: a skipped_file row of the report."""
+    entry = tables.unsupported.skipped_file
+    notice = Notice(
+        path,
+        line,
+        rule,
+        Severity.WARNING,
+        message,
+        api=entry.key,
+        category=entry.category,
+        action=entry.action,
+        tip=entry.tip,
+    )
+    return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])

@@ -1,0 +1,31 @@
+"""Span pass: the device-type literals of AMP entry points (rule amp.device_type); see
+engine/amp.py for the rule. The literal is claimed here and rewritten by device_strings."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.call_args import source_args
+
+
+class AmpSpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("amp")
+        self.rule: str = section["device_type_rule"]
+        self.calls = frozenset(section["device_type_calls"])
+        self.keywords = frozenset(section["device_type_keywords"])
+        self.leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.calls)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.ctx.last_name(node.func) not in self.leaves:
+            return
+        if (self.ctx.qname(node.func) or "") not in self.calls:
+            return
+        for i, arg in enumerate(source_args(node)):
+            is_device = (arg.keyword is None and i == 0 and not arg.star) or (
+                arg.keyword is not None and arg.keyword in self.keywords
+            )
+            if is_device and self.ctx.is_single_string(arg.value):
+                self.ctx.claim(arg.value, rule=self.rule)

@@ -1,0 +1,93 @@
+"""Where in a file the rules can act: the lines holding an anchor word, and the statements
+(units) that contain them. Only units are walked; the rest of the file is never visited.
+
+An anchor is a word without which no built-in rule can fire on a statement: ``cuda``, ``nccl``,
+``device`` (integer device indices), ``.to``, the leaf of every unsupported API, the root of every
+CUDA-only library, plus, per file, each name an import binds to a path holding one of those words
+(``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_span_pass.py checks that every
+entry of the tables can be reached this way.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+
+from ms_fmk_transplt.tables import Tables
+
+BASE_WORDS = (
+    "cuda",
+    "CUDA",
+    "nccl",
+    "NCCL",
+    "cudnn",
+    "CUBLAS",
+    ".cu",  # CUDA sources named in cpp_extension.load(...)
+    "device",  # torch.device(rank), device=local_rank
+    "DataParallel",
+    "data_parallel",
+    "nvtx",
+    "ops",  # torch.ops.<extension>
+    "cpp_extension",
+)
+TO_CALL = rb"\.\s*to\b"  # x.to(local_rank)
+
+
+@lru_cache(maxsize=8)
+def anchor_words(tables: Tables) -> tuple[str, ...]:
+    roots = {m.split(".")[0] for m in tables.unsupported.modules}
+    return tuple(sorted(set(BASE_WORDS) | roots, key=lambda w: (-len(w), w)))
+
+
+@lru_cache(maxsize=8)
+def anchor_pattern(tables: Tables) -> re.Pattern[bytes]:
+    words = b"|".join(re.escape(w.encode()) for w in anchor_words(tables))
+    return re.compile(words + b"|" + TO_CALL)
+
+
+def alias_pattern(tables: Tables, bound: dict[str, str]) -> re.Pattern[bytes] | None:
+    """Names bound by imports to a path that holds an anchor (``tc`` for torch.cuda)."""
+    words = anchor_pattern(tables)
+    aliases = sorted(
+        {name for name, path in bound.items() if words.search(path.encode())} - {""},
+        key=lambda w: (-len(w), w),
+    )
+    if not aliases:
+        return None
+    names = b"|".join(re.escape(a.encode()) for a in aliases)
+    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + names + rb")(?![A-Za-z0-9_])")
+
+
+def anchor_lines(data: bytes, patterns: list[re.Pattern[bytes]]) -> list[int]:
+    """Sorted line numbers (1-based) holding a match of any pattern."""
+    lines: set[int] = set()
+    for pattern in patterns:
+        line, pos = 1, 0
+        for match in pattern.finditer(data):
+            start = match.start()
+            line += data.count(b"\n", pos, start)
+            pos = start
+            lines.add(line)
+    return sorted(lines)
+
+
+def import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of the file, in source order (statements only are visited)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                found.append(stmt)
+                continue
+            visit(getattr(stmt, "body", None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                visit(handler.body)
+            for case in getattr(stmt, "cases", None) or []:
+                visit(case.body)
+            visit(getattr(stmt, "orelse", None) or [])
+            visit(getattr(stmt, "finalbody", None) or [])
+
+    visit(tree.body)
+    return found

@@ -1,0 +1,202 @@
+"""Span pass: device specs (``"cuda:0"``, ``f"cuda:{rank}"``) and integer device indices
+(rules device_strings.*); see engine/device_strings.py for the rule."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.span_context import StringPart
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def is_integer(node: ast.AST) -> bool:
+    """LibCST's Integer: an int literal (``True`` is a name there, not a number)."""
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+class DeviceStringsSpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("device_strings")
+        self.old: str = section["from"]
+        self.new: str = section["to"]
+        self.literal_rule: str = section["literal_rule"]
+        self.fstring_rule: str = section["fstring_rule"]
+        intdev = self.tables.section("int_device")
+        self.int_rule: str = intdev["rule"]
+        self.device_calls = frozenset(intdev["device_calls"])
+        self.device_keywords = frozenset(intdev["device_keywords"])
+        self.device_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.device_calls)
+        self.int_call_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.tables.int_calls)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
+        if node.arg == "map_location" and isinstance(node.value, ast.Dict):
+            for key in node.value.keys:
+                if key is not None:
+                    self.ctx.claim(key)
+
+    # -- literals --------------------------------------------------------------------------
+    def leave_SimpleString(self, part: StringPart) -> None:
+        if part.docstring or self.ctx.is_claimed(part.key):
+            return
+        body = self.ctx.body(part)
+        if body is None or not body.startswith(self.old):
+            return
+        value = part.value
+        if not isinstance(value, str) or not self.tables.device_literal.match(value):
+            return
+        before = self.ctx.token_text(part)
+        start = part.token.body_start
+        self.ctx.replace(start, start + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(part.key, self.literal_rule)
+        self.ctx.record(
+            part.lines,
+            rule,
+            f"device '{value}' -> '{self.new}{value[len(self.old) :]}'",
+            before,
+            self.ctx.token_text(part),
+        )
+
+    def leave_FormattedString(self, node: ast.JoinedStr) -> None:
+        token = self.ctx.string_token(node)
+        if token is None or self.ctx.is_docstring(node):
+            return
+        body, values = token.body, node.values
+        whole_device = (
+            len(values) == 1 and body == self.old and isinstance(values[0], ast.Constant)
+        ) or (
+            len(values) == 2
+            and body.startswith(self.old + ":{")
+            and isinstance(values[0], ast.Constant)
+            and values[0].value == self.old + ":"
+            and isinstance(values[1], ast.FormattedValue)
+        )
+        if not whole_device:
+            return
+        before = self.ctx.snippet(node)
+        start = token.body_start
+        self.ctx.replace(start, start + len(self.old), self.new, expect=self.old)
+        self.ctx.record(
+            self.ctx.lines(node),
+            self.ctx.rule_for(node, self.fstring_rule),
+            f"device f-string {self.old}: -> {self.new}:",
+            before,
+            self.ctx.snippet(node),
+        )
+
+    # -- integer device indices -----------------------------------------------------------
+    def is_int_device(self, node: ast.AST) -> bool:
+        """Whether an (original) expression is an integer device index."""
+        t = self.tables
+        if is_integer(node):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in t.int_identifiers
+        if isinstance(node, ast.Attribute):
+            return node.attr in t.int_identifiers
+        if isinstance(node, ast.Subscript):
+            seq = node.value
+            last = (
+                seq.id
+                if isinstance(seq, ast.Name)
+                else (seq.attr if isinstance(seq, ast.Attribute) else None)
+            )
+            return last in t.int_sequences
+        if isinstance(node, ast.Call):
+            if self.ctx.last_name(node.func) not in self.int_call_leaves:
+                return False
+            return (self.ctx.qname(node.func) or "") in t.int_calls
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+            sides = (node.left, node.right)
+            if any(self.ctx.is_single_string(s) for s in sides):
+                return False
+            return any(self.is_int_device(s) for s in sides)
+        return False
+
+    def _has_int_device_arg(self, call: ast.Call) -> bool:
+        is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+        for i, arg in enumerate(source_args(call)):
+            if (
+                arg.keyword in self.device_keywords or (is_to and arg.keyword is None and i == 0)
+            ) and self.is_int_device(arg.value):
+                return True
+        return False
+
+    def _excluded_callee(self, func: ast.AST) -> bool:
+        """Calls whose device argument is an index by design (torch.cuda.*, .cuda(), .npu())."""
+        qn = self.ctx.qname(func) or ""
+        if qn.startswith(("torch.cuda", "torch.npu")):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "npu"):
+            return True
+        return self.ctx.is_foreign(func)
+
+    def _candidates(self, call: ast.Call) -> bool:
+        """Cheap test: could this call take an integer device at all?"""
+        func = call.func
+        if self.ctx.last_name(func) in self.device_leaves:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "to" and (call.args or call.keywords):
+            return True
+        return any(kw.arg in self.device_keywords for kw in call.keywords)
+
+    def leave_Call(self, node: ast.Call) -> None:
+        if not self._candidates(node):
+            return
+        func = node.func
+        leaf = self.ctx.last_name(func)
+        qn = (self.ctx.qname(func) or "") if leaf in self.device_leaves else ""
+        args = source_args(node)
+        before = None
+        changed: list[int] = []
+        if qn in self.device_calls:
+            positional = [a for a in args if a.keyword is None and not a.star]
+            if len(args) == 1 and len(positional) == 1:
+                value = args[0].value
+                if not self.ctx.is_claimed(value) and self.is_int_device(value):
+                    before = self.ctx.snippet(node)
+                    start, end = self.ctx.owned(value, node)
+                    if is_integer(value):
+                        self.ctx.replace(start, end, f'"{self.new}:{self._text(value)}"')
+                    else:
+                        self.ctx.replace(start, start, f'"{self.new}", ')
+                        self.ctx.prefixed.add(id(value))
+                    changed.append(0)
+        elif self._has_int_device_arg(node) and not self._excluded_callee(func):
+            is_to = isinstance(func, ast.Attribute) and func.attr == "to"
+            for i, arg in enumerate(args):
+                if arg.star:
+                    continue
+                wanted = arg.keyword in self.device_keywords or (
+                    is_to and arg.keyword is None and i == 0
+                )
+                if wanted and not self.ctx.is_claimed(arg.value) and self.is_int_device(arg.value):
+                    if before is None:
+                        before = self.ctx.snippet(node)
+                    self._npu_device(arg.value, arg.node if arg.keyword is not None else node)
+                    changed.append(i)
+        if not changed:
+            return
+        self.ctx.record(
+            self.ctx.lines(args[changed[0]].value),
+            self.int_rule,
+            f"integer device index -> '{self.new}:<index>'",
+            before or "",
+            self.ctx.snippet(node),
+        )
+
+    def _text(self, node: ast.AST) -> str:
+        start, end = self.ctx.source.span(node)
+        return self.ctx.source.data[start:end].decode("utf-8")
+
+    def _npu_device(self, value: ast.expr, parent: ast.AST) -> None:
+        start, end = self.ctx.owned(value, parent)
+        if is_integer(value):
+            self.ctx.replace(start, end, f'"{self.new}:{self._text(value)}"')
+        else:
+            self.ctx.replace(start, start, f'f"{self.new}:{{')
+            self.ctx.replace(end, end, '}"')

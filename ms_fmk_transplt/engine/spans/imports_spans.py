@@ -1,0 +1,103 @@
+"""Span pass: import statements of ``torch.cuda`` (rule imports.cuda_module); see
+engine/imports.py for the rule. ``import torch_npu`` is inserted by torch_npu_spans.py."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.import_tokens import import_spans
+
+CUDA = "torch.cuda"
+
+
+def _is_cuda(name: str) -> bool:
+    return name == CUDA or name.startswith(CUDA + ".")
+
+
+class ImportsSpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.rule: str = self.tables.section("imports")["import_rule"]
+
+    def _record(self, node: ast.stmt, before: str, message: str) -> None:
+        self.ctx.record(
+            self.ctx.lines(node), self.rule, message, before, self.ctx.statement_snippet(node)
+        )
+
+    def leave_Import(self, node: ast.Import) -> None:
+        if not any(_is_cuda(a.name) for a in node.names):
+            return
+        spans = import_spans(self.ctx.source, node)
+        before = self.ctx.statement_snippet(node, updated=False)
+        messages = []
+        new_names = []
+        for alias, where in zip(node.names, spans.aliases):
+            new_names.append(alias.name)
+            if not _is_cuda(alias.name):
+                continue
+            mapped = self.tables.lookup_cuda(alias.name)
+            if mapped is None:
+                self.ctx.no_npu_counterpart_at(where.lines, alias.name, "import left")
+                continue
+            self.ctx.replace(*where.name, mapped[0], checked=True)  # dotted name by dotted name
+            new_names[-1] = mapped[0]
+            messages.append(f"import {alias.name} -> import {mapped[0]}")
+        if messages:
+            self.ctx.updated_imports[(node.lineno, node.col_offset)] = (None, new_names)
+            self._record(node, before, "; ".join(messages))
+
+    def leave_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or node.module is None:
+            return
+        module = node.module
+        if module == "torch":
+            self._from_torch(node)
+            return
+        if not _is_cuda(module):
+            return
+        mapped_module = self.tables.lookup_cuda(module)
+        if mapped_module is None:
+            self.ctx.no_npu_counterpart_at(self.ctx.lines(node), module, "import left")
+            return
+        npu_module = mapped_module[0]
+        spans = import_spans(self.ctx.source, node)
+        assert spans.module is not None
+        before = self.ctx.statement_snippet(node, updated=False)
+        names = [a.name for a in node.names]
+        if names == ["*"]:
+            self.ctx.replace(*spans.module, npu_module, checked=True)
+            self.ctx.updated_imports[(node.lineno, node.col_offset)] = (npu_module, names)
+            self._record(node, before, f"from {module} import * -> from {npu_module} import *")
+            return
+        supported = unsupported = 0
+        for alias, where in zip(node.names, spans.aliases):
+            full = f"{module}.{alias.name}"
+            if self.tables.lookup_cuda(full):
+                supported += 1
+            else:
+                unsupported += 1
+                self.ctx.no_npu_counterpart_at(where.lines, full, "import left")
+        if not supported:
+            return
+        if unsupported:
+            raise Decline("a from-import split between torch.npu and torch.cuda")
+        self.ctx.replace(*spans.module, npu_module, checked=True)
+        self.ctx.updated_imports[(node.lineno, node.col_offset)] = (npu_module, names)
+        self._record(node, before, f"from {module} import ... -> from {npu_module} import ...")
+
+    def _from_torch(self, node: ast.ImportFrom) -> None:
+        if node.names[0].name == "*" or not any(a.name == "cuda" for a in node.names):
+            return
+        spans = import_spans(self.ctx.source, node)
+        before = self.ctx.statement_snippet(node, updated=False)
+        names = []
+        for alias, where in zip(node.names, spans.aliases):
+            if alias.name != "cuda":
+                names.append(alias.name)
+                continue
+            self.ctx.replace(*where.name, "npu" if alias.asname else "npu as cuda", "cuda")
+            names.append("npu")
+        self.ctx.updated_imports[(node.lineno, node.col_offset)] = ("torch", names)
+        self._record(node, before, "from torch import cuda -> from torch import npu as cuda")

@@ -1,0 +1,130 @@
+"""What the span pass must know about the whole module before it walks any statement: every
+import statement (aliases are anchors; rules resolve names through them), the bindings of the
+global scope, and the module's top-level statements as LibCST groups them (where ``import
+torch_npu`` goes). Gathered piece by piece (see chunks.py), keeping only small nodes."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ms_fmk_transplt.engine.scopes import Scope, Scopes, walk_global
+from ms_fmk_transplt.engine.spans.anchors import import_statements
+from ms_fmk_transplt.engine.spans.source_text import SourceText
+
+SIMPLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Pass,
+    ast.Break,
+    ast.Continue,
+    ast.Return,
+    ast.Raise,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Delete,
+    ast.Assert,
+)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass
+class Line:
+    """One statement of the module as LibCST sees it: a compound statement, or the simple
+    statements of one line (``a = 1; b = 2``)."""
+
+    simple: bool
+    first: int  # line of the first statement (of its ``def``, not its decorators)
+    last: int
+    decorated: bool
+    imports: list[ast.Import | ast.ImportFrom]  # run when the module is imported
+    docstring: bool
+    future: bool
+
+
+@dataclass
+class ModuleFacts:
+    source: SourceText
+    imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    scopes: Scopes | None = None
+
+    @property
+    def global_scope(self) -> Scope:
+        assert self.scopes is not None
+        return self.scopes.global_scope
+
+    def add(self, tree: ast.Module) -> None:
+        """Gathers what the next piece of the module holds."""
+        self.imports.extend(import_statements(tree))
+        self.lines.extend(self._line(line) for line in statement_lines(tree.body))
+        if self.scopes is None:
+            self.scopes = Scopes(tree, walrus=b":=" in self.source.data)
+        walk_global(self.scopes, tree)
+
+    def done(self) -> None:
+        if self.scopes is not None:
+            self.scopes.seal_global()
+
+    def _line(self, stmts: list[ast.stmt]) -> Line:
+        first = stmts[0]
+        return Line(
+            simple=isinstance(first, SIMPLE),
+            first=first.lineno,
+            last=stmts[-1].end_lineno or first.lineno,
+            decorated=bool(getattr(first, "decorator_list", None)),
+            imports=module_level_imports(stmts),
+            docstring=self._is_docstring(stmts),
+            future=isinstance(first, SIMPLE)
+            and all(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in stmts),
+        )
+
+    def _is_docstring(self, stmts: list[ast.stmt]) -> bool:
+        if len(stmts) != 1 or not isinstance(stmts[0], ast.Expr):
+            return False
+        value = stmts[0].value
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, (str, bytes))
+        # a single f-string is not a docstring here; an f-string joined to others is
+        return isinstance(value, ast.JoinedStr) and self.source.string_token(value) is None
+
+
+def statement_lines(body: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """Module statements grouped as LibCST sees them (``a = 1; b = 2`` is one line)."""
+    out: list[list[ast.stmt]] = []
+    for stmt in body:
+        if (
+            out
+            and isinstance(stmt, SIMPLE)
+            and isinstance(out[-1][-1], SIMPLE)
+            and stmt.lineno == out[-1][-1].end_lineno
+        ):
+            out[-1].append(stmt)
+        else:
+            out.append([stmt])
+    return out
+
+
+def module_level_imports(stmts: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """Import statements executed when the module is imported (not inside def/class)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                found.append(stmt)
+            elif not isinstance(stmt, _DEFINITIONS):
+                visit(getattr(stmt, "body", None) or [])
+                for handler in getattr(stmt, "handlers", None) or []:
+                    visit(handler.body)
+                for case in getattr(stmt, "cases", None) or []:
+                    visit(case.body)
+                visit(getattr(stmt, "orelse", None) or [])
+                visit(getattr(stmt, "finalbody", None) or [])
+
+    visit(stmts)
+    return found

@@ -1,0 +1,158 @@
+"""The span pass: migrates one file by exact byte-span edits, without LibCST.
+
+The stdlib parser (C, about ten times faster than LibCST) gives the tree; engine/scopes.py
+resolves names as LibCST did; only the statements that hold an anchor word are walked, each
+concern acting on them as its LibCST counterpart does; ``import torch_npu`` is inserted last.
+The result is the same bytes, events and notices the LibCST pass gives for the same file
+(tests/test_span_pass.py compares the two on every fixture and on generated programs). Code it
+does not model raises Decline: the file then goes through the LibCST pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import re
+from dataclasses import dataclass
+
+from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.scopes import Scopes, UnsupportedScope
+from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
+from ms_fmk_transplt.engine.spans.anchors import alias_pattern, anchor_lines, anchor_pattern
+from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
+from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
+from ms_fmk_transplt.engine.spans.distributed_spans import DistributedSpans
+from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
+from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
+from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
+from ms_fmk_transplt.engine.spans.source_text import SourceText
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.engine.spans.tensor_methods_spans import TensorMethodsSpans
+from ms_fmk_transplt.engine.spans.torch_npu_spans import TorchNpuInsert
+from ms_fmk_transplt.engine.spans.units import find_units
+from ms_fmk_transplt.engine.spans.unsupported_spans import UnsupportedSpans
+from ms_fmk_transplt.engine.spans.walker import Walker
+from ms_fmk_transplt.events import ChangeEvent, Notice
+from ms_fmk_transplt.tables import Tables
+
+# the order of engine/__init__.py's CONCERNS
+SPAN_CONCERNS = (
+    AmpSpans,
+    DeviceApiSpans,
+    TensorMethodsSpans,
+    DeviceStringsSpans,
+    DistributedSpans,
+    ProfilerSpans,
+    UnsupportedSpans,
+    ImportsSpans,
+)
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
+
+
+@dataclass
+class PassOutput:
+    """What a pass over one file produced, before the common finishing steps."""
+
+    output: bytes
+    events: list[ChangeEvent]
+    notices: list[Notice]
+    line_inserts: list[tuple[int, int]]
+    insert_order: list[tuple[int, int, int]]
+    parse_check: bool = True  # parse the output before it is written (see SpanContext.replace)
+
+
+def supports(options: EngineOptions) -> bool:
+    """The span pass covers the built-in rules; -r, -s, -sim and distributed go through LibCST."""
+    return (
+        options.user_rules is None
+        and not options.specify_device
+        and not options.similar
+        and options.distributed_target is None
+    )
+
+
+def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+    """Migrates one file; raises Decline for code the span pass does not model."""
+    # The parser makes a million objects for a large file, none of them in a reference cycle:
+    # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
+    # parse instead of 2 s).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _span_pass(source, path, tables, options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+    _check_encoding(source)
+    text = SourceText(source)
+    facts = ModuleFacts(text)
+    kept: list[tuple[Piece, ast.Module]] = []
+    try:
+        for piece, tree in pieces(source):
+            facts.add(tree)
+            kept.append((piece, tree))
+            if len(kept) > 1:  # a large file: its pieces are parsed again, one at a time
+                kept[-2] = (kept[-2][0], None)  # type: ignore[assignment]
+        facts.done()
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise Decline(f"the stdlib parser refuses it ({type(exc).__name__})") from exc
+    except UnsupportedScope as exc:
+        raise Decline(str(exc)) from exc
+    ctx = SpanContext(path, tables, options, text, facts.imports)
+    patterns = [anchor_pattern(tables)]
+    aliases = alias_pattern(tables, ctx.import_bound)
+    if aliases is not None:
+        patterns.append(aliases)
+    lines = anchor_lines(source, patterns)
+    try:
+        for piece, tree in kept:
+            if tree is None:
+                tree = parse_piece(source, piece)
+            last = piece[0] + source.count(b"\n", piece[1], piece[2])
+            inside = [n for n in lines if piece[0] <= n <= last]
+            if not inside:
+                continue
+            scopes = Scopes(tree, walrus=b":=" in source, global_scope=facts.global_scope)
+            ctx.begin(scopes)
+            walker = Walker(ctx, SPAN_CONCERNS)
+            for unit in find_units(tree, inside):
+                walker.walk_unit(unit)
+            scopes.release()
+            del tree, scopes, walker
+        TorchNpuInsert(ctx, facts).run()
+    except UnsupportedScope as exc:
+        raise Decline(str(exc)) from exc
+    finally:
+        if facts.scopes is not None:
+            facts.scopes.release()
+    output = ctx.edits.apply() if ctx.edits else source
+    return PassOutput(
+        output,
+        ctx.events,
+        ctx.notices,
+        ctx.line_inserts,
+        ctx.insert_order,
+        parse_check=ctx.unchecked_edits > 0,
+    )
+
+
+def _check_encoding(source: bytes) -> None:
+    if source.startswith(b"\xef\xbb\xbf"):
+        raise Decline("byte order mark")
+    if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
+        raise Decline("bare CR line endings")
+    head = b"\n".join(source.split(b"\n", 2)[:2])
+    match = _COOKIE.search(head)
+    if match:
+        name = match.group(1)[:12].lower().replace(b"_", b"-")
+        if name not in (b"utf-8", b"utf8") and not name.startswith(b"utf-8-"):
+            raise Decline("an encoding other than UTF-8")
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as exc:  # the stdlib parser lets bad bytes in comments through
+        raise Decline("not valid UTF-8") from exc

@@ -1,0 +1,76 @@
+"""Span pass: ``x.cuda(...)`` -> ``x.npu(...)``, ``x.is_cuda`` -> ``x.is_npu`` (rules
+tensor_methods.*); see engine/tensor_methods.py for the rule."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.recorder import snippet_of
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+
+
+class TensorMethodsSpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        section = self.tables.section("tensor_methods")
+        call = dict(section["call"])
+        self.call_rule = call.pop("rule")
+        self.call_map: dict[str, str] = call
+        attr = dict(section["attribute"])
+        self.attr_rule = attr.pop("rule")
+        self.attr_map: dict[str, str] = attr
+
+    def _is_method_on_value(self, func: ast.Attribute) -> bool:
+        """A method call on some value, not a module function (torch.cuda(), numba.cuda...)."""
+        if self.ctx.is_foreign(func.value):
+            return False
+        inner = func.value
+        while isinstance(inner, (ast.Call, ast.Subscript)):
+            inner = inner.func if isinstance(inner, ast.Call) else inner.value
+        if not isinstance(inner, ast.Name):
+            return True  # only a name (called or subscripted) before the dot can be `torch`
+        qn = self.ctx.qname(func)
+        return not (qn and qn.startswith("torch.") and qn.count(".") == 1)
+
+    def _receiver(self, func: ast.Attribute) -> str:
+        text = self.ctx.snippet(func.value, func)
+        return text if len(text) <= 40 else "…"
+
+    def leave_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in self.call_map:
+            return
+        if not self._is_method_on_value(func):
+            return
+        new_name = self.call_map[func.attr]
+        self.ctx.rename_attr(func, new_name)
+        recv = self._receiver(func)
+        # the call with its receiver and method name cut off: "(args)" (as printed by LibCST
+        # for the call with `_` as its function, minus that first character)
+        start, end = self.ctx.owned(node)
+        func_start, func_end = self.ctx.source.span(func)
+        args = snippet_of(
+            self.ctx.edits.text(start, func_start) + "_" + self.ctx.edits.text(func_end, end)
+        )[1:]
+        self.ctx.record(
+            (func.end_lineno, func.end_lineno),  # type: ignore[arg-type]
+            self.call_rule,
+            f".{func.attr}() -> .{new_name}()",
+            f"{recv}.{func.attr}{args}",
+            f"{recv}.{new_name}{args}",
+        )
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        name = node.attr
+        if name not in self.attr_map or not self._is_method_on_value(node):
+            return
+        new_name = self.attr_map[name]
+        recv = self._receiver(node)
+        self.ctx.rename_attr(node, new_name)
+        self.ctx.record(
+            (node.end_lineno, node.end_lineno),  # type: ignore[arg-type]
+            self.attr_rule,
+            f".{name} -> .{new_name}",
+            f"{recv}.{name}",
+            f"{recv}.{new_name}",
+        )

@@ -1,0 +1,95 @@
+"""Span pass: ``import torch_npu`` inserted once into every file the pass changed (rule
+imports.torch_npu), at the place engine/imports.py chooses: after the first module-level torch
+import, before it when that import itself needs torch.npu, else after the module docstring and
+``from __future__`` imports."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+
+
+class TorchNpuInsert:
+    """Inserts ``import torch_npu`` once the pass over a file is done."""
+
+    def __init__(self, ctx: SpanContext, facts: ModuleFacts) -> None:
+        self.ctx = ctx
+        self.lines = facts.lines
+        section = ctx.tables.section("imports")
+        self.rule: str = section["torch_npu_rule"]
+        self.statement: str = section["torch_npu_statement"]
+
+    def _names(self, node: ast.Import | ast.ImportFrom) -> tuple[str | None, list[str]]:
+        """(module, names) of an import as it reads after this pass's rewrites."""
+        updated = self.ctx.updated_imports.get((node.lineno, node.col_offset))
+        if updated is not None:
+            return updated
+        module = node.module if isinstance(node, ast.ImportFrom) else None
+        return module, [a.name for a in node.names]
+
+    def _root_is(self, node: ast.Import | ast.ImportFrom, root: str) -> bool:
+        module, names = self._names(node)
+        if isinstance(node, ast.Import):
+            return any(n.split(".")[0] == root for n in names)
+        return not node.level and module is not None and module.split(".")[0] == root
+
+    def _needs_npu(self, node: ast.Import | ast.ImportFrom) -> bool:
+        module, names = self._names(node)
+        if isinstance(node, ast.Import):
+            return any(n.startswith("torch.npu") for n in names)
+        if node.level or module is None:
+            return False
+        if module.startswith("torch.npu"):
+            return True
+        return module == "torch" and names != ["*"] and "npu" in names
+
+    def run(self) -> None:
+        ctx = self.ctx
+        if not (ctx.events and ctx.needs_torch_npu and ctx.options.insert_torch_npu):
+            return
+        lines = self.lines
+        if any(self._root_is(n, "torch_npu") for line in lines for n in line.imports):
+            return
+        index, before = self._insertion_point(lines)
+        if index > 0 and not before:
+            last = lines[index - 1].last
+            offset, anchor = ctx.source.line_end(last), last + 1
+        elif index < len(lines):
+            line = lines[index]
+            if line.decorated:
+                raise Decline("import torch_npu before a decorated definition")
+            offset, anchor = ctx.source.starts[line.first - 1], line.first
+        else:
+            last = lines[-1].last
+            offset, anchor = ctx.source.line_end(last), last + 1
+        data = ctx.source.data
+        if offset == len(data) and not data.endswith(b"\n"):
+            raise Decline("import torch_npu after a last line without a line break")
+        # a line of its own at a statement boundary of the module
+        ctx.replace(offset, offset, self.statement + ctx.source.newline, checked=True)
+        ctx.record_insert(
+            anchor,
+            self.rule,
+            "import torch_npu inserted (registers the NPU device with torch)",
+            self.statement,
+            first=True,
+        )
+
+    def _insertion_point(self, lines: list[Line]) -> tuple[int, bool]:
+        """(index to insert at, whether that is *before* a torch import)."""
+        for i, line in enumerate(lines):
+            imports = [n for n in line.imports if self._root_is(n, "torch")]
+            if not imports:
+                continue
+            if line.simple and not any(self._needs_npu(n) for n in imports):
+                return i + 1, False
+            return i, True
+        index = 0
+        if lines and lines[0].docstring:
+            index = 1
+        while index < len(lines) and lines[index].future:
+            index += 1
+        return index, False

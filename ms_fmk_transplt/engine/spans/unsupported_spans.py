@@ -1,0 +1,194 @@
+"""Span pass: what cannot run on the NPU as is (rule unsupported.api); see
+engine/unsupported.py for the rule. Nothing is rewritten: each occurrence is a notice."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+from ms_fmk_transplt.engine.scopes import full_name
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.span_context import StringPart
+
+ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")
+
+
+def catches_import_error(node: ast.Try) -> bool:
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(full_name(kind) in _IMPORT_ERRORS for kind in kinds):
+            return True
+    return False
+
+
+class UnsupportedSpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.table = self.tables.unsupported
+        self.covered: set[int] = set()
+        self.device_calls = frozenset(self.tables.section("int_device")["device_calls"])
+        keys = [k for k, e in self.table.apis.items() if e.when is None]
+        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
+        self.module_roots = frozenset(m.split(".")[0] for m in self.table.modules)
+        self._foreign_call: tuple[ast.AST, bool] | None = None
+
+    def _guarded(self) -> bool:
+        """Inside a ``try`` that catches ImportError: an optional import with a fallback."""
+        unit = self.ctx.unit
+        return unit is not None and any(
+            isinstance(a, ast.Try) and catches_import_error(a) for a in unit.ancestors
+        )
+
+    def _import_row(self, lines: tuple[int, int], name: str, entry) -> None:
+        if self._guarded():
+            entry = dataclasses.replace(
+                entry,
+                action="caveat",
+                tip=f"optional import with an ImportError fallback; {entry.tip}",
+            )
+        self.ctx.unsupported(lines, name, entry)
+
+    def _cover(self, node: ast.AST) -> None:
+        cur = node
+        while isinstance(cur, (ast.Attribute, ast.Call)):
+            cur = cur.value if isinstance(cur, ast.Attribute) else cur.func
+            self.covered.add(id(cur))
+
+    # -- PyTorch APIs by qualified name ------------------------------------------------------
+    def _check_name(self, node: ast.Attribute | ast.Name) -> None:
+        if self.ctx.import_depth or id(node) in self.covered or self.ctx.is_claimed(node):
+            self._cover(node)
+            return
+        names = self.ctx.names_in(node)
+        if not self.interesting.intersection(names):
+            bound = self.ctx.import_bound.get(names[-1]) if names else None
+            if not bound or not self.interesting.intersection(bound.split(".")):
+                return
+        qn = self.ctx.qname(node)
+        if not qn or qn.startswith("torch.cuda"):
+            return
+        entry = self.table.api(qn) or self.table.torch_op(qn)
+        if entry is None or entry.when is not None:
+            return
+        self.ctx.unsupported(self.ctx.lines(node), qn, entry)
+        self._cover(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._check_name(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._check_name(node)
+
+    # -- calls: conditional APIs and third-party libraries -----------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        names = self.ctx.names_in(node.func)
+        if not names:
+            return
+        bound = self.ctx.import_bound.get(names[-1], "")
+        if names[0] not in ("load", "load_inline") and not (
+            bound
+            and self.table.module(bound.split(".")[0]) is not None
+            or self.table.module(bound) is not None
+            # a dotted name can only be a module's if it starts with a module's first part
+            or names[-1] in self.module_roots
+            and self.table.module(".".join(reversed(names))) is not None
+        ):
+            return
+        qn = self.ctx.qname(node.func) or ""
+        if not qn or self.ctx.is_claimed(node.func):
+            return
+        entry = self.table.api(qn)
+        if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
+            self.ctx.unsupported(self.ctx.lines(node.func), qn, entry)
+            return
+        module_entry = self.table.module(qn)
+        if module_entry is not None and id(node.func) not in self.covered:
+            self.ctx.unsupported(self.ctx.lines(node.func), qn, module_entry)
+            self.covered.add(id(node.func))
+            self._cover(node.func)
+
+    def _has_cuda_sources(self, node: ast.Call) -> bool:
+        for arg in source_args(node):
+            if arg.keyword in ("cuda_sources", "cuda_srcs"):
+                return True
+        suffixes = self.table.cuda_file_suffixes
+        return any(s.endswith(suffixes) for s in self.ctx.strings_in(node, updated=False))
+
+    # -- imports of third-party libraries ----------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias, lines in zip(node.names, self.ctx.alias_lines(node)):
+            entry = self.table.module(alias.name)
+            if entry is not None:
+                self._import_row(lines, alias.name, entry)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or node.module is None:
+            return
+        module = node.module
+        if node.names[0].name == "*":
+            entry = self.table.module(module)
+            if entry is not None:
+                self._import_row(self.ctx.lines(node), f"{module}.*", entry)
+            return
+        for alias, lines in zip(node.names, self.ctx.alias_lines(node)):
+            name = f"{module}.{alias.name}"
+            entry = self.table.module(name)
+            if entry is not None:
+                self._import_row(lines, name, entry)
+
+    # -- environment variables ---------------------------------------------------------------
+    def visit_SimpleString(self, part: StringPart) -> None:
+        if part.docstring or self.ctx.import_depth or part.token.is_bytes:
+            return
+        body = part.token.body
+        if not body or not ENV_NAME.match(body):
+            return
+        entry = self.table.environment(body)
+        if entry is not None:
+            self.ctx.unsupported(part.lines, body, entry)
+
+    # -- device arguments still naming cuda after migration ---------------------------------
+    def _foreign(self, func: ast.AST) -> bool:
+        if self._foreign_call is None or self._foreign_call[0] is not func:
+            self._foreign_call = (func, self.ctx.is_foreign(func))
+        return self._foreign_call[1]
+
+    def leave_Call(self, node: ast.Call) -> None:
+        func = node.func
+        is_to = isinstance(func, ast.Attribute) and func.attr == "to"
+        is_device = self.ctx.last_name(func) == "device"
+        if not (
+            is_to or is_device or any(kw.arg in ("device", "map_location") for kw in node.keywords)
+        ):
+            return
+        qn: str | None = None
+        for i, arg in enumerate(source_args(node)):
+            kw = arg.keyword
+            if kw is None and i == 0 and not is_to and qn is None:
+                qn = (self.ctx.qname(func) or "") if is_device else ""
+            positional_device = kw is None and i == 0 and (is_to or qn in self.device_calls)
+            if not (positional_device or kw in ("device", "map_location")):
+                continue
+            value = arg.value
+            parent = arg.node if kw is not None else node
+            if i == 0 and kw is None and self.ctx.inserted_before(value):
+                continue  # torch.device(rank) became torch.device("npu", rank): "npu" is first
+            strings = self.ctx.strings_in(value, updated=True)
+            if kw == "map_location" and isinstance(value, ast.Dict):  # keys: the saved device
+                strings = [
+                    s
+                    for k, v in zip(value.keys, value.values)
+                    if k is not None
+                    for s in self.ctx.strings_in(v, updated=True)
+                ]
+            if any("cuda" in s for s in strings) and not self._foreign(func):
+                self.ctx.unsupported(
+                    self.ctx.lines(value),
+                    self.ctx.snippet(value, parent),
+                    self.table.dynamic_device,
+                )

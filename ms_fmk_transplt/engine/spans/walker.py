@@ -1,0 +1,261 @@
+"""The single walk of the span pass: each unit's nodes in LibCST's order, dispatching to every
+concern's ``visit_<Node>``/``leave_<Node>`` as engine/transformer.py does for the LibCST pass.
+
+String literals are dispatched as LibCST sees them: a ``SimpleString`` per literal token (an
+implicit concatenation is several), a ``FormattedString`` per f-string token.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+
+from ms_fmk_transplt.engine.scopes import COMPREHENSIONS, FUNCTIONS, Scope
+from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.span_context import (
+    STRING_VALUES,
+    SpanContext,
+    StringPart,
+    Unit,
+)
+from ms_fmk_transplt.engine.spans.units import header_nodes
+
+_SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# nodes whose children LibCST visits in another order than ast's fields, or in other scopes
+_ORDERED = frozenset(
+    (ast.Call, ast.Dict, ast.IfExp, ast.Lambda, *COMPREHENSIONS, *FUNCTIONS, ast.ClassDef)
+)
+
+
+class Walker:
+    def __init__(self, ctx: SpanContext, concerns: Sequence[type[SpanConcern]]) -> None:
+        self.ctx = ctx
+        self.visits: dict[str, list[Callable]] = defaultdict(list)
+        self.leaves: dict[str, list[Callable]] = defaultdict(list)
+        for concern_cls in concerns:
+            concern = concern_cls(ctx)
+            for attr in dir(concern):
+                if attr.startswith("visit_"):
+                    self.visits[attr[6:]].append(getattr(concern, attr))
+                elif attr.startswith("leave_"):
+                    self.leaves[attr[6:]].append(getattr(concern, attr))
+        self._plans: dict[type, tuple] = {}
+        self.anchors = anchor_pattern(ctx.tables)
+        self.fstring_device = ctx.tables.section("device_strings")["from"]
+
+    # -- units --------------------------------------------------------------------------------
+    def walk_unit(self, unit: Unit) -> None:
+        ctx = self.ctx
+        ctx.unit = unit
+        ctx.start_unit()
+        scope = self._scope_of(unit.ancestors)
+        ctx.scope = ctx.unit_scope = scope
+        node = unit.node
+        if not unit.header:
+            self.walk(node, scope)
+            return
+        ctx.enter(node, scope)
+        for part in header_nodes(node):
+            for child, child_scope in self._header_children(node, part, scope):
+                self.walk(child, child_scope)
+        ctx.leave()
+
+    def _scope_of(self, ancestors: tuple[ast.AST, ...]) -> Scope:
+        scopes = self.ctx.scopes
+        scope = scopes.global_scope
+        for node in ancestors:
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                scope = scopes.scope_of(node, scope)
+        return scope
+
+    def _header_children(self, node, part, scope) -> Iterator[tuple[ast.AST, Scope]]:
+        if isinstance(part, ast.arguments):
+            yield from self._arguments(part, scope)
+        elif isinstance(part, ast.withitem):
+            yield part.context_expr, scope
+            if part.optional_vars is not None:
+                yield part.optional_vars, scope
+        elif isinstance(part, ast.keyword):
+            yield part, scope
+        else:
+            yield part, scope
+
+    # -- the walk -----------------------------------------------------------------------------
+    def walk(self, node: ast.AST, scope: Scope) -> None:
+        kind = type(node)
+        if kind is ast.Constant:
+            if isinstance(node.value, STRING_VALUES):  # type: ignore[attr-defined]
+                self._strings(node)  # type: ignore[arg-type]
+            return
+        ctx = self.ctx
+        ctx.stack.append(node)
+        ctx.stack_scopes.append(scope)
+        ctx.scope = scope
+        if kind is ast.JoinedStr:
+            self._fstring(node, scope)  # type: ignore[arg-type]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            ctx.import_depth += 1
+            visits, leaves, _ = self._plan(kind)
+            for fn in visits:
+                fn(node)
+            for fn in leaves:
+                fn(node)
+            ctx.import_depth -= 1
+        else:
+            if kind is ast.Expr and isinstance(node.value, (ast.Constant, ast.JoinedStr)):  # type: ignore[attr-defined]
+                ctx.docstrings.add(id(node.value))  # type: ignore[attr-defined]
+            visits, leaves, fields = self._plan(kind)
+            for fn in visits:
+                fn(node)
+            if fields is None:
+                for child, child_scope in self.children(node, scope):
+                    self.walk(child, child_scope)
+            else:  # fields in source order
+                for field in fields:
+                    value = getattr(node, field)
+                    if type(value) is list:
+                        for item in value:
+                            if isinstance(item, ast.AST) and not isinstance(item, _SKIP):
+                                self.walk(item, scope)
+                    elif value is not None and not isinstance(value, _SKIP):
+                        if isinstance(value, ast.AST):
+                            self.walk(value, scope)
+            for fn in leaves:
+                fn(node)
+        ctx.stack.pop()
+        ctx.stack_scopes.pop()
+        ctx.scope = ctx.stack_scopes[-1] if ctx.stack_scopes else ctx.unit_scope
+
+    def _plan(self, kind: type) -> tuple[list[Callable], list[Callable], tuple[str, ...] | None]:
+        """The hooks for a node type, and the fields holding its children (None: see
+        ``children``)."""
+        plan = self._plans.get(kind)
+        if plan is None:
+            name = kind.__name__
+            fields = (
+                None
+                if kind in _ORDERED
+                else tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
+            )
+            plan = self._plans[kind] = (
+                self.visits.get(name, []),
+                self.leaves.get(name, []),
+                fields,
+            )
+        return plan
+
+    def _strings(self, node: ast.Constant) -> None:
+        ctx = self.ctx
+        if ctx.string_token(node) is None:
+            start, end = ctx.source.span(node)
+            if not self.anchors.search(ctx.source.data, start, end):
+                return  # nothing a rule acts on in any part of this concatenation
+        for part in ctx.string_parts(node):
+            self._simple_string(part)
+
+    def _simple_string(self, part: StringPart) -> None:
+        for fn in self.visits.get("SimpleString", ()):
+            fn(part)
+        for fn in self.leaves.get("SimpleString", ()):
+            fn(part)
+
+    def _fstring(self, node: ast.JoinedStr, scope: Scope) -> None:
+        ctx = self.ctx
+        values = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+        if ctx.string_token(node) is not None:
+            for fn in self.visits.get("FormattedString", ()):
+                fn(node)
+            self._formatted_values(values, scope)
+            for fn in self.leaves.get("FormattedString", ()):
+                fn(node)
+            return
+        start, end = ctx.source.span(node)
+        if not self.anchors.search(ctx.source.data, start, end):
+            self._formatted_values(values, scope)  # no rule acts on a part: only the code
+            return
+        for part in ctx.string_parts(node):
+            if not part.fstring:
+                self._simple_string(part)
+                continue
+            if part.token.body.startswith(self.fstring_device):
+                raise Decline("a device f-string joined to other strings")
+            inside = [
+                v
+                for v in values
+                if part.token.start <= ctx.source.span(v.value)[0] < part.token.end
+            ]
+            self._formatted_values(inside, scope)
+
+    def _formatted_values(self, values: list[ast.FormattedValue], scope: Scope) -> None:
+        self.ctx.in_fstring += 1
+        for value in values:
+            self._formatted_value(value, scope)
+        self.ctx.in_fstring -= 1
+
+    def _formatted_value(self, node: ast.FormattedValue, scope: Scope) -> None:
+        self.walk(node.value, scope)
+        spec = node.format_spec
+        if isinstance(spec, ast.JoinedStr):
+            for value in spec.values:
+                if isinstance(value, ast.FormattedValue):
+                    self._formatted_value(value, scope)
+
+    # -- children in LibCST's order -------------------------------------------------------------
+    def children(self, node: ast.AST, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+        scopes = self.ctx.scopes
+        if isinstance(node, ast.Call):
+            yield node.func, scope
+            items = [*node.args, *node.keywords]
+            if node.args and node.keywords:
+                items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+            for item in items:
+                yield item, scope
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    yield key, scope
+                yield value, scope
+        elif isinstance(node, ast.IfExp):
+            yield node.body, scope
+            yield node.test, scope
+            yield node.orelse, scope
+        elif isinstance(node, ast.Lambda):
+            yield from self._arguments(node.args, scope)
+            yield node.body, scopes.scope_of(node, scope)
+        elif isinstance(node, COMPREHENSIONS):
+            inner = scopes.scope_of(node, scope)  # type: ignore[arg-type]
+            if isinstance(node, ast.DictComp):
+                yield node.key, inner
+                yield node.value, inner
+            else:
+                yield node.elt, inner
+            for i, gen in enumerate(node.generators):
+                yield gen.target, inner
+                yield gen.iter, scope if i == 0 else inner
+                for cond in gen.ifs:
+                    yield cond, inner
+        elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            raise Decline("a definition inside a statement")  # never: definitions are units
+        else:
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, _SKIP):
+                    yield child, scope
+
+    def _arguments(self, args: ast.arguments, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+        """Annotations and defaults of parameters, read in the defining scope."""
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults))
+        if args.vararg:
+            pairs.append((args.vararg, None))
+        pairs += list(zip(args.kwonlyargs, args.kw_defaults))
+        if args.kwarg:
+            pairs.append((args.kwarg, None))
+        for arg, default in pairs:
+            if arg.annotation is not None:
+                yield arg.annotation, scope
+            if default is not None:
+                yield default, scope

@@ -1,0 +1,176 @@
+"""Spreading one migration over several machines (a CI matrix) and merging the parts.
+
+``--shard I/N`` migrates the I-th of N parts of the input: a file (or, with ``--zoo``, a model
+folder) belongs to part ``1 + sha1(relative path) mod N``, so the split does not depend on the
+machine, the order of a listing, or on which other files exist. A part is written to
+``<name>_msft.shard-I-of-N/`` with its own reports and ``msft_shard.json``, the records of its
+files. ``--merge-shards N`` (same ``-i``/``-o``) then assembles ``<name>_msft/`` from the N parts
+and writes the reports from all records: the same files and reports a single run writes. The
+parts are removed once merged. With ``--zoo`` each part migrates whole models; the merge writes
+the zoo summary from the parts' summaries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ms_fmk_transplt import __version__
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation, Severity
+
+RECORDS = "msft_shard.json"
+SCHEMA_VERSION = 1
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); raises ValueError with the reason."""
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"{text!r} is not I/N (e.g. 2/4)")
+    i, n = int(index), int(count)
+    if n < 1 or not 1 <= i <= n:
+        raise ValueError(f"{text!r}: I must be between 1 and N")
+    return i, n
+
+
+def suffix(shard: tuple[int, int]) -> str:
+    return f".shard-{shard[0]}-of-{shard[1]}"
+
+
+def part_of(key: str, count: int) -> int:
+    """The part (1..count) a relative path or model name belongs to."""
+    digest = hashlib.sha1(key.encode("utf-8")).digest()
+    return 1 + int.from_bytes(digest[:8], "big") % count
+
+
+def owns(shard: tuple[int, int] | None, key: str) -> bool:
+    return shard is None or part_of(key, shard[1]) == shard[0]
+
+
+# -- records of a part -----------------------------------------------------------------------
+def _event(e: ChangeEvent) -> dict[str, Any]:
+    out = dataclasses.asdict(e)
+    out["operation"] = e.operation.value
+    return out
+
+
+def _notice(n: Notice) -> dict[str, Any]:
+    out = dataclasses.asdict(n)
+    out["severity"] = n.severity.value
+    return out
+
+
+def write_records(path: Path, result, shard: tuple[int, int], order: dict[str, int]) -> None:
+    """The records of one part, for --merge-shards (``result`` is the part's RunResult)."""
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": __version__,
+        "shard": list(shard),
+        "project": result.project.name,
+        "fingerprint": result.fingerprint,
+        "started": result.started.isoformat(),
+        "main_rel": result.main_rel,
+        "total_files": len(order),
+        "notes": [[s.value, m] for s, m in result.notes],
+        "files": [
+            {
+                "index": order[f.path],
+                "path": f.path,
+                "status": f.status.value,
+                "python": f.python,
+                "analysed": f.analysed,
+                "cached": f.cached,
+                "time": f.time.isoformat(),
+                "events": [_event(e) for e in f.events],
+                "notices": [_notice(n) for n in f.notices],
+            }
+            for f in result.files
+        ],
+    }
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
+    path = folder / RECORDS
+    if not path.is_file():
+        raise UserError(
+            folder,
+            f"part {shard[0]} of {shard[1]} is missing: run with "
+            f"--shard {shard[0]}/{shard[1]} first",
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(path, f"cannot read the records of this part ({exc})") from exc
+    if data.get("schema_version") != SCHEMA_VERSION or data.get("tool_version") != __version__:
+        raise UserError(
+            path,
+            f"written by ms_fmk_transplt {data.get('tool_version')}, not "
+            f"{__version__}: run every part with the same version",
+        )
+    return data
+
+
+def file_record(item: dict[str, Any], record_type):
+    events = [ChangeEvent(**{**e, "operation": Operation(e["operation"])}) for e in item["events"]]
+    notices = [Notice(**{**n, "severity": Severity(n["severity"])}) for n in item["notices"]]
+    return record_type(
+        item["path"],
+        FileStatus(item["status"]),
+        item["python"],
+        item["analysed"],
+        datetime.fromisoformat(item["time"]),
+        events,
+        notices,
+        item["cached"],
+    )
+
+
+def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]:
+    """The folders and records of the ``count`` parts of ``final_dir``; all must be there and
+    come from runs with the same options."""
+    parts = []
+    for i in range(1, count + 1):
+        folder = final_dir.with_name(final_dir.name + suffix((i, count)))
+        if not folder.is_dir():
+            raise UserError(
+                folder, f"part {i} of {count} is missing: run with --shard {i}/{count} first"
+            )
+        parts.append((folder, _load(folder, (i, count))))
+    fingerprints = {data["fingerprint"] for _, data in parts}
+    if len(fingerprints) > 1:
+        raise UserError(
+            final_dir,
+            "the parts were migrated with different options or rules; "
+            "run every part with the same command",
+        )
+    return parts
+
+
+def gather(parts: list[tuple[Path, dict[str, Any]]], staging: Path) -> None:
+    """Put the files of every part into ``staging`` (hard links where possible)."""
+    for folder, data in parts:
+        for item in data["files"]:
+            src, dst = folder / item["path"], staging / item["path"]
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_symlink():
+                os.symlink(os.readlink(src), dst)
+                continue
+            if not src.exists():
+                continue  # --analyse: the part holds reports only
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+
+
+def remove_parts(parts: list[tuple[Path, dict[str, Any]]]) -> None:
+    for folder, _ in parts:
+        shutil.rmtree(folder, ignore_errors=True)

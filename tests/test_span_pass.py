@@ -1,0 +1,158 @@
+"""The span pass (engine/spans/) gives exactly what the LibCST pass gives -- migrated bytes,
+events and notices, in the same order -- on every file it takes, and declines the rest: on every
+fixture, on mutated fixtures and on generated programs with CUDA code spliced in."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from ms_fmk_transplt.engine.cst_pass import cst_pass
+from ms_fmk_transplt.engine.migrate import _finish
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
+from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
+from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.span_pass import span_pass
+from ms_fmk_transplt.events import FileResult
+from ms_fmk_transplt.tables import load_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
+# fixtures the span pass gives to the LibCST pass, and why (any other decline is a regression)
+DECLINED = {
+    "expected/legacy_gpu_msft/legacy_eval.py": "the stdlib parser refuses it",
+    "expected/toolkit_msft/toolkit/latin1_helper.py": "an encoding other than UTF-8",
+    "expected/toolkit_msft/toolkit/legacy_py2.py": "the stdlib parser refuses it",
+    "projects/legacy_gpu/legacy_eval.py": "the stdlib parser refuses it",
+    "projects/toolkit/toolkit/latin1_helper.py": "an encoding other than UTF-8",
+    "projects/toolkit/toolkit/legacy_py2.py": "the stdlib parser refuses it",
+    "rules/imports.cuda_module/import_forms.py": "a from-import split between torch.npu and",
+    "rules/parse.decode_error/": "not valid UTF-8",
+    "rules/parse.limit/": "the stdlib parser refuses it",
+    "rules/parse.syntax_error/": "the stdlib parser refuses it",
+    "rules/profiler.use_cuda/profile.py": "use_cuda=False is removed with its comma",
+}
+
+
+def passes(source: bytes, path: str = "m.py"):
+    """(span result, LibCST result) after the common finishing steps; None if declined."""
+    tables = load_tables()
+    try:
+        span = span_pass(source, path, tables, DEFAULT_OPTIONS)
+    except Decline:
+        return None
+    reference = cst_pass(source, path, tables, DEFAULT_OPTIONS)
+    assert not isinstance(reference, FileResult), "LibCST refused what the stdlib parser read"
+    return _finish(source, path, span), _finish(source, path, reference)
+
+
+def assert_same(source: bytes, path: str = "m.py") -> bool:
+    got = passes(source, path)
+    if got is None:
+        return False
+    span, reference = got
+    assert span.output == reference.output
+    assert span.events == reference.events
+    assert span.notices == reference.notices
+    return True
+
+
+def _expected_decline(rel: str) -> str | None:
+    for prefix, reason in DECLINED.items():
+        if rel.startswith(prefix):
+            return reason
+    return None
+
+
+@pytest.mark.parametrize("case", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_same_as_libcst_on_fixtures(case: Path) -> None:
+    rel = str(case.relative_to(ROOT / "fixtures"))
+    reason = _expected_decline(rel)
+    if reason is None:
+        assert assert_same(case.read_bytes(), case.name), f"{rel}: declined"
+        return
+    with pytest.raises(Decline, match=re.escape(reason)):
+        span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
+
+
+def test_every_table_entry_is_anchored() -> None:
+    """A statement the span pass does not walk must hold nothing a rule acts on: every
+    unsupported API is reachable only through a word of the anchor pattern, however it was
+    imported (the part after the import alias, or the alias's path, holds an anchor)."""
+    tables = load_tables()
+    anchors = anchor_pattern(tables)
+    for key, entry in tables.unsupported.apis.items():
+        if entry.when is not None:
+            continue
+        parts = key.split(".")
+        for cut in range(1, len(parts) + 1):
+            path, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+            assert anchors.search(path.encode()) or anchors.search(rest.encode()), (key, cut)
+    for name in tables.unsupported.env:
+        assert anchors.search(name.encode()), name
+    for module in tables.unsupported.modules:
+        assert anchors.search(module.split(".")[0].encode()), module
+    # integer device indices are arguments of device calls: the call is the anchor
+    for name in tables.section("int_device")["device_calls"]:
+        assert anchors.search(name.encode()), name
+
+
+def test_parenthesized_nodes_keep_libcst_snippets() -> None:
+    source = (
+        b"import torch\n"
+        b"y = (\n    x.cuda()\n)\n"
+        b"z = f((torch.cuda.current_device()), (local_rank))\n"
+        b"w = (t).to((rank))\n"
+        b"v = torch.device((rank))\n"
+        b'u = ("cuda" "nccl")\n'
+    )
+    assert assert_same(source)
+
+
+def test_concatenations_and_fstrings() -> None:
+    source = (
+        b"import torch\n"
+        b'a = ("cuda" ":0")\n'
+        b'b = "x" f"{y.cuda()} cuda" "CUDA_VISIBLE_DEVICES"\n'
+        b"c = x.to(f\"{'cuda'}\")\n"
+        b'd = f"cuda:{rank}" if ok else "cpu"\n'
+        b'e = t.to("cu" "da")\n'
+    )
+    assert assert_same(source)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from test_properties import mutated  # noqa: E402
+
+GENERATED = int(os.environ.get("MSFT_FUZZ_EXAMPLES", "60"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_same_as_libcst_on_mutations(source: str) -> None:
+    data = source.encode("utf-8")
+    try:
+        ast.parse(data)
+    except SyntaxError:
+        return
+    assert_same(data)
+
+
+hypothesmith = pytest.importorskip("hypothesmith")
+from spliced_programs import spliced  # noqa: E402
+
+
+@settings(max_examples=GENERATED, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spliced(hypothesmith.from_node()))
+def test_same_as_libcst_on_generated_programs(source: str) -> None:
+    data = source.encode("utf-8")
+    try:
+        ast.parse(data)
+    except (SyntaxError, ValueError):
+        return
+    assert_same(data)
