@@ -184,26 +184,38 @@ def report(root: Path, best: dict, jobs: int) -> bool:
     mb = sum(p.stat().st_size for p in root.rglob("*.py") if p.is_file()) / 1e6
     cold, warm, libcst, astp = best["cold"], best["warm"], best["libcst"]["s"], best["ast"]["s"]
     print(f"input: {root} — {files} files, {py} .py ({mb:.1f} MB of Python); -j {jobs}\n")
-    print(f"baselines: copy tree {best['copy']['s']:.2f}s; parse every .py in {jobs} processes: "
-          f"LibCST {libcst:.2f}s, ast {astp:.2f}s\n")
+    print(
+        f"baselines: copy tree {best['copy']['s']:.2f}s; parse every .py in {jobs} processes: "
+        f"LibCST {libcst:.2f}s, ast {astp:.2f}s\n"
+    )
     print("| run | wall s | files/s | × LibCST parse-all | × ast parse-all | peak RSS MiB | exit |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in ("cold", "fill", "warm"):
         r = best[name]
-        print(f"| {name} | {r['s']:.2f} | {files / r['s']:.0f} | {r['s'] / libcst:.3f} | "
-              f"{r['s'] / astp:.2f} | {r['rss']:.0f} | {r['exit']} |")
+        print(
+            f"| {name} | {r['s']:.2f} | {files / r['s']:.0f} | {r['s'] / libcst:.3f} | "
+            f"{r['s'] / astp:.2f} | {r['rss']:.0f} | {r['exit']} |"
+        )
     timings = cold["json"].get("timings", {})
-    print("\nsplit of the cold run (seconds; engine phases are CPU seconds of all workers): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
+    print(
+        "\nsplit of the cold run (seconds; engine phases are CPU seconds of all workers): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in timings.items())
+    )
     libcst_pass = cold["json"].get("libcst_pass", {})
-    print(f"files the LibCST pass took: {libcst_pass.get('files', 0)} "
-          f"{libcst_pass.get('reasons', {})}")
+    print(
+        f"files the LibCST pass took: {libcst_pass.get('files', 0)} "
+        f"{libcst_pass.get('reasons', {})}"
+    )
     half = best["half"]
-    print(f"memory: peak RSS {half['rss']:.0f} MiB on half of the .py files, {cold['rss']:.0f} MiB "
-          f"on all: ratio {cold['rss'] / max(1, half['rss']):.2f}")
+    print(
+        f"memory: peak RSS {half['rss']:.0f} MiB on half of the .py files, {cold['rss']:.0f} MiB "
+        f"on all: ratio {cold['rss'] / max(1, half['rss']):.2f}"
+    )
     big = best["big"]
-    print(f"10 MB generated file: {big['s']:.2f}s, peak RSS {big['rss']:.0f} MiB, exit "
-          f"{big['exit']}, changes {big['json'].get('counts', {}).get('changes')}")
+    print(
+        f"10 MB generated file: {big['s']:.2f}s, peak RSS {big['rss']:.0f} MiB, exit "
+        f"{big['exit']}, changes {big['json'].get('counts', {}).get('changes')}"
+    )
     print(f"pre-commit check of one file: median {best['check']['s']:.3f}s (5 runs)")
     verdicts = {
         f"cold <= {TARGETS['ratio']}x LibCST parse-all": cold["s"] / libcst <= TARGETS["ratio"],
@@ -213,8 +225,10 @@ def report(root: Path, best: dict, jobs: int) -> bool:
         f"10 MB file <= {TARGETS['big_s']}s": big["s"] <= TARGETS["big_s"] and big["exit"] == 0,
         f"10 MB file < {TARGETS['big_mb']} MB RSS": big["rss"] * 1.048576 < TARGETS["big_mb"],
     }
-    print(f"\nratios: cold/LibCST {cold['s'] / libcst:.3f}, cold/ast {cold['s'] / astp:.2f}, "
-          f"cold/warm {cold['s'] / warm['s']:.1f}")
+    print(
+        f"\nratios: cold/LibCST {cold['s'] / libcst:.3f}, cold/ast {cold['s'] / astp:.2f}, "
+        f"cold/warm {cold['s'] / warm['s']:.1f}"
+    )
     for what, ok in verdicts.items():
         print(f"{'PASS' if ok else 'FAIL'}  {what}")
     return all(verdicts.values())

@@ -42,7 +42,7 @@ def migrate_notebook(
         nb = json.loads(raw)
         cells = nb["cells"]
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        rule = tables.section("parse")["decode_rule"]
+        rule = tables.parse.decode_rule
         return skipped(
             path, data, 1, rule, f"not a readable notebook ({exc}); copied unchanged", tables
         )
@@ -118,7 +118,7 @@ def _insert_torch_npu(cells: list[dict], path: str, tables: Tables) -> list[Chan
     code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
     if any("import torch_npu" in _source(c) for _, c in code):
         return []
-    statement = tables.section("imports")["torch_npu_statement"]
+    statement = tables.imports.torch_npu_statement
     target, line = code[0][0], 0
     for i, cell in code:
         hit = next(
@@ -137,7 +137,7 @@ def _insert_torch_npu(cells: list[dict], path: str, tables: Tables) -> list[Chan
             f"{path}#cell{target}",
             line + 1,
             line + 1,
-            tables.section("imports")["torch_npu_rule"],
+            tables.imports.torch_npu_rule,
             Operation.INSERT,
             "import torch_npu inserted (registers the NPU device with torch)",
             "",

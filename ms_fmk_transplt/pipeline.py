@@ -574,7 +574,7 @@ def _migrate_main(
 ) -> tuple[bytes, FileRecord]:
     options = dataclasses.replace(engine, distributed_target=target)
     output, record = migrate_file(project.root / main_rel, main_rel, options)
-    notice = load_tables().section("distributed_mode")["no_dataloader_notice"]
+    notice = load_tables().distributed_mode.no_dataloader_notice
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(
             main_rel,

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.table_sections import (
+    AmpTable,
+    DeviceStringsTable,
+    DistributedModeTable,
+    DistributedTable,
+    ImportsTable,
+    IntDeviceTable,
+    ParseTable,
+    ProfilerTable,
+    SpecifyDeviceTable,
+    TensorMethodsTable,
+    sections,
+)
 from ms_fmk_transplt.unsupported_table import UnsupportedTable
 
 
@@ -33,26 +45,33 @@ class NamespaceRow:
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity (cached per table)
 class Tables:
+    """The built-in tables; each section of interface_table.json as a typed view
+    (ms_fmk_transplt/table_sections.py)."""
+
     raw: dict[str, Any]
     rows: tuple[NamespaceRow, ...]
     npu_names: frozenset[str]
     npu_amp_names: frozenset[str]
     torch_npu_version: str
-    device_literal: re.Pattern[str]
-    int_identifiers: frozenset[str]
-    int_sequences: frozenset[str]
-    int_calls: frozenset[str]
     foreign_roots: frozenset[str]
     unsupported: UnsupportedTable
     similar: dict[str, dict[str, Any]]  # -sim table: api -> entry
+    imports: ImportsTable
+    tensor_methods: TensorMethodsTable
+    device_strings: DeviceStringsTable
+    int_device: IntDeviceTable
+    amp: AmpTable
+    distributed: DistributedTable
+    profiler: ProfilerTable
+    parse: ParseTable
+    specify_device: SpecifyDeviceTable
+    distributed_mode: DistributedModeTable
+    cuda_unsupported_rule: str  # device_api.no_npu_counterpart
 
     @property
     def caveat_rules(self) -> set[str]:
         """Rules whose changes carry a caveat (heuristics and similar-API replacements)."""
         return set(self.unsupported.caveat_rules) | {e["rule"] for e in self.similar.values()}
-
-    def section(self, name: str) -> dict[str, Any]:
-        return self.raw[name]
 
     def lookup_cuda(self, qualified: str) -> tuple[str, str] | None:
         """Map a ``torch.cuda...`` qualified name to ``(npu qualified name, rule id)``.
@@ -104,18 +123,15 @@ def load_tables() -> Tables:
         )
         for row in raw["cuda_namespace"]["rows"]
     )
-    int_dev = raw["int_device"]
     return Tables(
         raw=raw,
         rows=rows,
         npu_names=member_sets["npu_names"],
         npu_amp_names=member_sets["npu_amp_names"],
         torch_npu_version=names.get("torch_npu_version", ""),
-        device_literal=re.compile(raw["device_strings"]["literal_pattern"]),
-        int_identifiers=frozenset(int_dev["identifiers"]),
-        int_sequences=frozenset(int_dev["sequences"]),
-        int_calls=frozenset(int_dev["calls"]),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
         unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
+        cuda_unsupported_rule=raw["cuda_namespace"]["unsupported_rule"],
+        **sections(raw),
     )

@@ -1,6 +1,7 @@
 """The span pass (engine/spans/) gives exactly what the LibCST pass gives -- migrated bytes,
 events and notices, in the same order -- on every file it takes, and declines the rest: on every
-fixture, on mutated fixtures and on generated programs with CUDA code spliced in."""
+fixture, on mutated fixtures and on generated programs with CUDA code spliced in. The reference
+is the LibCST pass as it was: names resolved by LibCST's own providers."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def passes(source: bytes, path: str = "m.py"):
         span = span_pass(source, path, tables, DEFAULT_OPTIONS)
     except Decline:
         return None
-    reference = cst_pass(source, path, tables, DEFAULT_OPTIONS)
+    reference = cst_pass(source, path, tables, DEFAULT_OPTIONS, libcst_names=True)
     assert not isinstance(reference, FileResult), "LibCST refused what the stdlib parser read"
     return _finish(source, path, span), _finish(source, path, reference)
 
@@ -79,6 +80,30 @@ def test_same_as_libcst_on_fixtures(case: Path) -> None:
         span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
 
 
+def test_large_files_in_pieces_give_the_same_result(monkeypatch) -> None:
+    """A file larger than CHUNK_BYTES is walked piece by piece (engine/spans/chunks.py): with
+    pieces of a few hundred bytes, every fixture still migrates exactly as in one piece."""
+    from ms_fmk_transplt.engine.spans import chunks
+
+    cases = [
+        p for p in FIXTURES if _expected_decline(str(p.relative_to(ROOT / "fixtures"))) is None
+    ]
+    whole = {p: passes(p.read_bytes(), p.name) for p in cases}
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 300)
+    several = 0
+    for path in cases:
+        source = path.read_bytes()
+        several += len(list(chunks.pieces(source))) > 1
+        span, _ = passes(source, path.name)
+        expected = whole[path][0]
+        assert (span.output, span.events, span.notices) == (
+            expected.output,
+            expected.events,
+            expected.notices,
+        ), path
+    assert several > 20
+
+
 def test_every_table_entry_is_anchored() -> None:
     """A statement the span pass does not walk must hold nothing a rule acts on: every
     unsupported API is reachable only through a word of the anchor pattern, however it was
@@ -97,7 +122,7 @@ def test_every_table_entry_is_anchored() -> None:
     for module in tables.unsupported.modules:
         assert anchors.search(module.split(".")[0].encode()), module
     # integer device indices are arguments of device calls: the call is the anchor
-    for name in tables.section("int_device")["device_calls"]:
+    for name in tables.int_device.device_calls:
         assert anchors.search(name.encode()), name
 
 

@@ -16,21 +16,17 @@ from ms_fmk_transplt.engine.base import Concern
 class Amp(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("amp")
-        self.rule: str = section["device_type_rule"]
-        self.calls = frozenset(section["device_type_calls"])
-        self.keywords = frozenset(section["device_type_keywords"])
-        self.leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.calls)
+        self.table = self.tables.amp
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.ctx.names_in(node.func)
-        if not names or names[0] not in self.leaves:
+        if not names or names[0] not in self.table.leaves:
             return
-        if (self.ctx.qname(node.func) or "") not in self.calls:
+        if (self.ctx.qname(node.func) or "") not in self.table.calls:
             return
         for i, arg in enumerate(node.args):
             is_device = (arg.keyword is None and i == 0 and not arg.star) or (
-                arg.keyword is not None and arg.keyword.value in self.keywords
+                arg.keyword is not None and arg.keyword.value in self.table.keywords
             )
             if is_device and isinstance(arg.value, (cst.SimpleString, cst.FormattedString)):
-                self.ctx.claim(arg.value, rule=self.rule)
+                self.ctx.claim(arg.value, rule=self.table.rule)

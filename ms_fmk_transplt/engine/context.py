@@ -14,8 +14,10 @@ from libcst.metadata import (
 )
 from libcst.metadata.base_provider import LazyValue
 
+from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
+from ms_fmk_transplt.engine.scopes import IMPORT, LOCAL
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.unsupported_table import Entry
@@ -32,6 +34,7 @@ class MigrationContext(Recorder):
         # ids of string nodes that are docstrings or bare string statements: never rewritten.
         self.docstrings: set[int] = set()
         self.import_depth = 0
+        self._names: CstNames | None = None
         self._wrapper: MetadataWrapper | None = None
         self._import_bound: dict[str, str] | None = None
         self._module_bound: frozenset[str] | None = None
@@ -53,6 +56,24 @@ class MigrationContext(Recorder):
     def metadata(self, provider: Any, node: cst.CSTNode) -> Any:
         return self._get_metadata(provider, node)
 
+    def use_names(self, names: CstNames) -> None:
+        """Resolve names with engine/scopes.py (on the stdlib tree of the same code) instead of
+        LibCST's scope and qualified-name providers, which cost most of a LibCST pass."""
+        self._names = names
+
+    def _qualified_names(self, node: cst.CSTNode) -> set[tuple[str, int]]:
+        try:
+            if self._names is not None:
+                pos = self._get_metadata(PositionProvider, node)
+                place = (type(node).__name__, pos.start.line, pos.start.column)
+                return self._names.qualified_names((*place, pos.end.line, pos.end.column))
+            found = self._get_metadata(QualifiedNameProvider, node)
+        except KeyError:  # a node made by this pass: nothing is known of it
+            return set()
+        return {
+            (q.name, IMPORT if q.source == QualifiedNameSource.IMPORT else LOCAL) for q in found
+        }
+
     # -- name resolution -------------------------------------------------------------------
     def qname(self, node: cst.CSTNode) -> str | None:
         """The fully qualified name an expression refers to, resolved through imports.
@@ -61,16 +82,13 @@ class MigrationContext(Recorder):
         a local variable gives its local name; an unresolvable ``torch.x`` (no import in the
         file, e.g. a snippet) is taken literally. Returns None when nothing is known.
         """
-        try:
-            names = self._get_metadata(QualifiedNameProvider, node)
-        except KeyError:
-            names = set()
+        names = self._qualified_names(node)
         if names:
-            ordered = sorted(names, key=lambda q: (q.source != QualifiedNameSource.IMPORT, q.name))
-            for q in ordered:
-                if q.name == "torch" or q.name.startswith("torch."):
-                    return q.name
-            return ordered[0].name
+            ordered = sorted(names, key=lambda q: (q[1] != IMPORT, q[0]))
+            for name, _ in ordered:
+                if name == "torch" or name.startswith("torch."):
+                    return name
+            return ordered[0][0]
         if self.import_depth:
             return None
         dotted = (

@@ -13,6 +13,7 @@ from libcst.metadata import MetadataWrapper
 from ms_fmk_transplt.engine.amp import Amp
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
@@ -21,6 +22,7 @@ from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.profiler import Profiler
+from ms_fmk_transplt.engine.scopes import UnsupportedScope
 from ms_fmk_transplt.engine.similar import Similar
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput
 from ms_fmk_transplt.engine.specify_device import SpecifyDevice
@@ -57,26 +59,40 @@ def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
     return tuple(concerns)
 
 
-def _run(module: cst.Module, ctx: MigrationContext, concerns) -> cst.Module:
+def _run(
+    module: cst.Module, code: bytes, ctx: MigrationContext, concerns, libcst_names: bool
+) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx.bind(wrapper)
+    try:
+        if not libcst_names:
+            ctx.use_names(CstNames(code))
+    except (SyntaxError, ValueError, RecursionError, UnsupportedScope):
+        pass  # syntax this Python cannot parse (LibCST can): LibCST resolves the names
     return wrapper.module.visit(MigrationTransformer(ctx, concerns))
 
 
 def cst_pass(
-    source: bytes, path: str, tables: Tables, options: EngineOptions
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    libcst_names: bool = False,
 ) -> PassOutput | FileResult:
-    """Migrates one file with LibCST (a FileResult when it cannot be parsed)."""
+    """Migrates one file with LibCST (a FileResult when it cannot be parsed). Names are
+    resolved by engine/scopes.py; ``libcst_names`` uses LibCST's providers instead (the
+    reference the tests compare with)."""
     module = parse(source, path, tables)
     if isinstance(module, FileResult):
         return module
     first, first_notices = [], []
     if options.user_rules is not None:  # user rules first: the built-in rules see their result
         user_ctx = MigrationContext(path, module, tables, options)
-        module = _run(module, user_ctx, (UserRulesConcern,))
+        module = _run(module, source, user_ctx, (UserRulesConcern,), libcst_names)
         first, first_notices = user_ctx.events, user_ctx.notices
+    code = module.bytes if first else source
     ctx = MigrationContext(path, module, tables, options)
-    new_module = _run(module, ctx, concerns_for(options))
+    new_module = _run(module, code, ctx, concerns_for(options), libcst_names)
     events = first + ctx.events
     output = new_module.bytes if events else source
     return PassOutput(

@@ -18,17 +18,13 @@ _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 class DeviceStrings(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("device_strings")
-        self.old: str = section["from"]
-        self.new: str = section["to"]
-        self.literal_rule: str = section["literal_rule"]
-        self.fstring_rule: str = section["fstring_rule"]
-        intdev = self.tables.section("int_device")
-        self.int_rule: str = intdev["rule"]
-        self.device_calls = frozenset(intdev["device_calls"])
-        self.device_keywords = frozenset(intdev["device_keywords"])
-        self.device_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.device_calls)
-        self.int_call_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.tables.int_calls)
+        strings, ints = self.tables.device_strings, self.tables.int_device
+        self.old, self.new, self.literal = strings.old, strings.new, strings.literal
+        self.literal_rule, self.fstring_rule = strings.literal_rule, strings.fstring_rule
+        self.ints = ints
+        self.int_rule = ints.rule
+        self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
+        self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 
     def visit_Arg(self, node: cst.Arg) -> None:
         # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
@@ -52,7 +48,7 @@ class DeviceStrings(Concern):
             value = original.evaluated_value
         except Exception:  # noqa: BLE001 - exotic escapes: leave the literal alone
             return updated
-        if not isinstance(value, str) or not self.tables.device_literal.match(value):
+        if not isinstance(value, str) or not self.literal.match(value):
             return updated
         new = self.ctx.with_literal_body(updated, self.new + body[len(self.old) :])
         rule = self.ctx.rule_for(original, self.literal_rule)
@@ -96,13 +92,13 @@ class DeviceStrings(Concern):
     # -- integer device indices -----------------------------------------------------------
     def is_int_device(self, node: cst.BaseExpression) -> bool:
         """Whether an (original) expression is an integer device index."""
-        t = self.tables
+        t = self.ints
         if isinstance(node, cst.Integer):
             return True
         if isinstance(node, cst.Name):
-            return node.value in t.int_identifiers
+            return node.value in t.identifiers
         if isinstance(node, cst.Attribute):
-            return node.attr.value in t.int_identifiers
+            return node.attr.value in t.identifiers
         if isinstance(node, cst.Subscript):
             seq = node.value
             last = (
@@ -110,12 +106,12 @@ class DeviceStrings(Concern):
                 if isinstance(seq, cst.Name)
                 else (seq.attr.value if isinstance(seq, cst.Attribute) else None)
             )
-            return last in t.int_sequences
+            return last in t.sequences
         if isinstance(node, cst.Call):
             names = self.ctx.names_in(node.func)
             if not names or names[0] not in self.int_call_leaves:
                 return False
-            return (self.ctx.qname(node.func) or "") in t.int_calls
+            return (self.ctx.qname(node.func) or "") in t.calls
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPS):
             sides = (node.left, node.right)
             if any(isinstance(s, (cst.SimpleString, cst.FormattedString)) for s in sides):

@@ -74,13 +74,11 @@ def _body(scope: Scope) -> Sequence[cst.BaseStatement]:
 class DistributedMode(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        t = self.tables.section("distributed_mode")
+        t = self.tables.distributed_mode
         self.t = t
         self.target: str = ctx.options.distributed_target
-        self.dataloaders = frozenset(t["dataloaders"])
-        self.data_parallel = frozenset(t["data_parallel"])
-        self.set_device = frozenset(t["set_device"])
-        self.forwards = frozenset(t["ddp_forwards"])
+        self.dataloaders, self.data_parallel = t.dataloaders, t.data_parallel
+        self.set_device, self.forwards = t.set_device, t.ddp_forwards
         # plans, keyed by id() of original nodes
         self.loader_calls: dict[int, str | None] = {}  # DataLoader call -> loader variable
         self.block_inserts: dict[int, list[tuple[int, str, str, str]]] = {}
@@ -147,7 +145,7 @@ class DistributedMode(Concern):
                 ):
                     self.ctx.warn(
                         call,
-                        self.t["sampler_rule"],
+                        self.t.sampler_rule,
                         "DataLoader with its own "
                         "sampler: shard it across ranks yourself (not changed)",
                     )
@@ -162,7 +160,7 @@ class DistributedMode(Concern):
                 if shuffle is None and any(a.star == "**" for a in call.args):
                     self.ctx.warn(
                         call,
-                        self.t["sampler_rule"],
+                        self.t.sampler_rule,
                         "DataLoader configured through "
                         "**kwargs: whether it shuffles is unknown, so it is not sharded; "
                         "pass shuffle= explicitly or add a DistributedSampler yourself",
@@ -171,7 +169,7 @@ class DistributedMode(Concern):
                 if not shuffles:
                     self.ctx.warn(
                         call,
-                        self.t["sampler_rule"],
+                        self.t.sampler_rule,
                         "DataLoader without shuffle is "
                         "taken as evaluation: not sharded, every rank reads all of it",
                         severity=Severity.INFO,
@@ -211,7 +209,7 @@ class DistributedMode(Concern):
                     (
                         anchor,
                         code,
-                        self.t["set_epoch_rule"],
+                        self.t.set_epoch_rule,
                         "each epoch reshuffles the distributed shards",
                     )
                 )
@@ -247,7 +245,7 @@ class DistributedMode(Concern):
         if not candidates:
             self.ctx.warn(
                 module,
-                self.t["ddp_rule"],
+                self.t.ddp_rule,
                 f"-t {self.target}: never assigned in this "
                 "file; the model is not wrapped in DistributedDataParallel",
             )
@@ -256,14 +254,12 @@ class DistributedMode(Concern):
         _, scope, body, hits = candidates[0]
         last = body[hits[-1]]
         anchor = self.ctx.lines(last)[1] + 1
-        code = (
-            f"{self.target} = {self.t['ddp']}({self.target}.npu(), device_ids=[msft_local_rank()])"
-        )
+        code = f"{self.target} = {self.t.ddp}({self.target}.npu(), device_ids=[msft_local_rank()])"
         container = id(scope.body) if isinstance(scope, cst.FunctionDef) else id(module)
         entry = (
             anchor,
             code,
-            self.t["ddp_rule"],
+            self.t.ddp_rule,
             f"-t {self.target} wrapped in DistributedDataParallel",
         )
         if isinstance(scope, cst.FunctionDef):
@@ -302,7 +298,7 @@ class DistributedMode(Concern):
                     stmt.visit(Collect())
 
     def _plan_entry(self, module: cst.Module) -> None:
-        init = (self.t["init_call"], self.t["init_rule"], "join the hccl process group first")
+        init = (self.t.init_call, self.t.init_rule, "join the hccl process group first")
         for stmt in module.body:
             if (
                 isinstance(stmt, cst.If)
@@ -329,7 +325,7 @@ class DistributedMode(Concern):
             inner = updated.args[0].value
             self.ctx.record(
                 original,
-                self.t["data_parallel_rule"],
+                self.t.data_parallel_rule,
                 "DataParallel removed: DistributedDataParallel wraps the model",
                 self.ctx.snippet(updated),
                 self.ctx.snippet(inner),
@@ -343,7 +339,7 @@ class DistributedMode(Concern):
             if self.ctx.code(new) != self.ctx.code(updated):
                 self.ctx.record(
                     original,
-                    self.t["device_rule"],
+                    self.t.device_rule,
                     "each process binds its own NPU",
                     self.ctx.snippet(updated),
                     self.ctx.snippet(new),
@@ -363,7 +359,7 @@ class DistributedMode(Concern):
             new = updated.with_changes(args=args)
             self.ctx.record(
                 original,
-                self.t["device_rule"],
+                self.t.device_rule,
                 "the process's own NPU (current device), not a fixed index",
                 self.ctx.snippet(updated),
                 self.ctx.snippet(new),
@@ -384,7 +380,7 @@ class DistributedMode(Concern):
             args[dataset_index] = args[dataset_index].with_changes(value=walrus)
             dataset = cst.Name("msft_dataset")
         sampler = cst.Call(
-            func=cst.parse_expression(self.t["sampler"]),
+            func=cst.parse_expression(self.t.sampler),
             args=[
                 cst.Arg(dataset, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                 cst.Arg(
@@ -415,7 +411,7 @@ class DistributedMode(Concern):
         new = updated.with_changes(args=kept)
         self.ctx.record(
             original,
-            self.t["sampler_rule"],
+            self.t.sampler_rule,
             "DistributedSampler: each rank reads its own shard (shuffle moved into it)",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
@@ -430,7 +426,7 @@ class DistributedMode(Concern):
         )
         self.ctx.record(
             original,
-            self.t["module_rule"],
+            self.t.module_rule,
             f"{self.target} is the DDP wrapper now: the model is {self.target}.module",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
@@ -488,13 +484,13 @@ class DistributedMode(Concern):
         if not self.found_loader:
             self.ctx.warn(
                 original,
-                self.t["no_dataloader_notice"],
+                self.t.no_dataloader_notice,
                 "no torch.utils.data.DataLoader in this file",
             )
         self.ctx.helper_lines.append(
             (
-                self.t["helper"],
-                self.t["init_rule"],
+                self.t.helper,
+                self.t.init_rule,
                 "distributed helpers (rank, world size, hccl process group)",
             )
         )

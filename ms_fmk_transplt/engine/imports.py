@@ -87,10 +87,9 @@ def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
 class Imports(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("imports")
-        self.rule: str = section["import_rule"]
-        self.npu_rule: str = section["torch_npu_rule"]
-        self.statement: str = section["torch_npu_statement"]
+        table = self.tables.imports
+        self.rule, self.npu_rule = table.import_rule, table.torch_npu_rule
+        self.statement = table.torch_npu_statement
 
     def _record(self, original: cst.CSTNode, updated: cst.CSTNode, message: str) -> None:
         self.ctx.record(

@@ -69,8 +69,7 @@ def _migrate(
         declined = declined or "structural options (-r, -s, -sim, distributed)"
         large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
         if large is not None:
-            rule = tables.section("parse")["limit_rule"]
-            done = skipped(path, source, 1, rule, large, tables)
+            done = skipped(path, source, 1, tables.parse.limit_rule, large, tables)
         else:
             from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
 
@@ -93,7 +92,7 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     refused = refusal(source, options.max_file_bytes)
     if refused is not None:
-        return skipped(path, source, 1, tables.section("parse")["limit_rule"], refused, tables)
+        return skipped(path, source, 1, tables.parse.limit_rule, refused, tables)
     return None
 
 

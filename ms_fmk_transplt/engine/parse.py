@@ -19,15 +19,15 @@ from ms_fmk_transplt.tables import Tables
 
 def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
     """The module, or the SKIPPED result to return for a file that cannot be parsed."""
-    rules = tables.section("parse")
+    rules = tables.parse
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         line, reason = _syntax_error(source, exc)
-        rule, message = rules["syntax_rule"], f"cannot parse: {reason}; copied unchanged"
+        rule, message = rules.syntax_rule, f"cannot parse: {reason}; copied unchanged"
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         line, reason = _decode_error(source, exc)
-        rule, message = rules["decode_rule"], f"cannot decode: {reason}; copied unchanged"
+        rule, message = rules.decode_rule, f"cannot decode: {reason}; copied unchanged"
     return skipped(path, source, line, rule, message, tables)
 
 

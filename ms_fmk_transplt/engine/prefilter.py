@@ -26,7 +26,7 @@ BASE_TRIGGERS = (
 def triggers(tables: Tables) -> tuple[bytes, ...]:
     roots = {m.split(".")[0].encode() for m in tables.unsupported.modules}
     # integer device indices (x.to(local_rank)) need no "cuda" anywhere in the file
-    names = {n.encode() for n in tables.int_identifiers | tables.int_sequences}
+    names = {n.encode() for n in tables.int_device.identifiers | tables.int_device.sequences}
     return BASE_TRIGGERS + tuple(sorted(roots | names))
 
 

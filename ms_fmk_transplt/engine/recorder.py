@@ -148,5 +148,5 @@ class Recorder:
             full,
             self.tables.unsupported.cuda(full),
             f"{full} has no counterpart in torch_npu's torch.npu; {what} unchanged",
-            rule=self.tables.section("cuda_namespace")["unsupported_rule"],
+            rule=self.tables.cuda_unsupported_rule,
         )

@@ -27,16 +27,14 @@ _INDEXED = re.compile(r"^(cuda|npu):[0-9]+$")
 class SpecifyDevice(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        t = self.tables.section("specify_device")
-        self.helper: str = t["helper"]
+        t = self.tables.specify_device
+        self.helper = t.helper
         self.helper_code = (
-            f'{self.helper} = "npu:" + os.environ.get("{t["env"]}", "{t["default"]}")'
-            f"  # ms_fmk_transplt -s: the NPU is chosen by {t['env']}"
+            f'{self.helper} = "npu:" + os.environ.get("{t.env}", "{t.default}")'
+            f"  # ms_fmk_transplt -s: the NPU is chosen by {t.env}"
         )
-        self.rule, self.helper_rule, self.risk_rule = t["rule"], t["helper_rule"], t["risk_rule"]
-        self.rank_names = frozenset(t["rank_names"])
-        self.rank_env = frozenset(t["rank_env"])
-        self.env = t["env"]
+        self.rule, self.helper_rule, self.risk_rule = t.rule, t.helper_rule, t.risk_rule
+        self.rank_names, self.rank_env, self.env = t.rank_names, t.rank_env, t.env
         self.dict_keys: set[int] = set()
         self.indices: dict[str, int] = {}  # distinct hard-coded indices -> first line
         self.rank_line = 0

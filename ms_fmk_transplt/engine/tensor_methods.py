@@ -16,13 +16,9 @@ def receiver_text(ctx, node: cst.BaseExpression) -> str:
 class TensorMethods(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("tensor_methods")
-        call = dict(section["call"])
-        self.call_rule = call.pop("rule")
-        self.call_map: dict[str, str] = call
-        attr = dict(section["attribute"])
-        self.attr_rule = attr.pop("rule")
-        self.attr_map: dict[str, str] = attr
+        table = self.tables.tensor_methods
+        self.call_rule, self.call_map = table.call_rule, table.calls
+        self.attr_rule, self.attr_map = table.attribute_rule, table.attributes
 
     def _is_method_on_value(self, func: cst.Attribute) -> bool:
         """A method call on some value, not a module function (torch.cuda(), numba.cuda...)."""

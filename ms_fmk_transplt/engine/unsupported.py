@@ -31,7 +31,7 @@ class Unsupported(Concern):
         super().__init__(ctx)
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
-        self.device_calls = frozenset(self.tables.section("int_device")["device_calls"])
+        self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
         # identifiers that can occur in a reported API: anything else needs no name resolution
         # (the last part of each entry; `when` entries are checked at their calls)

@@ -12,11 +12,13 @@ from ms_fmk_transplt.engine.spans.call_args import source_args
 class AmpSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("amp")
-        self.rule: str = section["device_type_rule"]
-        self.calls = frozenset(section["device_type_calls"])
-        self.keywords = frozenset(section["device_type_keywords"])
-        self.leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.calls)
+        table = self.tables.amp
+        self.rule, self.calls, self.keywords, self.leaves = (
+            table.rule,
+            table.calls,
+            table.keywords,
+            table.leaves,
+        )
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.ctx.last_name(node.func) not in self.leaves:

@@ -31,9 +31,10 @@ def parse_piece(data: bytes, piece: Piece) -> ast.Module:
         return ast.parse(b"\n" * (first - 1) + data[start:end])
 
 
-def pieces(data: bytes, size: int = CHUNK_BYTES) -> Iterator[tuple[Piece, ast.Module]]:
+def pieces(data: bytes, size: int | None = None) -> Iterator[tuple[Piece, ast.Module]]:
     """Consecutive parts of the file, each with its tree; raises SyntaxError where the file
-    does not parse. A file no larger than ``size`` is one part."""
+    does not parse. A file no larger than ``size`` (default CHUNK_BYTES) is one part."""
+    size = CHUNK_BYTES if size is None else size
     start, line = 0, 1
     while start < len(data):
         piece, tree = _next_piece(data, start, line, size)

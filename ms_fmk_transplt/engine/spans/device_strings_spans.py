@@ -20,17 +20,13 @@ def is_integer(node: ast.AST) -> bool:
 class DeviceStringsSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("device_strings")
-        self.old: str = section["from"]
-        self.new: str = section["to"]
-        self.literal_rule: str = section["literal_rule"]
-        self.fstring_rule: str = section["fstring_rule"]
-        intdev = self.tables.section("int_device")
-        self.int_rule: str = intdev["rule"]
-        self.device_calls = frozenset(intdev["device_calls"])
-        self.device_keywords = frozenset(intdev["device_keywords"])
-        self.device_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.device_calls)
-        self.int_call_leaves = frozenset(c.rsplit(".", 1)[-1] for c in self.tables.int_calls)
+        strings, ints = self.tables.device_strings, self.tables.int_device
+        self.old, self.new, self.literal = strings.old, strings.new, strings.literal
+        self.literal_rule, self.fstring_rule = strings.literal_rule, strings.fstring_rule
+        self.ints = ints
+        self.int_rule = ints.rule
+        self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
+        self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 
     def visit_keyword(self, node: ast.keyword) -> None:
         # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
@@ -47,7 +43,7 @@ class DeviceStringsSpans(SpanConcern):
         if body is None or not body.startswith(self.old):
             return
         value = part.value
-        if not isinstance(value, str) or not self.tables.device_literal.match(value):
+        if not isinstance(value, str) or not self.literal.match(value):
             return
         before = self.ctx.token_text(part)
         start = part.token.body_start
@@ -91,13 +87,13 @@ class DeviceStringsSpans(SpanConcern):
     # -- integer device indices -----------------------------------------------------------
     def is_int_device(self, node: ast.AST) -> bool:
         """Whether an (original) expression is an integer device index."""
-        t = self.tables
+        t = self.ints
         if is_integer(node):
             return True
         if isinstance(node, ast.Name):
-            return node.id in t.int_identifiers
+            return node.id in t.identifiers
         if isinstance(node, ast.Attribute):
-            return node.attr in t.int_identifiers
+            return node.attr in t.identifiers
         if isinstance(node, ast.Subscript):
             seq = node.value
             last = (
@@ -105,11 +101,11 @@ class DeviceStringsSpans(SpanConcern):
                 if isinstance(seq, ast.Name)
                 else (seq.attr if isinstance(seq, ast.Attribute) else None)
             )
-            return last in t.int_sequences
+            return last in t.sequences
         if isinstance(node, ast.Call):
             if self.ctx.last_name(node.func) not in self.int_call_leaves:
                 return False
-            return (self.ctx.qname(node.func) or "") in t.int_calls
+            return (self.ctx.qname(node.func) or "") in t.calls
         if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
             sides = (node.left, node.right)
             if any(self.ctx.is_single_string(s) for s in sides):

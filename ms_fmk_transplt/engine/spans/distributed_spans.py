@@ -13,14 +13,14 @@ from ms_fmk_transplt.engine.spans.span_context import StringPart
 class DistributedSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("distributed")
-        self.backend_rule: str = section["backend_rule"]
-        self.backends: dict[str, str] = section["backend_literals"]
-        self.enum_rule: str = section["enum_rule"]
-        self.enums: dict[str, str] = section["enum_attributes"]
-        self.enum_leaves = frozenset(e.rsplit(".", 1)[-1] for e in self.enums)
-        self.compound_rule: str = section["compound_rule"]
-        self.pairs: dict[str, str] = section["compound_pairs"]
+        table = self.tables.distributed
+        self.backend_rule, self.backends = table.backend_rule, table.backends
+        self.enum_rule, self.enums, self.enum_leaves = (
+            table.enum_rule,
+            table.enums,
+            table.enum_leaves,
+        )
+        self.compound_rule, self.pairs = table.compound_rule, table.pairs
 
     def _compound(self, body: str) -> str | None:
         if not COMPOUND.match(body):

@@ -19,7 +19,7 @@ def _is_cuda(name: str) -> bool:
 class ImportsSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.rule: str = self.tables.section("imports")["import_rule"]
+        self.rule = self.tables.imports.import_rule
 
     def _record(self, node: ast.stmt, before: str, message: str) -> None:
         self.ctx.record(

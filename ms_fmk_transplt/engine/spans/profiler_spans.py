@@ -16,12 +16,9 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 class ProfilerSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        section = self.tables.section("profiler")
-        self.rule: str = section["rule"]
-        self.calls = frozenset(section["calls"])
-        self.old_kw: str = section["cuda_keyword"]
-        self.new_kw: str = section["npu_keyword"]
-        self.value: str = section["npu_value"]
+        table = self.tables.profiler
+        self.rule, self.calls = table.rule, table.calls
+        self.old_kw, self.new_kw, self.value = table.old_keyword, table.new_keyword, table.value
 
     def leave_Call(self, node: ast.Call) -> None:
         if not any(kw.arg == self.old_kw for kw in node.keywords):

@@ -18,9 +18,8 @@ class TorchNpuInsert:
     def __init__(self, ctx: SpanContext, facts: ModuleFacts) -> None:
         self.ctx = ctx
         self.lines = facts.lines
-        section = ctx.tables.section("imports")
-        self.rule: str = section["torch_npu_rule"]
-        self.statement: str = section["torch_npu_statement"]
+        self.rule = ctx.tables.imports.torch_npu_rule
+        self.statement = ctx.tables.imports.torch_npu_statement
 
     def _names(self, node: ast.Import | ast.ImportFrom) -> tuple[str | None, list[str]]:
         """(module, names) of an import as it reads after this pass's rewrites."""

@@ -96,7 +96,7 @@ def _units(body: list[ast.stmt], lines: list[int], ancestors: tuple) -> Iterator
             continue
         yield from _header_unit(stmt, inside, ancestors)
         inner = (*ancestors, stmt)
-        yield from _units(stmt.body, inside, inner)
+        yield from _units(getattr(stmt, "body", None) or [], inside, inner)
         for handler in getattr(stmt, "handlers", None) or []:
             yield from _header_unit(handler, inside, inner)
             yield from _units(handler.body, inside, (*inner, handler))

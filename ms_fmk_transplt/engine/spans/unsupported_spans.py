@@ -31,7 +31,7 @@ class UnsupportedSpans(SpanConcern):
         super().__init__(ctx)
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
-        self.device_calls = frozenset(self.tables.section("int_device")["device_calls"])
+        self.device_calls = self.tables.int_device.device_calls
         keys = [k for k, e in self.table.apis.items() if e.when is None]
         self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
         self.module_roots = frozenset(m.split(".")[0] for m in self.table.modules)

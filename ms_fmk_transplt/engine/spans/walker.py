@@ -44,7 +44,7 @@ class Walker:
                     self.leaves[attr[6:]].append(getattr(concern, attr))
         self._plans: dict[type, tuple] = {}
         self.anchors = anchor_pattern(ctx.tables)
-        self.fstring_device = ctx.tables.section("device_strings")["from"]
+        self.fstring_device = ctx.tables.device_strings.old
 
     # -- units --------------------------------------------------------------------------------
     def walk_unit(self, unit: Unit) -> None:

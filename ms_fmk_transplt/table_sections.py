@@ -1,0 +1,192 @@
+"""Typed views of the sections of rules/interface_table.json: each concern of the engine reads
+its own section as one of these (``tables.amp.calls``), never through raw dictionaries."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _leaves(names: frozenset[str]) -> frozenset[str]:
+    """The last parts of dotted names (cheap pre-checks before resolving a call's name)."""
+    return frozenset(n.rsplit(".", 1)[-1] for n in names)
+
+
+@dataclass(frozen=True)
+class ImportsTable:
+    import_rule: str  # imports.cuda_module
+    torch_npu_rule: str  # imports.torch_npu
+    torch_npu_statement: str
+
+
+@dataclass(frozen=True)
+class TensorMethodsTable:
+    call_rule: str
+    calls: Mapping[str, str]  # x.cuda() -> x.npu()
+    attribute_rule: str
+    attributes: Mapping[str, str]  # x.is_cuda -> x.is_npu
+
+
+@dataclass(frozen=True)
+class DeviceStringsTable:
+    old: str  # "cuda"
+    new: str  # "npu"
+    literal: re.Pattern[str]  # a literal whose whole value is a device spec
+    literal_rule: str
+    fstring_rule: str
+
+
+@dataclass(frozen=True)
+class IntDeviceTable:
+    rule: str
+    identifiers: frozenset[str]  # names taken to be device indices (local_rank, ...)
+    sequences: frozenset[str]  # device_ids[...]
+    calls: frozenset[str]  # int(...), dist.get_rank()
+    device_calls: frozenset[str]  # torch.device
+    device_keywords: frozenset[str]  # device=
+    device_leaves: frozenset[str] = field(init=False)
+    call_leaves: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "device_leaves", _leaves(self.device_calls))
+        object.__setattr__(self, "call_leaves", _leaves(self.calls))
+
+
+@dataclass(frozen=True)
+class AmpTable:
+    rule: str  # amp.device_type
+    calls: frozenset[str]  # entry points whose device-type literal the rule claims
+    keywords: frozenset[str]
+    leaves: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaves", _leaves(self.calls))
+
+
+@dataclass(frozen=True)
+class DistributedTable:
+    backend_rule: str
+    backends: Mapping[str, str]  # "nccl" -> "hccl"
+    compound_rule: str
+    pairs: Mapping[str, str]  # "cuda:nccl" -> "npu:hccl"
+    enum_rule: str
+    enums: Mapping[str, str]  # torch.distributed.Backend.NCCL -> HCCL
+    enum_leaves: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "enum_leaves", _leaves(frozenset(self.enums)))
+
+
+@dataclass(frozen=True)
+class ProfilerTable:
+    rule: str
+    calls: frozenset[str]
+    old_keyword: str  # use_cuda
+    new_keyword: str  # use_device
+    value: str  # "npu"
+
+
+@dataclass(frozen=True)
+class ParseTable:
+    syntax_rule: str
+    decode_rule: str
+    limit_rule: str
+
+
+@dataclass(frozen=True)
+class SpecifyDeviceTable:
+    rule: str
+    helper_rule: str
+    risk_rule: str
+    env: str  # DEVICE_ID
+    default: str
+    helper: str  # MSFT_NPU_DEVICE
+    rank_names: frozenset[str]
+    rank_env: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DistributedModeTable:
+    init_rule: str
+    sampler_rule: str
+    set_epoch_rule: str
+    ddp_rule: str
+    data_parallel_rule: str
+    module_rule: str
+    device_rule: str
+    no_dataloader_notice: str
+    dataloaders: frozenset[str]
+    data_parallel: frozenset[str]
+    set_device: frozenset[str]
+    ddp_forwards: frozenset[str]
+    helper: str  # the helper functions inserted into MAIN
+    init_call: str
+    sampler: str
+    ddp: str
+
+
+def sections(raw: dict[str, Any]) -> dict[str, Any]:
+    """The typed views of every section, by the name ``Tables`` gives them."""
+    tm, ds, idv = raw["tensor_methods"], raw["device_strings"], raw["int_device"]
+    amp, dist, prof, sd = raw["amp"], raw["distributed"], raw["profiler"], raw["specify_device"]
+    dm = raw["distributed_mode"]
+    return {
+        "imports": ImportsTable(**{k: v for k, v in raw["imports"].items() if k[0] != "$"}),
+        "tensor_methods": TensorMethodsTable(
+            tm["call"]["rule"],
+            {k: v for k, v in tm["call"].items() if k != "rule"},
+            tm["attribute"]["rule"],
+            {k: v for k, v in tm["attribute"].items() if k != "rule"},
+        ),
+        "device_strings": DeviceStringsTable(
+            ds["from"],
+            ds["to"],
+            re.compile(ds["literal_pattern"]),
+            ds["literal_rule"],
+            ds["fstring_rule"],
+        ),
+        "int_device": IntDeviceTable(
+            idv["rule"],
+            frozenset(idv["identifiers"]),
+            frozenset(idv["sequences"]),
+            frozenset(idv["calls"]),
+            frozenset(idv["device_calls"]),
+            frozenset(idv["device_keywords"]),
+        ),
+        "amp": AmpTable(
+            amp["device_type_rule"],
+            frozenset(amp["device_type_calls"]),
+            frozenset(amp["device_type_keywords"]),
+        ),
+        "distributed": DistributedTable(
+            dist["backend_rule"],
+            dist["backend_literals"],
+            dist["compound_rule"],
+            dist["compound_pairs"],
+            dist["enum_rule"],
+            dist["enum_attributes"],
+        ),
+        "profiler": ProfilerTable(
+            prof["rule"],
+            frozenset(prof["calls"]),
+            prof["cuda_keyword"],
+            prof["npu_keyword"],
+            prof["npu_value"],
+        ),
+        "parse": ParseTable(**{k: v for k, v in raw["parse"].items() if k[0] != "$"}),
+        "specify_device": SpecifyDeviceTable(
+            sd["rule"],
+            sd["helper_rule"],
+            sd["risk_rule"],
+            sd["env"],
+            sd["default"],
+            sd["helper"],
+            frozenset(sd["rank_names"]),
+            frozenset(sd["rank_env"]),
+        ),
+        "distributed_mode": DistributedModeTable(
+            **{k: frozenset(v) if isinstance(v, list) else v for k, v in dm.items() if k[0] != "$"}
+        ),
+    }
