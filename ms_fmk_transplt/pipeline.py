@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import glob
 import multiprocessing
 import os
 import shutil
 import signal
-import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -30,10 +28,11 @@ from ms_fmk_transplt.discover import (
     resolve_project,
 )
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
+from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.report.names import report_names
+from ms_fmk_transplt.staging import INTERRUPTED, assemble
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.user_rules import load_user_rules
 
@@ -243,10 +242,10 @@ def run(options: RunOptions, progress=None) -> RunResult:
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
     if options.merge_shards:
-        _assemble(result, lambda staging: _merge_parts(parts, staging, result))
+        assemble(result, lambda staging: _merge_parts(parts, staging, result))
         shards.remove_parts(parts)
     else:
-        _assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
+        assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
     return result
 
 
@@ -272,140 +271,6 @@ def _merge_parts(parts, staging: Path, result: RunResult) -> None:
     if not result.options.analyse:
         shards.gather(parts, staging)
     _write_reports(staging, result)
-
-
-def _assemble(result: RunResult, build) -> None:
-    """Runs ``build(staging)`` in a hidden sibling folder of the output and moves it into
-    place when complete: a ``<name>_msft`` folder never exists half-written, and a run that
-    stops (Ctrl-C, SIGTERM, full disk, a bug) leaves nothing but its log."""
-    final_dir = result.output_dir
-    parent = final_dir.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(parent, f"cannot create the output folder ({exc.strerror})") from exc
-    if not os.access(parent, os.W_OK):
-        raise UserError(parent, "output folder is not writable")
-    _remove_leftovers(final_dir, result)
-    staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    previous = _terminate_as_interrupt()
-    try:
-        staging.mkdir()
-        build(staging)
-        _move_into_place(staging, final_dir, result)
-    except KeyboardInterrupt as exc:
-        log = _stopped(result, staging, f"interrupted by {_signal_name()}")
-        raise Interrupted(log) from exc
-    except UserError:
-        raise  # bad input found on the way: one line, nothing written
-    except OSError as exc:  # the output location failed us (disk full, permissions changed)
-        where = _public(exc.filename, staging, final_dir)
-        _stopped(result, staging, f"stopped, cannot write {where} ({exc.strerror})")
-        raise UserError(where, f"cannot write ({exc.strerror}); nothing was written") from exc
-    except Exception as exc:
-        what = f"{type(exc).__name__}: {exc}"
-        log = _stopped(result, staging, f"stopped by an internal error ({what})", exc)
-        raise InternalError(what, log) from exc
-    finally:
-        if staging.exists():  # interrupted or failed: never leave a half-written tree
-            shutil.rmtree(staging, ignore_errors=True)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def stopped_log(final_dir: Path) -> Path:
-    """Where a run that did not finish says why: beside the output it did not write."""
-    return final_dir.parent / f"{final_dir.name}.interrupted.log"
-
-
-def _stopped(
-    result: RunResult, staging: Path, reason: str, exc: BaseException | None = None
-) -> Path | None:
-    """Removes the partial output (first: it may be what filled the disk) and writes the log
-    of the run that did not finish."""
-    from ms_fmk_transplt.report import log
-
-    shutil.rmtree(staging, ignore_errors=True)
-    path = stopped_log(result.output_dir)
-    try:
-        log.write_stopped(path, result, reason, exc)
-    except OSError:
-        path.unlink(missing_ok=True)  # never a half-written log either
-        return None  # stderr still says what happened
-    return path
-
-
-def _remove_leftovers(final_dir: Path, result: RunResult) -> None:
-    """Staging folders of runs that were killed (SIGKILL, power loss) and the log of an
-    interrupted earlier run: a finished run must not sit beside stale traces of another."""
-    kinds = (f".{final_dir.name}.partial", f".{final_dir.name}.old")
-    for leftover in final_dir.parent.glob(f".{glob.escape(final_dir.name)}.*-*"):
-        kind, _, pid = leftover.name.rpartition("-")
-        if kind not in kinds or not pid.isdigit() or _alive(int(pid)):
-            continue
-        shutil.rmtree(leftover, ignore_errors=True)
-        result.notes.append(
-            (Severity.WARNING, f"removed {leftover}, left behind by a run that was killed")
-        )
-    old_log = stopped_log(final_dir)
-    if old_log.is_file():
-        old_log.unlink()
-        result.notes.append(
-            (Severity.INFO, f"removed {old_log}, the log of an earlier run that was interrupted")
-        )
-
-
-def _public(filename: object, staging: Path, final_dir: Path) -> Path:
-    """A path inside the staging folder, named as the user will know it."""
-    if not filename:
-        return final_dir
-    path = Path(os.fsdecode(filename))
-    try:
-        return final_dir / path.relative_to(staging)
-    except ValueError:
-        return path
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
-
-
-INTERRUPTED = threading.Event()
-_SIGNAL: list[int] = []  # the signal that interrupted the run
-
-
-def _terminate_as_interrupt():
-    """Ctrl-C and SIGTERM stop the run, so the staging folder is always removed. The flag makes
-    it stick even when the signal lands inside native parser code that turns it into an ordinary
-    exception (which per-file isolation would otherwise record as a failed file)."""
-    INTERRUPTED.clear()
-    _SIGNAL.clear()
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        _SIGNAL[:] = [signum]
-        INTERRUPTED.set()
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, handler)
-    return signal.signal(signal.SIGTERM, handler)
-
-
-def _signal_name() -> str:
-    if not _SIGNAL:
-        return "Ctrl-C"
-    name = signal.Signals(_SIGNAL[0]).name
-    return "Ctrl-C (SIGINT)" if name == "SIGINT" else name
 
 
 def _cuda_source_notice(src: Path, rel: str) -> Notice:
@@ -612,13 +477,3 @@ def _write_reports(staging: Path, result: RunResult) -> None:
         launcher.write(staging / names["run_distributed_npu.sh"], result.main_rel)
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
-
-
-def _move_into_place(staging: Path, final_dir: Path, result: RunResult) -> None:
-    if final_dir.exists():  # --overwrite: replace only that folder
-        trash = final_dir.parent / f".{final_dir.name}.old-{os.getpid()}"
-        os.replace(final_dir, trash)
-        os.replace(staging, final_dir)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, final_dir)

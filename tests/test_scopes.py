@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import ast
 import os
+import unicodedata
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ms_fmk_transplt.engine import scopes as S
+from ms_fmk_transplt.engine import scope_model as S
 from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.tables import load_tables
 
@@ -48,7 +50,7 @@ def libcst_names(source: bytes) -> dict[Key, str | None]:
     return out
 
 
-def _qname(scopes: S.Scopes, node, scope, in_import: bool, top) -> str | None:
+def _qname(scopes: Scopes, node, scope, in_import: bool, top) -> str | None:
     names = set() if in_import else scopes.qualified_names(node, scope, top)
     if names:
         ordered = sorted(names, key=lambda q: (q[1] != S.IMPORT, q[0]))
@@ -117,7 +119,7 @@ def scopes_names(source: bytes) -> dict[Key, str | None]:
         return len(lines[line - 1][:offset].decode("utf-8")) if line <= len(lines) else offset
 
     parent = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-    scopes = S.Scopes(tree, walrus=b":=" in source)
+    scopes = Scopes(tree, walrus=b":=" in source)
     out: dict[Key, str | None] = {}
 
     def walk(node, scope, in_import: bool) -> None:
@@ -137,7 +139,13 @@ def scopes_names(source: bytes) -> dict[Key, str | None]:
 
 
 def assert_same_names(source: bytes) -> int:
-    expected, got = libcst_names(source), scopes_names(source)
+    """Identifiers compare as Python compares them: NFKC-normalized (``𝒮`` is ``S``; the stdlib
+    parser normalizes them, LibCST keeps what is written)."""
+    expected = {
+        k: None if v is None else unicodedata.normalize("NFKC", v)
+        for k, v in libcst_names(source).items()
+    }
+    got = scopes_names(source)
     common = [k for k in expected if k in got]
     assert [(k, got[k]) for k in common] == [(k, expected[k]) for k in common]
     return len(common)

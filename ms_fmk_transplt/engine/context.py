@@ -17,7 +17,7 @@ from libcst.metadata.base_provider import LazyValue
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
-from ms_fmk_transplt.engine.scopes import IMPORT, LOCAL
+from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.unsupported_table import Entry

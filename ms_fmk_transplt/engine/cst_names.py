@@ -14,7 +14,8 @@ import ast
 import re
 from typing import Any
 
-from ms_fmk_transplt.engine.scopes import COMPREHENSIONS, FUNCTIONS, Scope, Scopes
+from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
+from ms_fmk_transplt.engine.scopes import Scopes
 
 Place = tuple[str, int, int, int, int]  # kind, start line, start column, end line, end column
 _INDEXED = (ast.Name, ast.Attribute, ast.Call)

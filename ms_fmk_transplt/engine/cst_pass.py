@@ -22,7 +22,7 @@ from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.profiler import Profiler
-from ms_fmk_transplt.engine.scopes import UnsupportedScope
+from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.similar import Similar
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput
 from ms_fmk_transplt.engine.specify_device import SpecifyDevice

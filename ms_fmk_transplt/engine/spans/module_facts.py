@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ms_fmk_transplt.engine.scopes import Scope, Scopes, walk_global
+from ms_fmk_transplt.engine.scope_bindings import walk_global
+from ms_fmk_transplt.engine.scope_model import Scope
+from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import import_statements
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.scopes import Scopes, UnsupportedScope
+from ms_fmk_transplt.engine.scope_model import UnsupportedScope
+from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
 from ms_fmk_transplt.engine.spans.anchors import alias_pattern, anchor_lines, anchor_pattern
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces

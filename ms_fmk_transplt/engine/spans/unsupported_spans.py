@@ -7,7 +7,7 @@ import ast
 import dataclasses
 import re
 
-from ms_fmk_transplt.engine.scopes import full_name
+from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart

@@ -11,7 +11,7 @@ import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 
-from ms_fmk_transplt.engine.scopes import COMPREHENSIONS, FUNCTIONS, Scope
+from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.decline import Decline
