@@ -20,7 +20,7 @@ from pathlib import Path
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.tables import rules_dir
 
-FORMAT = 2
+FORMAT = 3
 
 
 def default_dir() -> Path | None:

@@ -127,8 +127,9 @@ def migrate_file(
     if key is not None:
         hit = cache.get(key)
         if hit is not None:
-            output, record = hit
-            return output, dataclasses.replace(record, time=now, cached=True, timings={})
+            output, record = hit  # output None: the file is unchanged
+            record = dataclasses.replace(record, time=now, cached=True, timings={})
+            return (data if output is None else output), record
     tables = load_tables()
     try:
         if source_path.suffix == ".ipynb":
@@ -168,18 +169,34 @@ def migrate_file(
         declined=result.declined,
     )
     if key is not None:
-        cache.put(key, (result.output, record))
+        changed = result.status == FileStatus.CHANGED
+        cache.put(key, (result.output if changed else None, record))
     return result.output, record
 
 
-def _work(
-    task: tuple[str, str, EngineOptions, Cache | None],
-) -> tuple[bytes | None, FileRecord]:
-    """Pool worker: one file. The bytes of a changed file travel back once, to be written by
-    the parent; a file that did not change is copied by the parent (None)."""
-    path, rel, options, cache = task
+def _work(task: tuple[str, str, EngineOptions, Cache | None, str | None]) -> FileRecord:
+    """Pool worker: one file, migrated and written to its place in the staging folder
+    (``dst``; None when nothing is written, with --analyse)."""
+    path, rel, options, cache, dst = task
     output, record = migrate_file(Path(path), rel, options, cache)
-    return (output if record.status == FileStatus.CHANGED else None), record
+    if dst is not None:
+        start = time.perf_counter()
+        target = Path(dst)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if record.status == FileStatus.CHANGED:
+            _write_entry(output, Path(path), target)
+        else:
+            _copy_entry(Path(path), target)
+        record.timings["write"] = time.perf_counter() - start
+    return record
+
+
+def _write_entry(output: bytes, src: Path, dst: Path) -> None:
+    try:
+        dst.write_bytes(output)
+        shutil.copystat(src, dst)
+    except OSError as exc:  # the output side: run() reports "cannot write"
+        raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
 
 
 def _read(path: Path) -> bytes:
@@ -345,7 +362,13 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
     if shard is not None:
         entries = [e for e in entries if shards.owns(shard, e[0].as_posix())]
     python = [
-        (str(src), rel_path.as_posix(), result.engine, cache)
+        (
+            str(src),
+            rel_path.as_posix(),
+            result.engine,
+            cache,
+            str(staging / rel_path) if write else None,
+        )
         for rel_path, src, is_py in entries
         if is_py and rel_path.as_posix() != result.main_rel
     ]
@@ -358,20 +381,16 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
             raise KeyboardInterrupt
         dst = staging / rel_path
         rel = rel_path.as_posix()
-        if write:
-            dst.parent.mkdir(parents=True, exist_ok=True)
+        output = None
         if rel == result.main_rel and result.main_result is not None:
             output, record = result.main_result
-        elif is_py:
-            output, record = next(migrated)
+        elif is_py:  # migrated and written by _work
+            record = next(migrated)
             assert record.path == rel
-            if output is None and write:
-                start = time.perf_counter()
-                _copy_entry(src, dst)
-                written += time.perf_counter() - start
         else:
             start = time.perf_counter()
             if write:
+                dst.parent.mkdir(parents=True, exist_ok=True)
                 _copy_entry(src, dst)
             written += time.perf_counter() - start
             if src.is_symlink():
@@ -381,12 +400,9 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
             record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
             if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
                 record.notices.append(_cuda_source_notice(src, rel))
-            output = None
         if output is not None and write:
-            start = time.perf_counter()
-            dst.write_bytes(output)
-            shutil.copystat(src, dst)
-            written += time.perf_counter() - start
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            _write_entry(output, src, dst)
         result.files.append(record)
         if progress is not None:
             progress.advance(record)

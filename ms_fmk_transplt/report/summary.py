@@ -94,16 +94,16 @@ def as_json(result: RunResult, exit_code: int) -> dict:
 
 
 def timings(result: RunResult) -> dict[str, float]:
-    """Seconds per phase: discover, write and reports in the parent process; prefilter,
-    analyse and rewrite summed over the files (CPU seconds of all workers together)."""
-    engine = {"prefilter": 0.0, "analyse": 0.0, "rewrite": 0.0}
+    """Seconds per phase: discover and reports in the parent process; prefilter, analyse,
+    rewrite and write summed over the files (CPU seconds of all processes together)."""
+    phases = {"prefilter": 0.0, "analyse": 0.0, "rewrite": 0.0, "write": 0.0}
     for f in result.files:
         for phase, seconds in f.timings.items():
-            engine[phase] = engine.get(phase, 0.0) + seconds
+            phases[phase] = phases.get(phase, 0.0) + seconds
+    phases["write"] += result.timings.get("write", 0.0)
     out = {
         "discover": result.timings.get("discover", 0.0),
-        **engine,
-        "write": result.timings.get("write", 0.0),
+        **phases,
         "reports": result.timings.get("reports", 0.0),
     }
     return {k: round(v, 4) for k, v in out.items()}
