@@ -97,7 +97,8 @@ def leftovers(data: bytes) -> list[tuple[int, str]]:
                 value = eval(tok.string, {})  # a literal token only  # noqa: S307
             except Exception:  # noqa: BLE001
                 continue
-            if isinstance(value, str) and (tables.device_literal.match(value) or value == "nccl"):
+            literal = tables.device_strings.literal
+            if isinstance(value, str) and (literal.match(value) or value == "nccl"):
                 found.append((tok.start[0], repr(value)))
     return found
 

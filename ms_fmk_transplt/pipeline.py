@@ -6,6 +6,7 @@ Output is assembled in a hidden sibling folder and moved into place at the end, 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import multiprocessing
@@ -14,6 +15,7 @@ import shutil
 import signal
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -351,12 +353,11 @@ def _entries(project: Project):
 
 def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=None) -> None:
     write = not result.options.analyse
-    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
     cache = _make_cache(result.options, result.engine)
     start = time.perf_counter()
     entries = list(_entries(project))  # paths only: contents are streamed
     result.timings["discover"] = time.perf_counter() - start
-    written = 0.0
+    result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
     result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}
     shard = result.options.shard
     if shard is not None:
@@ -375,50 +376,64 @@ def _migrate_tree(project: Project, staging: Path, result: RunResult, progress=N
     result.total_files = len(entries)
     if progress is not None:
         progress.start(len(entries))
-    migrated = _migrated(python, result.options.jobs)
-    for rel_path, src, is_py in entries:
-        if INTERRUPTED.is_set():
-            raise KeyboardInterrupt
-        dst = staging / rel_path
-        rel = rel_path.as_posix()
-        output = None
-        if rel == result.main_rel and result.main_result is not None:
-            output, record = result.main_result
-        elif is_py:  # migrated and written by _work
-            record = next(migrated)
-            assert record.path == rel
-        else:
-            start = time.perf_counter()
-            if write:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                _copy_entry(src, dst)
-            written += time.perf_counter() - start
-            if src.is_symlink():
-                note = _link_note(src, rel, project.root, result.output_dir)
-                if note:
-                    result.notes.append((Severity.WARNING, note))
-            record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
-            if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
-                record.notices.append(_cuda_source_notice(src, rel))
+    with _migrated(python, result.options.jobs) as migrated:
+        for rel_path, src, is_py in entries:
+            if INTERRUPTED.is_set():
+                raise KeyboardInterrupt
+            if is_py and rel_path.as_posix() != result.main_rel:
+                record = next(migrated)  # migrated and written by _work
+                assert record.path == rel_path.as_posix()
+            else:
+                record = _other_entry(project, staging, result, rel_path, src)
+            result.files.append(record)
+            if progress is not None:
+                progress.advance(record)
+
+
+def _other_entry(
+    project: Project, staging: Path, result: RunResult, rel_path: Path, src: Path
+) -> FileRecord:
+    """The main script of distributed mode (migrated before the tree) or a file that is not
+    Python: written (copied) into the staging folder, timed with the workers' writes."""
+    write = not result.options.analyse
+    dst = staging / rel_path
+    rel = rel_path.as_posix()
+    start = time.perf_counter()
+    if rel == result.main_rel and result.main_result is not None:
+        output, record = result.main_result
         if output is not None and write:
             dst.parent.mkdir(parents=True, exist_ok=True)
             _write_entry(output, src, dst)
-        result.files.append(record)
-        if progress is not None:
-            progress.advance(record)
-    result.timings["write"] = written
+        result.timings["write"] += time.perf_counter() - start
+        return record
+    if write:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        _copy_entry(src, dst)
+    result.timings["write"] += time.perf_counter() - start
+    if src.is_symlink():
+        note = _link_note(src, rel, project.root, result.output_dir)
+        if note:
+            result.notes.append((Severity.WARNING, note))
+    record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
+    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
+    if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
+        record.notices.append(_cuda_source_notice(src, rel))
+    return record
 
 
-def _migrated(tasks: list, jobs: int):
-    """Migration results in task order; a process pool for large trees."""
+@contextlib.contextmanager
+def _migrated(tasks: list, jobs: int) -> Iterator[Iterator[FileRecord]]:
+    """Migration results in task order; a process pool for large trees. Leaving the block
+    stops the pool and waits for its workers: none is still writing into a staging folder
+    that an interrupted run removes."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 16:
-        yield from map(_work, tasks)
+        yield map(_work, tasks)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     with context.Pool(min(jobs, len(tasks)), initializer=_quiet_worker) as pool:
-        yield from pool.imap(_work, tasks, chunksize=4)
+        yield pool.imap(_work, tasks, chunksize=4)
 
 
 def _quiet_worker() -> None:

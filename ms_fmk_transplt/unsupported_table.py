@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")  # a fallback for imports
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,37 @@ class UnsupportedTable:
         files = raw["files"]
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
         self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
+        keys = [k for k, e in self.apis.items() if e.when is None]
+        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
+        self.module_roots = frozenset(m.split(".")[0] for m in self.modules)
         dyn = raw["dynamic_device"]
         self.dynamic_device = Entry("device string", dyn["category"], dyn["action"], dyn["tip"])
+
+    # -- cheap pre-checks on the identifiers of an expression, before resolving its name ------
+    def may_name_api(self, names: Sequence[str], bound: str | None) -> bool:
+        """Whether a dotted expression (its identifiers, last first, and what an import binds
+        its root to) can name an API of the table: it must hold the leaf of one."""
+        if self.interesting.intersection(names):
+            return True
+        return bool(bound) and bool(self.interesting.intersection(bound.split(".")))  # type: ignore[union-attr]
+
+    def may_call_module(self, names: Sequence[str], bound: str) -> bool:
+        """Whether a call (its function's identifiers, last first) can be one to report:
+        ``load``/``load_inline`` of cpp_extension, or a call into a listed library."""
+        if names[0] in ("load", "load_inline"):
+            return True
+        if bound and self.module(bound.split(".")[0]) is not None:
+            return True
+        if self.module(bound) is not None:
+            return True
+        # a dotted name can only be a module's if it starts with a module's first part
+        return names[-1] in self.module_roots and self.module(".".join(reversed(names))) is not None
+
+    def env_name(self, body: str | None) -> Entry | None:
+        """The entry of a string literal that names a CUDA/NCCL environment variable."""
+        if not body or not ENV_NAME.match(body):
+            return None
+        return self.environment(body)
 
     def api(self, qualified: str) -> Entry | None:
         return _longest(self.apis, qualified)

@@ -17,7 +17,7 @@ from libcst.metadata.base_provider import LazyValue
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
-from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL
+from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL, chosen_name
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.unsupported_table import Entry
@@ -83,20 +83,10 @@ class MigrationContext(Recorder):
         file, e.g. a snippet) is taken literally. Returns None when nothing is known.
         """
         names = self._qualified_names(node)
-        if names:
-            ordered = sorted(names, key=lambda q: (q[1] != IMPORT, q[0]))
-            for name, _ in ordered:
-                if name == "torch" or name.startswith("torch."):
-                    return name
-            return ordered[0][0]
-        if self.import_depth:
+        if not names and self.import_depth:
             return None
-        dotted = (
-            get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        )
-        if dotted and (dotted == "torch" or dotted.startswith("torch.")):
-            return dotted
-        return None
+        literal = isinstance(node, (cst.Name, cst.Attribute))
+        return chosen_name(names, get_full_name_for_node(node) if literal else None)
 
     def names_in(self, node: cst.CSTNode) -> list[str]:
         """The identifiers of a dotted expression (cheap: no metadata)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.backends import COMPOUND
+from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.base import Concern
 
 
@@ -22,14 +22,6 @@ class Distributed(Concern):
             table.enum_leaves,
         )
         self.compound_rule, self.pairs = table.compound_rule, table.pairs
-
-    def _compound(self, body: str) -> str | None:
-        """The migrated per-device backend string, or None when body is not one to change."""
-        if not COMPOUND.match(body):
-            return None
-        parts = [p.strip() for p in body.split(",")]
-        new = [self.pairs.get(p, p) for p in parts]
-        return ",".join(new) if new != parts else None
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
@@ -54,7 +46,7 @@ class Distributed(Concern):
     def _leave_compound(
         self, original: cst.SimpleString, updated: cst.SimpleString, body: str
     ) -> cst.SimpleString:
-        value = self._compound(body)
+        value = compound(body, self.pairs)
         if value is None:
             return updated
         new = self.ctx.with_literal_body(updated, value)

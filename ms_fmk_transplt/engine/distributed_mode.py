@@ -24,6 +24,7 @@ Applied to the -m file only, after the normal migration rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -31,7 +32,7 @@ from libcst.helpers import get_full_name_for_node
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.events import Severity
 
-Scope = cst.Module | cst.FunctionDef
+Scope = Union[cst.Module, cst.FunctionDef]  # (not `|`: Python 3.9)
 
 
 def _assigned_names(stmt: cst.CSTNode) -> set[str]:

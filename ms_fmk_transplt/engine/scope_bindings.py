@@ -7,7 +7,6 @@ assignment expression (``:=``), the only binding an expression can make."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.engine.scope_model import (
@@ -18,6 +17,7 @@ from ms_fmk_transplt.engine.scope_model import (
     ScopeNode,
     UnsupportedScope,
 )
+from ms_fmk_transplt.engine.statements import blocks
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.engine.scopes import Scopes
@@ -40,22 +40,11 @@ def declaring_scopes(module: ast.Module) -> set[int]:
             elif isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                 visit(stmt.body, (*chain, id(stmt)))
             else:
-                for block in _blocks(stmt):
+                for block in blocks(stmt):
                     visit(block, chain)
 
     visit(module.body, ())
     return found
-
-
-def _blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
-    """The statement lists inside a compound statement, in source order."""
-    yield getattr(stmt, "body", None) or []
-    for handler in getattr(stmt, "handlers", None) or []:
-        yield handler.body
-    for case in getattr(stmt, "cases", None) or []:
-        yield case.body
-    yield getattr(stmt, "orelse", None) or []
-    yield getattr(stmt, "finalbody", None) or []
 
 
 def _end(node: ast.AST) -> Position:

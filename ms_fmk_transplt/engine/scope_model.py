@@ -33,6 +33,21 @@ class UnsupportedScope(Exception):
     """Code whose scoping this module does not model (PEP 695 type parameters)."""
 
 
+def chosen_name(names: set[QualifiedName], dotted: str | None) -> str | None:
+    """What the engine takes an expression to be: a torch name among its qualified names
+    (imported ones first), else the first of them; with none, a dotted ``torch.x`` is taken
+    literally (a snippet without its imports); else nothing is known."""
+    if names:
+        ordered = sorted(names, key=lambda q: (q[1] != IMPORT, q[0]))
+        for name, _ in ordered:
+            if name == "torch" or name.startswith("torch."):
+                return name
+        return ordered[0][0]
+    if dotted and (dotted == "torch" or dotted.startswith("torch.")):
+        return dotted
+    return None
+
+
 def full_name(node: ast.AST) -> str | None:
     """Dotted name of an expression: ``a.b`` for ``a.b``, ``a().b``, ``a[0].b`` (as LibCST's
     ``get_full_name_for_node``: a chain rooted in anything else gives ``None.b``)."""

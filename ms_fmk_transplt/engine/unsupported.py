@@ -16,14 +16,12 @@ imports.py (rule device_api.no_npu_counterpart) with the tips of the same table.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS
 
 
 class Unsupported(Concern):
@@ -35,8 +33,6 @@ class Unsupported(Concern):
         self.guarded = 0  # depth of try-statements that catch ImportError
         # identifiers that can occur in a reported API: anything else needs no name resolution
         # (the last part of each entry; `when` entries are checked at their calls)
-        keys = [k for k, e in self.table.apis.items() if e.when is None]
-        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
 
     # -- optional imports: `try: import flash_attn / except ImportError: ...` have a fallback --
     def visit_Try(self, node: cst.Try) -> None:
@@ -67,10 +63,10 @@ class Unsupported(Concern):
             self._cover(node)
             return
         names = self.ctx.names_in(node)
-        if not self.interesting.intersection(names):
-            bound = self.ctx.import_bound.get(names[-1]) if names else None
-            if not bound or not self.interesting.intersection(bound.split(".")):
-                return
+        if not self.table.may_name_api(
+            names, self.ctx.import_bound.get(names[-1]) if names else None
+        ):
+            return
         qn = self.ctx.qname(node)
         if not qn or qn.startswith("torch.cuda"):
             return
@@ -91,13 +87,7 @@ class Unsupported(Concern):
         names = self.ctx.names_in(node.func)
         if not names:
             return
-        bound = self.ctx.import_bound.get(names[-1], "")
-        if names[0] not in ("load", "load_inline") and not (
-            bound
-            and self.table.module(bound.split(".")[0]) is not None
-            or self.table.module(bound) is not None
-            or self.table.module(".".join(reversed(names))) is not None
-        ):
+        if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
             return
         qn = self.ctx.qname(node.func) or ""
         if not qn or self.ctx.is_claimed(node.func):
@@ -152,9 +142,7 @@ class Unsupported(Concern):
         if id(node) in self.ctx.docstrings or self.ctx.import_depth:
             return
         body = self.ctx.literal_body(node)
-        if not body or not _ENV_NAME.match(body):
-            return
-        entry = self.table.environment(body)
+        entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(node, body, entry)
 
@@ -203,7 +191,7 @@ def _catches_import_error(node: cst.Try) -> int:
             else [e.value for e in handler.type.elements]
         )
         for name in names:
-            if get_full_name_for_node(name) in ("ImportError", "ModuleNotFoundError", "Exception"):
+            if get_full_name_for_node(name) in IMPORT_ERRORS:
                 return 1
     return 0
 

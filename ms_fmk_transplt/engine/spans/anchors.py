@@ -14,6 +14,7 @@ import ast
 import re
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.statements import imports_in
 from ms_fmk_transplt.tables import Tables
 
 BASE_WORDS = (
@@ -74,20 +75,4 @@ def anchor_lines(data: bytes, patterns: list[re.Pattern[bytes]]) -> list[int]:
 
 def import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement of the file, in source order (statements only are visited)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(body: list[ast.stmt]) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found.append(stmt)
-                continue
-            visit(getattr(stmt, "body", None) or [])
-            for handler in getattr(stmt, "handlers", None) or []:
-                visit(handler.body)
-            for case in getattr(stmt, "cases", None) or []:
-                visit(case.body)
-            visit(getattr(stmt, "orelse", None) or [])
-            visit(getattr(stmt, "finalbody", None) or [])
-
-    visit(tree.body)
-    return found
+    return imports_in(tree.body, into_definitions=True)

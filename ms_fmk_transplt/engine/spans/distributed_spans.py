@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.backends import COMPOUND
+from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 
@@ -22,13 +22,6 @@ class DistributedSpans(SpanConcern):
         )
         self.compound_rule, self.pairs = table.compound_rule, table.pairs
 
-    def _compound(self, body: str) -> str | None:
-        if not COMPOUND.match(body):
-            return None
-        parts = [p.strip() for p in body.split(",")]
-        new = [self.pairs.get(p, p) for p in parts]
-        return ",".join(new) if new != parts else None
-
     def _rewrite(self, part: StringPart, body: str, new_body: str, rule: str) -> None:
         before = self.ctx.token_text(part)
         token = part.token
@@ -42,7 +35,7 @@ class DistributedSpans(SpanConcern):
             return
         body = self.ctx.body(part)
         if body is not None and body not in self.backends and ":" in body:
-            value = self._compound(body)
+            value = compound(body, self.pairs)
             if value is not None:
                 self._rewrite(part, body, value, self.compound_rule)
             return

@@ -13,6 +13,7 @@ from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import import_statements
 from ms_fmk_transplt.engine.spans.source_text import SourceText
+from ms_fmk_transplt.engine.statements import imports_in
 
 SIMPLE = (
     ast.Expr,
@@ -31,7 +32,6 @@ SIMPLE = (
     ast.Delete,
     ast.Assert,
 )
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass
@@ -113,20 +113,4 @@ def statement_lines(body: list[ast.stmt]) -> list[list[ast.stmt]]:
 
 def module_level_imports(stmts: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
     """Import statements executed when the module is imported (not inside def/class)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(body: list[ast.stmt]) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found.append(stmt)
-            elif not isinstance(stmt, _DEFINITIONS):
-                visit(getattr(stmt, "body", None) or [])
-                for handler in getattr(stmt, "handlers", None) or []:
-                    visit(handler.body)
-                for case in getattr(stmt, "cases", None) or []:
-                    visit(case.body)
-                visit(getattr(stmt, "orelse", None) or [])
-                visit(getattr(stmt, "finalbody", None) or [])
-
-    visit(stmts)
-    return found
+    return imports_in(stmts, into_definitions=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ms_fmk_transplt.engine.scope_model import IMPORT, full_name
+from ms_fmk_transplt.engine.scope_model import chosen_name, full_name
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.engine.scope_model import Scope
@@ -50,16 +50,8 @@ class SpanNames:
         if self.import_depth:
             return None
         names = self.scopes.qualified_names(node, self.scope_of(node), self._top(node))
-        if names:
-            ordered = sorted(names, key=lambda q: (q[1] != IMPORT, q[0]))
-            for name, _ in ordered:
-                if name == "torch" or name.startswith("torch."):
-                    return name
-            return ordered[0][0]
-        dotted = full_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-        if dotted and (dotted == "torch" or dotted.startswith("torch.")):
-            return dotted
-        return None
+        literal = isinstance(node, (ast.Name, ast.Attribute))
+        return chosen_name(names, full_name(node) if literal else None)
 
     def _top(self, node: ast.AST) -> ast.Attribute | None:
         """The outermost attribute above the name at the root of ``node``, not beyond a call:

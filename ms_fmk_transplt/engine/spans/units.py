@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from ms_fmk_transplt.engine.spans.span_context import Unit
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# (match statements and except* come with Python 3.10 and 3.11)
+_MATCH = getattr(ast, "Match", ())
+_CASE = getattr(ast, "match_case", ())
 _COMPOUND = (
     *DEFINITIONS,
     ast.If,
@@ -24,7 +27,7 @@ _COMPOUND = (
     ast.With,
     ast.AsyncWith,
     ast.Try,
-    ast.Match,
+    *((_MATCH,) if _MATCH else ()),
     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
 )
 
@@ -44,11 +47,11 @@ def header_nodes(node: ast.AST) -> list[ast.AST]:
         return [node.target, node.iter]
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return list(node.items)
-    if isinstance(node, ast.Match):
+    if _MATCH and isinstance(node, _MATCH):
         return [node.subject]
     if isinstance(node, ast.ExceptHandler):
         return [node.type] if node.type is not None else []
-    if isinstance(node, ast.match_case):
+    if _CASE and isinstance(node, _CASE):
         return [node.pattern] + ([node.guard] if node.guard is not None else [])
     return []
 
@@ -111,11 +114,12 @@ def _header_unit(node: ast.AST, lines: list[int], ancestors: tuple) -> Iterator[
     parts = header_nodes(node)
     if not parts:
         return
-    if isinstance(node, ast.match_case):
+    if _CASE and isinstance(node, _CASE):
         first = node.pattern.lineno
     else:
         first = first_line(node)
-    last = _header_last(node if not isinstance(node, ast.match_case) else node.pattern, parts)
+    is_case = bool(_CASE) and isinstance(node, _CASE)
+    last = _header_last(node.pattern if is_case else node, parts)
     if _in(lines, first, last):
         body = getattr(node, "body", None)
         if body and body[0].lineno > last:  # the lines up to the body: the header's brackets

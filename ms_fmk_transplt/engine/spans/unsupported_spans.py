@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart
-
-ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")
+from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS
 
 
 def catches_import_error(node: ast.Try) -> bool:
@@ -21,7 +18,7 @@ def catches_import_error(node: ast.Try) -> bool:
         if handler.type is None:
             return True
         kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if any(full_name(kind) in _IMPORT_ERRORS for kind in kinds):
+        if any(full_name(kind) in IMPORT_ERRORS for kind in kinds):
             return True
     return False
 
@@ -32,9 +29,6 @@ class UnsupportedSpans(SpanConcern):
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
-        keys = [k for k, e in self.table.apis.items() if e.when is None]
-        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
-        self.module_roots = frozenset(m.split(".")[0] for m in self.table.modules)
         self._foreign_call: tuple[ast.AST, bool] | None = None
 
     def _guarded(self) -> bool:
@@ -65,10 +59,10 @@ class UnsupportedSpans(SpanConcern):
             self._cover(node)
             return
         names = self.ctx.names_in(node)
-        if not self.interesting.intersection(names):
-            bound = self.ctx.import_bound.get(names[-1]) if names else None
-            if not bound or not self.interesting.intersection(bound.split(".")):
-                return
+        if not self.table.may_name_api(
+            names, self.ctx.import_bound.get(names[-1]) if names else None
+        ):
+            return
         qn = self.ctx.qname(node)
         if not qn or qn.startswith("torch.cuda"):
             return
@@ -89,15 +83,7 @@ class UnsupportedSpans(SpanConcern):
         names = self.ctx.names_in(node.func)
         if not names:
             return
-        bound = self.ctx.import_bound.get(names[-1], "")
-        if names[0] not in ("load", "load_inline") and not (
-            bound
-            and self.table.module(bound.split(".")[0]) is not None
-            or self.table.module(bound) is not None
-            # a dotted name can only be a module's if it starts with a module's first part
-            or names[-1] in self.module_roots
-            and self.table.module(".".join(reversed(names))) is not None
-        ):
+        if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
             return
         qn = self.ctx.qname(node.func) or ""
         if not qn or self.ctx.is_claimed(node.func):
@@ -146,9 +132,7 @@ class UnsupportedSpans(SpanConcern):
         if part.docstring or self.ctx.import_depth or part.token.is_bytes:
             return
         body = part.token.body
-        if not body or not ENV_NAME.match(body):
-            return
-        entry = self.table.environment(body)
+        entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(part.lines, body, entry)
 
