@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ class Entry:
     prefix: bool = False
     when: str | None = None
     supported: bool = False
+
+    def optional(self) -> Entry:
+        """The same entry for an import inside a ``try`` that catches ImportError: the code has
+        a fallback, so the row is a caveat, not must-fix work."""
+        return dataclasses.replace(
+            self, action="caveat", tip=f"optional import with an ImportError fallback; {self.tip}"
+        )
 
 
 def _longest_dotted(entries: dict[str, Entry], name: str) -> Entry | None:
@@ -133,6 +141,14 @@ class UnsupportedTable:
 
     def api(self, qualified: str) -> Entry | None:
         return _longest(self.apis, qualified)
+
+    def reported_api(self, qualified: str) -> Entry | None:
+        """The row for a use of a resolved non-``torch.cuda`` name, if the table lists it
+        unconditionally (entries with a ``when`` are checked at their calls)."""
+        if not qualified or qualified.startswith("torch.cuda"):
+            return None
+        entry = self.api(qualified) or self.torch_op(qualified)
+        return None if entry is None or entry.when is not None else entry
 
     def cuda(self, qualified: str) -> Entry:
         """The entry for a torch.cuda name the NPU lacks (a specific tip, else the default)."""

@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ms_fmk_transplt.engine import scope_model as S
 from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.cst_names import scoped_children
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.tables import load_tables
@@ -64,39 +65,6 @@ def _qname(scopes: Scopes, node, scope, in_import: bool, top) -> str | None:
     return dotted if dotted and (dotted == "torch" or dotted.startswith("torch.")) else None
 
 
-def _children(node, scope, scopes):
-    if isinstance(node, (*S.FUNCTIONS, ast.Lambda)):
-        inner = scopes.scope_of(node, scope)
-        for child in getattr(node, "decorator_list", []):
-            yield child, scope
-        yield node.args, scope
-        if isinstance(node, ast.Lambda):
-            yield node.body, inner
-            return
-        if node.returns is not None:
-            yield node.returns, scope
-        for stmt in node.body:
-            yield stmt, inner
-    elif isinstance(node, ast.ClassDef):
-        for child in (*node.decorator_list, *node.bases, *node.keywords):
-            yield child, scope
-        inner = scopes.scope_of(node, scope)
-        for stmt in node.body:
-            yield stmt, inner
-    elif isinstance(node, S.COMPREHENSIONS):
-        inner = scopes.scope_of(node, scope)
-        for child in [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]:
-            yield child, inner
-        for i, gen in enumerate(node.generators):
-            yield gen.target, inner
-            yield gen.iter, scope if i == 0 else inner
-            for cond in gen.ifs:
-                yield cond, inner
-    else:
-        for child in ast.iter_child_nodes(node):
-            yield child, scope
-
-
 def _top(node, parent: dict[int, ast.AST]):
     cur, top = node, node if isinstance(node, ast.Attribute) else None
     while isinstance(cur, ast.Attribute):
@@ -131,7 +99,7 @@ def scopes_names(source: bytes) -> dict[Key, str | None]:
             )
             key = (type(node).__name__, node.lineno, start, node.end_lineno, end)
             out.setdefault(key, _qname(scopes, node, scope, in_import, _top(node, parent)))
-        for child, child_scope in _children(node, scope, scopes):
+        for child, child_scope in scoped_children(node, scope, scopes):
             walk(child, child_scope, in_import)
 
     walk(tree, scopes.global_scope, False)

@@ -58,7 +58,7 @@ class CstNames:
             )
             self._index.setdefault(place, (node, scope, _top(node, chain)))
         chain.append(node)
-        for child, child_scope in _children(node, scope, self.scopes):
+        for child, child_scope in scoped_children(node, scope, self.scopes):
             self._walk(child, child_scope, top, chain)
         chain.pop()
 
@@ -79,7 +79,7 @@ def _top(node: ast.AST, chain: list[ast.AST]) -> ast.Attribute | None:
     return top
 
 
-def _children(node: ast.AST, scope: Scope, scopes: Scopes):
+def scoped_children(node: ast.AST, scope: Scope, scopes: Scopes):
     """Child nodes with the scope each is read in."""
     if isinstance(node, (*FUNCTIONS, ast.Lambda)):
         inner = scopes.scope_of(node, scope)

@@ -15,8 +15,6 @@ imports.py (rule device_api.no_npu_counterpart) with the tips of the same table.
 
 from __future__ import annotations
 
-import dataclasses
-
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -44,11 +42,7 @@ class Unsupported(Concern):
 
     def _import_row(self, node: cst.CSTNode, name: str, entry) -> None:
         if self.guarded:
-            entry = dataclasses.replace(
-                entry,
-                action="caveat",
-                tip=f"optional import with an ImportError fallback; {entry.tip}",
-            )
+            entry = entry.optional()
         self.ctx.unsupported(node, name, entry)
 
     def _cover(self, node: cst.CSTNode) -> None:
@@ -68,10 +62,8 @@ class Unsupported(Concern):
         ):
             return
         qn = self.ctx.qname(node)
-        if not qn or qn.startswith("torch.cuda"):
-            return
-        entry = self.table.api(qn) or self.table.torch_op(qn)
-        if entry is None or entry.when is not None:
+        entry = self.table.reported_api(qn) if qn else None
+        if entry is None:
             return
         self.ctx.unsupported(node, qn, entry)
         self._cover(node)

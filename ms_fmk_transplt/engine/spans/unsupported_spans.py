@@ -4,7 +4,6 @@ engine/unsupported.py for the rule. Nothing is rewritten: each occurrence is a n
 from __future__ import annotations
 
 import ast
-import dataclasses
 
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
@@ -40,11 +39,7 @@ class UnsupportedSpans(SpanConcern):
 
     def _import_row(self, lines: tuple[int, int], name: str, entry) -> None:
         if self._guarded():
-            entry = dataclasses.replace(
-                entry,
-                action="caveat",
-                tip=f"optional import with an ImportError fallback; {entry.tip}",
-            )
+            entry = entry.optional()
         self.ctx.unsupported(lines, name, entry)
 
     def _cover(self, node: ast.AST) -> None:
@@ -64,10 +59,8 @@ class UnsupportedSpans(SpanConcern):
         ):
             return
         qn = self.ctx.qname(node)
-        if not qn or qn.startswith("torch.cuda"):
-            return
-        entry = self.table.api(qn) or self.table.torch_op(qn)
-        if entry is None or entry.when is not None:
+        entry = self.table.reported_api(qn) if qn else None
+        if entry is None:
             return
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
