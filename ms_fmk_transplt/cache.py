@@ -37,8 +37,13 @@ def fingerprint(extra: str = "") -> str:
     h = hashlib.sha256(f"{FORMAT}|{__version__}|{extra}".encode())
     package = Path(__file__).resolve().parent
     sources = sorted(package.rglob("*.py"))  # the tool's own code: any change invalidates
-    for path in [*sorted(rules_dir().glob("*.json")), *sources]:
-        h.update(path.name.encode())
+    rules = rules_dir()
+    for path in [*sorted(rules.rglob("*.json")), *sources]:
+        h.update(
+            path.relative_to(rules).as_posix().encode()
+            if path.is_relative_to(rules)
+            else path.name.encode()
+        )
         h.update(path.read_bytes())
     return h.hexdigest()
 

@@ -28,6 +28,7 @@ from ms_fmk_transplt.pipeline import RunOptions, run
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.shards import parse_shard
+from ms_fmk_transplt.tables import resolve_version
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -96,6 +97,14 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     is_flag=True,
     help="Replace APIs the NPU lacks by similar ones (rules/similar_api.json; each has a caveat).",
 )
+@click.option(
+    "-v",
+    "--target-version",
+    metavar="X.Y.Z",
+    help="torch_npu version the output targets (2.1.0, 2.6.0, 2.7.1, 2.8.0, ...; default the "
+    "newest known): torch.npu names it lacks are left alone and reported, operator support "
+    "and advice follow its documentation.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing <name>_msft folder.")
 @click.option(
     "--analyse",
@@ -145,7 +154,7 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     help="Assemble <name>_msft (or the zoo summary) from the N parts written with --shard.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
-@click.option("-v", "--verbose", is_flag=True, help="One line per Python file.")
+@click.option("--verbose", is_flag=True, help="One line per Python file.")
 @click.option(
     "--report-format",
     type=click.Choice(["text", "json"]),
@@ -162,6 +171,7 @@ def main(
     rule_file: str | None,
     specify_device: bool,
     similar: bool,
+    target_version: str | None,
     overwrite: bool,
     analyse: bool,
     jobs: int,
@@ -181,6 +191,12 @@ def main(
     unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
     The input is never modified.
     """
+    version = ""
+    if target_version is not None:
+        try:
+            version = resolve_version(target_version)
+        except ValueError as exc:
+            _fail(f"-v/--target-version: {exc}")
     shard_part = None
     if shard is not None:
         try:
@@ -197,6 +213,7 @@ def main(
         rule_file=rule_file,
         specify_device=specify_device,
         similar=similar,
+        target_version=version,
         jobs=jobs,
         max_file_mib=max_file_mib,
         use_cache=not no_cache,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+ADVICE = "advice"  # the action of advice rows (engine/advice.py)
+
 
 class Operation(str, Enum):
     INSERT = "INSERT"
@@ -47,7 +49,8 @@ class Notice:
     """Something the engine saw and deliberately did not change (or could not process).
 
     Notices with a ``category`` are open work for the user: they are the rows of
-    unsupported_op.xlsx. ``action`` is "manual" (needs work) or "caveat" (runs, but differs).
+    unsupported_op.xlsx. ``action`` is "manual" (needs work) or "caveat" (runs, but differs);
+    "advice" rows (optional NPU performance/precision work) have a sheet and a csv of their own.
     """
 
     file: str
@@ -63,6 +66,16 @@ class Notice:
     # lines in the migrated file (differ from the input's once a line was inserted above)
     out_line: int = 0
     out_end_line: int = 0
+
+    @property
+    def open_work(self) -> bool:
+        """A row of unsupported_op.xlsx: work for the user (manual) or a caveat to check."""
+        return bool(self.category) and self.action != ADVICE
+
+    @property
+    def advice(self) -> bool:
+        """A row of the advice sheet and advice.csv: optional NPU performance/precision work."""
+        return self.action == ADVICE
 
     def lines(self, migrated: bool) -> tuple[int, int]:
         """(start, end) in the migrated file, or in the input file."""

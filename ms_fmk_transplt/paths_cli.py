@@ -24,6 +24,7 @@ from rich.syntax import Syntax
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, engine_options, migrate_file
+from ms_fmk_transplt.tables import resolve_version
 
 SEVERITY = {"change": set(), "manual": {"manual"}, "caveat": {"manual", "caveat"}}
 CODE_SUFFIXES = (".py", ".ipynb")
@@ -82,6 +83,9 @@ def _atomic_write(path: Path, data: bytes) -> None:
 @click.option("-s", "--specify-device", is_flag=True, help="Device from DEVICE_ID (see README).")
 @click.option("-sim", "--similar", is_flag=True, help="Similar-API replacements (see README).")
 @click.option(
+    "-v", "--target-version", metavar="X.Y.Z", help="torch_npu version (default the newest)."
+)
+@click.option(
     "--fail-on",
     type=click.Choice(["change", "manual", "caveat"]),
     default="manual",
@@ -90,9 +94,15 @@ def _atomic_write(path: Path, data: bytes) -> None:
 )
 @click.option("--report-format", type=click.Choice(["text", "json"]), default="text")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_format, quiet):
+def paths_main(
+    mode, paths, rule_file, specify_device, similar, target_version, fail_on, report_format, quiet
+):
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
     try:
+        try:
+            version = resolve_version(target_version) if target_version else ""
+        except ValueError as exc:
+            raise UserError(f"-v/--target-version: {exc}") from exc
         options = engine_options(
             RunOptions(
                 input=".",
@@ -100,6 +110,7 @@ def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_
                 rule_file=rule_file,
                 specify_device=specify_device,
                 similar=similar,
+                target_version=version,
             )
         )
         files = collect(paths, write=mode == "inplace")
@@ -115,7 +126,7 @@ def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_
         failed += record.status == FileStatus.FAILED
         changed = output != before
         would_change += changed
-        open_work = [n for n in record.notices if n.category and n.action in SEVERITY[fail_on]]
+        open_work = [n for n in record.notices if n.open_work and n.action in SEVERITY[fail_on]]
         for e in record.events:
             findings.append(f"{rel}:{e.start_line}: {e.rule} {e.message}")
         for n in open_work:
@@ -138,7 +149,12 @@ def paths_main(mode, paths, rule_file, specify_device, similar, fail_on, report_
                         "tip": n.tip,
                     }
                     for n in record.notices
-                    if n.category
+                    if n.open_work
+                ],
+                "advice": [
+                    {"line": n.line, "rule": n.rule, "api": n.api, "tip": n.tip}
+                    for n in record.notices
+                    if n.advice
                 ],
             }
         )

@@ -48,6 +48,7 @@ class RunOptions:
     rule_file: str | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
+    target_version: str = ""  # -v/--target-version, resolved ("": the newest known)
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
@@ -112,7 +113,10 @@ def engine_options(options: RunOptions) -> EngineOptions:
     """Validates what the user asked for (-r file) before anything is written."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
     engine = EngineOptions(
-        user_rules=rules, specify_device=options.specify_device, similar=options.similar
+        user_rules=rules,
+        specify_device=options.specify_device,
+        similar=options.similar,
+        target_version=options.target_version,
     )
     if options.max_file_mib is None:
         return engine
@@ -132,7 +136,7 @@ def migrate_file(
             output, record = hit  # output None: the file is unchanged
             record = dataclasses.replace(record, time=now, cached=True, timings={})
             return (data if output is None else output), record
-    tables = load_tables()
+    tables = load_tables(options.target_version if options else "")
     try:
         if source_path.suffix == ".ipynb":
             result = migrate_notebook(data, rel, tables, options)
@@ -317,6 +321,7 @@ def _engine_fingerprint(engine: EngineOptions) -> str:
             Path(rules.path).read_text(encoding="utf-8") if rules else "",
             str(engine.specify_device),
             str(engine.similar),
+            load_tables(engine.target_version).torch_npu_version,
         ]
     )
     return fingerprint(extra)
@@ -487,10 +492,12 @@ def _migrate_main(
 
 
 def _write_reports(staging: Path, result: RunResult) -> None:
-    from ms_fmk_transplt.report import change_list, launcher, log, unsupported
+    from ms_fmk_transplt.report import advice, change_list, effort, launcher, log, unsupported
 
     user_files = {f.path for f in result.files}
-    names = report_names(user_files, distributed=result.main_rel is not None)
+    names = report_names(
+        user_files, distributed=result.main_rel is not None, analyse=result.options.analyse
+    )
     for key, name in names.items():
         if name != key:
             result.notes.append(
@@ -503,6 +510,11 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     unsupported.write_csv(staging / names["unsupported_op.csv"], result)
     result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
     result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
+    advice.write_csv(staging / names["advice.csv"], result)
+    result.report_paths["advice_csv"] = result.output_dir / names["advice.csv"]
+    if result.options.analyse:
+        effort.write_csv(staging / names["effort.csv"], result)
+        result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
     if result.main_rel is not None:
         launcher.write(staging / names["run_distributed_npu.sh"], result.main_rel)

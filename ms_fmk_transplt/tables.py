@@ -21,7 +21,16 @@ from ms_fmk_transplt.table_sections import (
     TensorMethodsTable,
     sections,
 )
-from ms_fmk_transplt.unsupported_table import UnsupportedTable
+from ms_fmk_transplt.target_tables import (
+    AdviceTable,
+    OperatorTable,
+    load_advice_table,
+    load_operator_table,
+    version_key,
+)
+from ms_fmk_transplt.unsupported_table import Entry, UnsupportedTable
+
+NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version
 
 
 def rules_dir() -> Path:
@@ -52,7 +61,12 @@ class Tables:
     rows: tuple[NamespaceRow, ...]
     npu_names: frozenset[str]
     npu_amp_names: frozenset[str]
-    torch_npu_version: str
+    torch_npu_version: str  # the target: the version of the torch_npu name table in use
+    newer_names: tuple[tuple[str, frozenset[str]], ...]  # (version, torch.npu names) after it
+    later_posts: dict[str, str]  # torch.npu names only later post releases of the target have
+    target_names: dict[str, frozenset[str]]  # torch_npu.optim / torch_npu functions of it
+    operators: OperatorTable  # what its documentation says of PyTorch APIs
+    advice: AdviceTable
     foreign_roots: frozenset[str]
     unsupported: UnsupportedTable
     similar: dict[str, dict[str, Any]]  # -sim table: api -> entry
@@ -72,6 +86,39 @@ class Tables:
     def caveat_rules(self) -> set[str]:
         """Rules whose changes carry a caveat (heuristics and similar-API replacements)."""
         return set(self.unsupported.caveat_rules) | {e["rule"] for e in self.similar.values()}
+
+    def cuda_entry(self, qualified: str) -> Entry:
+        """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
+        torch_npu has, the version it needs."""
+        member = qualified.split(".")[2] if qualified.count(".") >= 2 else ""
+        needs = self.later_posts.get(member) or next(
+            (v for v, names in self.newer_names if member in names), None
+        )
+        if needs is None or member in self.npu_names:
+            return self.unsupported.cuda(qualified)
+        return Entry(
+            qualified,
+            "version_gap",
+            "manual",
+            f"torch.npu.{member} needs torch_npu >= {needs} (this migration targets every "
+            f"{self.torch_npu_version} release, set with -v): upgrade torch_npu, or remove the "
+            "call",
+        )
+
+    def target_has(self, name: str) -> bool:
+        """Whether the target torch_npu provides ``name`` (``torch.npu.X``,
+        ``torch_npu.optim.X``, ``torch_npu.X``); True where its table does not say."""
+        for prefix, key in (
+            ("torch.npu.", "npu_names"),
+            ("torch_npu.npu.", "npu_names"),
+            ("torch_npu.optim.", "optim_names"),
+            ("torch_npu.", "npu_functions"),  # operator functions: torch_npu.npu_rms_norm
+        ):
+            rest = name[len(prefix) :]
+            if name.startswith(prefix) and (key != "npu_functions" or "." not in rest):
+                names = self.target_names.get(key)
+                return names is None or rest.split(".")[0] in names
+        return True
 
     def lookup_cuda(self, qualified: str) -> tuple[str, str] | None:
         """Map a ``torch.cuda...`` qualified name to ``(npu qualified name, rule id)``.
@@ -106,10 +153,44 @@ def _load_json(path: Path) -> dict[str, Any]:
 
 
 @cache
-def load_tables() -> Tables:
+def known_versions() -> tuple[str, ...]:
+    """The torch_npu versions with a name table, oldest first."""
+    names = [p.stem for p in (rules_dir() / NAMES_DIR).glob("*.json")]
+    return tuple(sorted(names, key=version_key))
+
+
+def resolve_version(text: str) -> str:
+    """The table version for what the user wrote after -v: ``2.1.0``, a wheel's
+    ``2.1.0.post17`` or ``2.1``; ValueError naming the choices otherwise."""
+    versions = known_versions()
+    wanted = text.strip().lower().lstrip("v")
+    base = wanted.split(".post")[0].split("+")[0]
+    if base in versions:
+        return base
+    matches = [v for v in versions if v.startswith(base + ".")]
+    if base.count(".") == 1 and len(matches) == 1:
+        return matches[0]
+    raise ValueError(
+        f"{text!r} is not a torch_npu version this tool knows; choose one of "
+        f"{', '.join(versions)} (default {versions[-1]})"
+    )
+
+
+@cache
+def _npu_names(version: str) -> frozenset[str]:
+    return frozenset(_load_json(rules_dir() / NAMES_DIR / f"{version}.json")["npu_names"])
+
+
+def load_tables(version: str = "") -> Tables:
+    """The tables for a target torch_npu version ("": the newest)."""
+    return _load_tables(version or known_versions()[-1])
+
+
+@cache
+def _load_tables(version: str) -> Tables:
     base = rules_dir()
     raw = _load_json(base / "interface_table.json")
-    names = _load_json(base / "torch_npu_names.json")
+    names = _load_json(base / NAMES_DIR / f"{version}.json")
     member_sets = {
         "npu_amp_names": frozenset(names["npu_amp_names"]),
         "npu_names": frozenset(names["npu_names"]),
@@ -128,7 +209,18 @@ def load_tables() -> Tables:
         rows=rows,
         npu_names=member_sets["npu_names"],
         npu_amp_names=member_sets["npu_amp_names"],
-        torch_npu_version=names.get("torch_npu_version", ""),
+        torch_npu_version=version,
+        later_posts=names.get("later_posts", {}).get("npu_names", {}),
+        newer_names=tuple(
+            (v, _npu_names(v)) for v in known_versions() if version_key(v) > version_key(version)
+        ),
+        target_names={
+            key: frozenset(names[key])
+            for key in ("npu_names", "optim_names", "npu_functions")
+            if key in names
+        },
+        operators=load_operator_table(base, version),
+        advice=load_advice_table(base),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
         unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},

@@ -61,7 +61,7 @@ def _row(name: str, result: RunResult) -> tuple:
         sum(1 for f in result.files if f.python),
         result.count(FileStatus.CHANGED),
         len(result.events),
-        sum(1 for n in result.notices if n.category),
+        sum(1 for n in result.notices if n.open_work),
         b.manual,
         failed,
         round(b.conversion_rate, 4),

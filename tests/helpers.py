@@ -132,6 +132,7 @@ def case_options(case: Path):
         specify_device=data.get("specify_device", False),
         similar=data.get("similar", False),
         distributed_target=data.get("distributed"),
+        target_version=data.get("target_version", ""),
     )
 
 

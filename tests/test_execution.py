@@ -39,6 +39,7 @@ RUNS = {
     "ddp": ("train_ddp.py", []),
     "streams": ("bench_streams.py", []),
     "toolkit": ("run.py", []),
+    "clean_model": ("train.py", ["--epochs", "3"]),
 }
 
 

@@ -82,7 +82,7 @@ def test_unsupported_rows(case: Path) -> None:
     got = sorted(
         (str(s), str(e), n.api, n.category, n.action)
         for n in result.notices
-        if n.category
+        if n.open_work
         for s, e in [n.lines(True)]
     )
     expected_csv = case.with_name(case.stem + ".unsupported.csv")
@@ -92,3 +92,22 @@ def test_unsupported_rows(case: Path) -> None:
             expected = sorted(tuple(r.values()) for r in csv.DictReader(fh))
     assert got == expected
     assert all(n.tip for n in result.notices if n.category)
+
+
+def test_advice_rows(case: Path) -> None:
+    """Expected advice rows (<case>.advice.csv: line, api, kind, rule); none without it."""
+    result = migrate_source(case.read_bytes(), case.name, options=case_options(case))
+    got = sorted(
+        (str(n.lines(True)[0]), n.api, n.category, n.rule) for n in result.notices if n.advice
+    )
+    expected_csv = case.with_name(case.stem + ".advice.csv")
+    expected = []
+    if expected_csv.exists():
+        with expected_csv.open(encoding="utf-8", newline="") as fh:
+            expected = sorted(tuple(r.values()) for r in csv.DictReader(fh))
+    assert got == expected
+    assert all(
+        n.tip and n.category in ("performance", "precision", "environment")
+        for n in result.notices
+        if n.advice
+    )

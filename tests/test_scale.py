@@ -123,7 +123,7 @@ def test_zoo_batch_mode(tmp_path: Path) -> None:
 
 def test_verbose_and_quiet(tmp_path: Path) -> None:
     project = ROOT / "fixtures/projects/toolkit"
-    verbose = cli("-v", "-i", str(project), "-o", str(tmp_path / "v"))
+    verbose = cli("--verbose", "-i", str(project), "-o", str(tmp_path / "v"))
     assert "run.py: changed (" in verbose.output and "toolkit/model.py: unchanged" in verbose.output
     quiet = cli("-q", "-i", str(project), "-o", str(tmp_path / "q"))
     assert quiet.exit_code == 0 and quiet.output == ""

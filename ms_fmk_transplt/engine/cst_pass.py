@@ -18,6 +18,7 @@ from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.distributed_mode import DistributedMode
+from ms_fmk_transplt.engine.environment import Environment
 from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import parse
@@ -43,6 +44,7 @@ CONCERNS = (
     DeviceStrings,
     Distributed,
     Profiler,
+    Environment,
     Unsupported,
     Imports,
 )

@@ -24,6 +24,7 @@ from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
+from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Operation
 from ms_fmk_transplt.tables import Tables, load_tables
 
@@ -50,8 +51,8 @@ def _migrate(
     source: bytes, path: str, tables: Tables | None, options: EngineOptions | None
 ) -> FileResult:
     start = time.perf_counter()
-    tables = tables or load_tables()
     options = options or DEFAULT_OPTIONS
+    tables = tables or load_tables(options.target_version)
     result = _gates(source, path, tables, options)
     gated = time.perf_counter()
     if result is not None:
@@ -74,6 +75,8 @@ def _migrate(
             from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
 
             done = cst_pass(source, path, tables, options)
+    if isinstance(done, PassOutput):
+        done.notices.extend(target_notices(source, path, tables, done.tree) or [])
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done)
     result.declined = declined
@@ -89,7 +92,13 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
     if skips_file(source):
         return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
     if options.distributed_target is None and not may_need_migration(source, tables, options):
-        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
+        # nothing to migrate; what the target version says of the code is still reported
+        scanned = None
+        if len(source) <= options.max_file_bytes:
+            scanned = target_notices(source, path, tables)
+        return FileResult(
+            path, FileStatus.UNCHANGED, source, notices=scanned or [], analysed=scanned is not None
+        )
     refused = refusal(source, options.max_file_bytes)
     if refused is not None:
         return skipped(path, source, 1, tables.parse.limit_rule, refused, tables)

@@ -13,6 +13,7 @@ class EngineOptions:
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
     distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
+    target_version: str = ""  # -v: the torch_npu version the output targets ("": the newest)
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
     # larger files are copied unchanged (--max-file-size sets both): the span pass needs about
     # 40 times a file's size in memory, the LibCST pass about a thousand times

@@ -143,10 +143,11 @@ class Recorder:
 
     def no_npu_counterpart_at(self, lines: tuple[int, int], full: str, what: str = "left") -> None:
         """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
-        self.unsupported_at(
-            lines,
-            full,
-            self.tables.unsupported.cuda(full),
-            f"{full} has no counterpart in torch_npu's torch.npu; {what} unchanged",
-            rule=self.tables.cuda_unsupported_rule,
+        entry = self.tables.cuda_entry(full)
+        where = (
+            f"torch_npu {self.tables.torch_npu_version}'s torch.npu (the -v target)"
+            if entry.category == "version_gap"
+            else "torch_npu's torch.npu"
         )
+        message = f"{full} has no counterpart in {where}; {what} unchanged"
+        self.unsupported_at(lines, full, entry, message, rule=self.tables.cuda_unsupported_rule)

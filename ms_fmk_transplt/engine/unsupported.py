@@ -133,6 +133,8 @@ class Unsupported(Concern):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if id(node) in self.ctx.docstrings or self.ctx.import_depth:
             return
+        if self.ctx.is_claimed(node):
+            return  # an environment key rewritten by engine/environment.py
         body = self.ctx.literal_body(node)
         entry = self.table.env_name(body)
         if entry is not None:

@@ -8,9 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ms_fmk_transplt import TARGET_TORCH_NPU, __version__
+from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.report.unsupported import buckets
+from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
@@ -34,9 +35,20 @@ def summary_counts(result: RunResult) -> dict[str, int]:
         "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
         "failed": result.count(FileStatus.FAILED),
         "changes": len(result.events),
-        "unsupported (open work)": sum(1 for n in result.notices if n.category),
+        "unsupported (open work)": sum(1 for n in result.notices if n.open_work),
+        "advice": sum(1 for n in result.notices if n.advice),
         "warnings": sum(1 for n in result.notices if n.severity != Severity.INFO),
     }
+
+
+def target_version(result: RunResult) -> str:
+    """The torch_npu version the output targets (-v, resolved; the newest known by default)."""
+    return load_tables(result.options.target_version).torch_npu_version
+
+
+def target_line(result: RunResult) -> str:
+    how = "-v" if result.options.target_version else "the newest known; choose with -v"
+    return f"torch_npu {target_version(result)} ({how}) on the matching PyTorch"
 
 
 def rule_counts(result: RunResult) -> list[tuple[str, int]]:
@@ -53,7 +65,7 @@ def _head(result: RunResult) -> list[str]:
     out = [
         _line(result.started, "INFO", f"ms_fmk_transplt {__version__} started"),
         _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
-        _line(result.started, "INFO", f"target: torch_npu {TARGET_TORCH_NPU}"),
+        _line(result.started, "INFO", f"target: {target_line(result)}"),
     ]
     if opts.analyse:
         out.append(

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-REPORTS = ("change_list.csv", "msFmkTranspltlog.txt", "unsupported_op.xlsx", "unsupported_op.csv")
+REPORTS = (
+    "change_list.csv",
+    "msFmkTranspltlog.txt",
+    "unsupported_op.xlsx",
+    "unsupported_op.csv",
+    "advice.csv",
+)
 
 
 def alternative(name: str, n: int) -> str:
@@ -12,9 +18,14 @@ def alternative(name: str, n: int) -> str:
     return f"{stem}.{tag}{dot}{suffix}"
 
 
-def report_names(user_files: set[str], distributed: bool = False) -> dict[str, str]:
+def report_names(
+    user_files: set[str], distributed: bool = False, analyse: bool = False
+) -> dict[str, str]:
     names = {}
-    for report in REPORTS + (("run_distributed_npu.sh",) if distributed else ()):
+    extra = (("run_distributed_npu.sh",) if distributed else ()) + (
+        ("effort.csv",) if analyse else ()
+    )
+    for report in REPORTS + extra:
         name, n = report, 0
         while name in user_files:
             n += 1

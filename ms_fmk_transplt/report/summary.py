@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ms_fmk_transplt.events import Severity
-from ms_fmk_transplt.report.log import rule_counts, summary_counts
+from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_line, target_version
 from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
 if TYPE_CHECKING:
@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
 
 def show(result: RunResult, console: Console) -> None:
-    table = Table(title=f"ms_fmk_transplt: {result.project.name}", show_header=True)
+    table = Table(
+        title=f"ms_fmk_transplt: {result.project.name}",
+        caption=f"target: {escape(target_line(result))}",
+        show_header=True,
+    )
     table.add_column("What")
     table.add_column("Count", justify="right")
     for key, value in summary_counts(result).items():
@@ -68,6 +72,7 @@ def as_json(result: RunResult, exit_code: int) -> dict:
     return {
         "input": str(result.options.input),
         "output": str(result.output_dir),
+        "target_version": target_version(result),
         "exit_code": exit_code,
         "counts": summary_counts(result),
         "changes_by_rule": dict(rule_counts(result)),
@@ -82,7 +87,8 @@ def as_json(result: RunResult, exit_code: int) -> dict:
                 "path": f.path,
                 "status": f.status.value,
                 "changes": len(f.events),
-                "unsupported": sum(1 for n in f.notices if n.category),
+                "unsupported": sum(1 for n in f.notices if n.open_work),
+                "advice": sum(1 for n in f.notices if n.advice),
             }
             for f in result.files
             if f.python

@@ -13,6 +13,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from ms_fmk_transplt.report import advice, effort
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
     migrated = not result.options.analyse
     out = []
     for n in result.notices:
-        if not n.category:
+        if not n.open_work:
             continue
         start, end = n.lines(migrated)
         out.append((n.file, start, end, n.api, n.category, n.tip, n.action))
@@ -55,7 +56,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
 def buckets(result: RunResult) -> Buckets:
     caveat_rules = load_tables().caveat_rules
     events = [e for e in result.events if e.rule not in NOT_COUNTED]
-    notices = [n for n in result.notices if n.category]
+    notices = [n for n in result.notices if n.open_work]
     return Buckets(
         automatic=sum(1 for e in events if e.rule not in caveat_rules),
         caveat=sum(1 for e in events if e.rule in caveat_rules)
@@ -108,11 +109,16 @@ def write_xlsx(path: Path, result: RunResult) -> None:
     summary = wb.create_sheet("Summary")
     b = buckets(result)
     _header(summary, ("Item", "Count"))
+    target = load_tables(result.options.target_version)
+    summary.append(["target torch_npu version", target.torch_npu_version])
+    operators = target.operators
+    summary.append(["operator support list used", operators.document_version or "none"])
     summary.append(["migrated automatically", b.automatic])
     summary.append(["migrated with a caveat", b.caveat])
     summary.append(["needs manual work", b.manual])
     summary.append(["conversion rate", b.conversion_rate])
     summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
+    summary.append(["advice rows (sheet Advice, not counted above)", len(advice.rows(result))])
     summary.append([])
     _header(summary, ("Category", "Count", "Manual", "Caveat", "Description"))
     by_cat = Counter(r[4] for r in data)
@@ -130,4 +136,7 @@ def write_xlsx(path: Path, result: RunResult) -> None:
         summary.column_dimensions[get_column_letter(i)].width = width
     _printable(ws)
     _printable(summary)
+    advice.add_sheet(wb, result, _header, _printable)
+    if result.options.analyse:
+        effort.add_sheet(wb, result, _header, _printable)
     wb.save(path)

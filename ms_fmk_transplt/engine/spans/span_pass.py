@@ -25,6 +25,7 @@ from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
 from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
 from ms_fmk_transplt.engine.spans.distributed_spans import DistributedSpans
+from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
 from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
@@ -46,6 +47,7 @@ SPAN_CONCERNS = (
     DeviceStringsSpans,
     DistributedSpans,
     ProfilerSpans,
+    EnvironmentSpans,
     UnsupportedSpans,
     ImportsSpans,
 )
@@ -62,6 +64,7 @@ class PassOutput:
     line_inserts: list[tuple[int, int]]
     insert_order: list[tuple[int, int, int]]
     parse_check: bool = True  # parse the output before it is written (see SpanContext.replace)
+    tree: ast.Module | None = None  # the input's stdlib tree, when parsed in one piece
 
 
 def supports(options: EngineOptions) -> bool:
@@ -139,6 +142,7 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
         ctx.line_inserts,
         ctx.insert_order,
         parse_check=ctx.unchecked_edits > 0,
+        tree=kept[0][1] if len(kept) == 1 else None,
     )
 
 

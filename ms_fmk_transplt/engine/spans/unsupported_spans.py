@@ -124,6 +124,8 @@ class UnsupportedSpans(SpanConcern):
     def visit_SimpleString(self, part: StringPart) -> None:
         if part.docstring or self.ctx.import_depth or part.token.is_bytes:
             return
+        if self.ctx.is_claimed(part.key):
+            return  # an environment key rewritten by engine/environment.py
         body = part.token.body
         entry = self.table.env_name(body)
         if entry is not None:

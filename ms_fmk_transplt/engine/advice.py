@@ -1,0 +1,161 @@
+"""NPU performance and precision advice (rules advice.*; data: rules/advice.json, from the
+porting guide's performance and precision chapters and torch_npu's documentation).
+
+Advice is not must-fix work: its rows go to their own sheet of unsupported_op.xlsx and to
+advice.csv, never into the counts of manual work or the conversion rate. Each row names the API
+or code pattern, what to do, the expected effect and where it is documented. One row per file,
+advice and API, at the first use (the tip says how many more uses the file has), so that a
+transformer with fifty ``transpose(...).contiguous()`` gets one row, not fifty.
+
+Triggers are APIs by qualified name (``torch.optim.AdamW``, ``F.scaled_dot_product_attention``)
+or code patterns: ``rope`` (a function named like a hand-written rotary embedding),
+``rms_norm`` (a class named ...RMSNorm computing a reciprocal square root), ``swiglu``
+(``silu(a) * b``), ``contiguous_copy`` (``x.transpose(...).contiguous()``/``permute``) and
+``training_entry`` (the ``if __name__ == "__main__":`` of a file that calls ``.backward()``).
+Advice relying on a torch_npu name the target version lacks is not given.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ms_fmk_transplt.events import ADVICE, Notice, Severity
+from ms_fmk_transplt.tables import Tables
+from ms_fmk_transplt.target_tables import AdviceEntry
+
+ROPE_FUNCTIONS = frozenset(
+    {"rotate_half", "apply_rotary_pos_emb", "apply_rotary_emb", "apply_rotary_embedding"}
+)
+SILU = frozenset({"torch.nn.functional.silu", "torch.silu"})
+TRANSPOSES = frozenset({"transpose", "permute"})
+PATTERN_WORDS = ROPE_FUNCTIONS | {"rsqrt", "RMSNorm", "silu", "contiguous", "__main__"}
+# byte-level tests that a file may hold a pattern: the file is parsed only if one matches
+PATTERN_BYTES = {
+    "rope": re.compile(rb"\bdef\s+(?:" + "|".join(sorted(ROPE_FUNCTIONS)).encode() + rb")\b"),
+    "rms_norm": re.compile(rb"\bclass\s+\w*(?i:rmsnorm)"),
+    "swiglu": re.compile(rb"\bsilu\("),
+    "contiguous_copy": re.compile(rb"\.(?:transpose|permute)\([^\n]*\)\s*\.contiguous\("),
+    "training_entry": re.compile(rb"__name__\s*==\s*[\"']__main__"),
+}
+
+
+def may_hold_pattern(source: bytes, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        if PATTERN_BYTES[pattern].search(source):
+            if pattern != "training_entry" or b".backward(" in source:
+                return True
+    return False
+
+
+QName = Callable[[ast.AST], "str | None"]
+
+
+@dataclass
+class _Found:
+    entry: AdviceEntry
+    api: str
+    line: int
+    end_line: int
+    count: int = 1
+
+
+class AdviceFinder:
+    def __init__(self, source: bytes, path: str, tables: Tables, tree: ast.Module) -> None:
+        self.path = path
+        self.tables = tables
+        self.table = tables.advice
+        self.tree = tree
+        self.trains = b".backward(" in source
+        self.found: dict[tuple[str, str], _Found] = {}
+
+    def _add(self, entry: AdviceEntry, api: str, node: ast.AST) -> None:
+        if not all(self.tables.target_has(name) for name in entry.needs):
+            return
+        key = (entry.id, api)
+        if key in self.found:
+            self.found[key].count += 1
+            return
+        end = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+        line = node.lineno  # type: ignore[attr-defined]
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If)):
+            end = line  # the header is the place
+        self.found[key] = _Found(entry, api, line, end)
+
+    def _pattern(self, pattern: str, api: str, node: ast.AST) -> None:
+        for entry in self.table.by_pattern.get(pattern, ()):
+            self._add(entry, api, node)
+
+    def api(self, node: ast.AST, qualified: str) -> None:
+        entry = self.table.by_api.get(qualified)
+        if entry is not None:
+            self._add(entry, qualified, node)
+
+    def visit(self, node: ast.AST, parent: ast.AST | None, qname: QName) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name in ROPE_FUNCTIONS:
+                self._pattern("rope", f"{node.name} (hand-written rotary embedding)", node)
+        elif isinstance(node, ast.ClassDef):
+            if "rmsnorm" in node.name.lower() and _calls_rsqrt(node):
+                self._pattern("rms_norm", f"{node.name} (hand-written RMSNorm)", node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            if any(_is_call_to(side, SILU, qname) for side in (node.left, node.right)):
+                self._pattern("swiglu", "silu(a) * b (hand-written SwiGLU)", node)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "contiguous"
+                and isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Attribute)
+                and func.value.func.attr in TRANSPOSES
+            ):
+                self._pattern("contiguous_copy", f"{func.value.func.attr}(...).contiguous()", node)
+        elif isinstance(node, ast.If) and parent is self.tree and self.trains:
+            if _is_main_guard(node.test):
+                self._pattern("training_entry", 'if __name__ == "__main__" (training script)', node)
+
+    def finish(self) -> list[Notice]:
+        return [self._notice(f) for f in self.found.values()]
+
+    def _notice(self, found: _Found) -> Notice:
+        entry = found.entry
+        tip = entry.advice
+        replacement = entry.replacement.get(found.api)
+        if replacement:
+            tip = f"use {replacement}: {tip}"
+        if found.count > 1:
+            tip += f" ({found.count} uses in this file; the first is here)"
+        return Notice(
+            self.path,
+            found.line,
+            entry.id,
+            Severity.INFO,
+            f"{entry.kind} advice for {found.api}: {entry.advice}",
+            api=found.api,
+            category=entry.kind,
+            action=ADVICE,
+            tip=tip,
+            end_line=found.end_line,
+        )
+
+
+def _calls_rsqrt(node: ast.ClassDef) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in ("rsqrt", "sqrt") for n in ast.walk(node))
+
+
+def _is_call_to(node: ast.AST, names: frozenset[str], qname: QName) -> bool:
+    return isinstance(node, ast.Call) and qname(node.func) in names
+
+
+def _is_main_guard(test: ast.AST) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )

@@ -1,0 +1,56 @@
+"""PyTorch APIs the target torch_npu documents as unsupported or restricted (rules
+operator_support.unsupported and operator_support.restricted; data:
+rules/operator_support/<X.Y.Z>.json, rebuilt from torch_npu's public API support lists by
+scripts/build_operator_support.py).
+
+Nothing is rewritten: each use becomes a row of unsupported_op.xlsx with the documented
+restriction as its tip. An unsupported API is reported at every use (a call, or a reference such
+as ``fn = torch.cdist``); a restricted one only at calls that pass one of the keyword arguments
+its restriction is about (``F.interpolate(x, mode="bicubic")``), since the documentation
+restricts argument values, not the API. Names are resolved through imports
+(``import torch.nn.functional as F``, ``from torch import cdist``). Opt out on a line with
+``# msft: ignore[operator_support.unsupported]``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.events import Notice, Severity
+from ms_fmk_transplt.tables import Tables
+
+RULES = {
+    "unsupported_op": "operator_support.unsupported",
+    "restricted_op": "operator_support.restricted",
+}
+
+
+def operator_notice(
+    tables: Tables, path: str, node: ast.AST, qualified: str, call: ast.Call | None
+) -> Notice | None:
+    ops = tables.operators
+    entry = ops.entry(qualified)
+    if entry is None:
+        return None
+    if entry.category == "restricted_op":
+        used = [k.arg for k in call.keywords if k.arg in entry.keywords] if call else []
+        if not used:
+            return None
+        what = f"called with {', '.join(f'{k}=' for k in used)}: restricted"
+    else:
+        what = "not supported"
+    line, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
+    if call is not None:
+        end = call.end_lineno or end
+    return Notice(
+        path,
+        line,
+        RULES[entry.category],
+        Severity.WARNING,
+        f"{qualified}: {what} on the NPU by torch_npu {ops.document_version}'s documentation",
+        api=qualified,
+        category=entry.category,
+        action="manual",
+        tip=entry.tip,
+        end_line=end,
+    )

@@ -1,0 +1,156 @@
+"""What the target torch_npu (-v) makes of code the migration leaves as it is: operator-support
+rows (rules operator_support.*, engine/operator_support.py) and advice rows (advice.*,
+engine/advice.py).
+
+Nothing is rewritten, so one scan serves both passes: the stdlib tree of the file, names
+resolved through imports and scopes as the passes resolve them (engine/scopes.py). Only the
+statements holding a trigger word (the last part of a listed API, a pattern's word, or a name an
+import binds one to) are walked, so a file without any costs a regular-expression search.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left
+from functools import lru_cache
+from typing import Any
+
+from ms_fmk_transplt.engine.advice import PATTERN_WORDS, AdviceFinder, may_hold_pattern
+from ms_fmk_transplt.engine.cst_names import scoped_children
+from ms_fmk_transplt.engine.operator_support import operator_notice
+from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
+from ms_fmk_transplt.engine.scopes import Scopes
+from ms_fmk_transplt.events import Notice
+from ms_fmk_transplt.tables import Tables
+
+
+@lru_cache(maxsize=16)
+def api_words(tables: Tables) -> frozenset[str]:
+    return tables.operators.leaves | tables.advice.leaves
+
+
+@lru_cache(maxsize=16)
+def trigger_words(tables: Tables) -> frozenset[str]:
+    return api_words(tables) | PATTERN_WORDS
+
+
+@lru_cache(maxsize=16)
+def _pattern(words: frozenset[str]) -> re.Pattern[bytes]:
+    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=lambda w: -len(w)))
+    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + alternatives + rb")(?![A-Za-z0-9_])")
+
+
+def may_concern_target(source: bytes, tables: Tables) -> bool:
+    """Cheap byte-level test: a listed API's last part, or a pattern's shape."""
+    words = api_words(tables)
+    if words and _pattern(words).search(source) is not None:
+        return True
+    return may_hold_pattern(source, tables.advice.by_pattern)
+
+
+def target_notices(
+    source: bytes, path: str, tables: Tables, tree: ast.Module | None = None
+) -> list[Notice] | None:
+    """The rows of one file; None when it was not parsed (nothing to look for, or it does not
+    parse: the passes report that). ``tree``: the span pass's tree of the same source."""
+    if not may_concern_target(source, tables):
+        return None
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    scan = TargetScan(source, path, tables, tree)
+    try:
+        scan.run(_lines(source, _pattern(trigger_words(tables))))
+        if scan.aliases:
+            scan.run(_lines(source, _pattern(frozenset(scan.aliases))))
+    except (UnsupportedScope, RecursionError):
+        return []
+    finally:
+        scan.scopes.release()
+    return scan.finish()
+
+
+def _lines(source: bytes, pattern: re.Pattern[bytes]) -> list[int]:
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+    found = {bisect_left(starts, m.start() + 1) for m in pattern.finditer(source)}
+    return sorted(found)
+
+
+class TargetScan:
+    def __init__(self, source: bytes, path: str, tables: Tables, tree: ast.Module) -> None:
+        self.path = path
+        self.tables = tables
+        self.tree = tree
+        self.scopes = Scopes(tree, walrus=b":=" in source)
+        self.words = trigger_words(tables)
+        self.aliases: set[str] = set()
+        self.advice = AdviceFinder(source, path, tables, tree)
+        self.rows: dict[tuple[Any, ...], Notice] = {}
+        self._lines: list[int] = []
+        self._names: frozenset[str] | set[str] = self.words
+        self._qnames: dict[int, str | None] = {}
+
+    def run(self, lines: list[int]) -> None:
+        self._lines = lines
+        self._names = self.words | self.aliases
+        if lines:
+            self._walk(self.tree, self.scopes.global_scope, None)
+
+    def finish(self) -> list[Notice]:
+        for notice in self.advice.finish():
+            self.rows.setdefault(("advice", notice.rule, notice.api), notice)
+        return sorted(self.rows.values(), key=lambda n: (n.line, n.end_line, n.rule, n.api))
+
+    # -- the walk: only nodes spanning a trigger line --------------------------------------
+    def _spans_trigger(self, node: ast.AST) -> bool:
+        start = getattr(node, "lineno", None)
+        if start is None:
+            return True
+        end = getattr(node, "end_lineno", None) or start
+        i = bisect_left(self._lines, start)
+        return i < len(self._lines) and self._lines[i] <= end
+
+    def _walk(self, node: ast.AST, scope: Scope, parent: ast.AST | None) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node)
+            return
+        self.advice.visit(node, parent, lambda n: self.qname(n, scope))
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
+            if outermost and self._leaf(node) in self._names:
+                self._name(node, scope, parent)
+        for child, child_scope in scoped_children(node, scope, self.scopes):
+            if self._spans_trigger(child):
+                self._walk(child, child_scope, node)
+
+    @staticmethod
+    def _leaf(node: ast.Name | ast.Attribute) -> str:
+        return node.id if isinstance(node, ast.Name) else node.attr
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            leaf = alias.name.rsplit(".", 1)[-1]
+            if alias.asname and leaf in self.words and alias.asname not in self.words:
+                self.aliases.add(alias.asname)
+
+    def qname(self, node: ast.AST, scope: Scope) -> str | None:
+        key = id(node)
+        if key not in self._qnames:
+            top = node if isinstance(node, ast.Attribute) else None
+            names = self.scopes.qualified_names(node, scope, top)
+            literal = isinstance(node, (ast.Name, ast.Attribute))
+            self._qnames[key] = chosen_name(names, full_name(node) if literal else None)
+        return self._qnames[key]
+
+    def _name(self, node: ast.Name | ast.Attribute, scope: Scope, parent: ast.AST | None) -> None:
+        qn = self.qname(node, scope)
+        if not qn:
+            return
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        notice = operator_notice(self.tables, self.path, node, qn, call)
+        if notice is not None:
+            self.rows.setdefault((notice.line, node.col_offset, notice.rule, qn), notice)
+        self.advice.api(node, qn)

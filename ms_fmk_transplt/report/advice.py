@@ -1,0 +1,70 @@
+"""advice.csv and the "Advice" sheet of unsupported_op.xlsx: optional NPU performance, precision
+and environment work (engine/advice.py), kept apart from the must-fix rows. Read only from the
+recorded notices; the expected effect and the source come from rules/advice.json by rule id."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook import Workbook
+
+from ms_fmk_transplt.tables import load_tables
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import RunResult
+
+HEADER = (
+    "File",
+    "Line",
+    "API",
+    "Kind",
+    "Advice",
+    "Expected effect",
+    "Documented in",
+    "Rule",
+)
+WIDTHS = (40, 8, 40, 13, 90, 45, 45, 30)
+Row = tuple[str, int, str, str, str, str, str, str]
+
+
+def rows(result: RunResult) -> list[Row]:
+    table = load_tables(result.options.target_version).advice
+    migrated = not result.options.analyse
+    out: list[Row] = []
+    for n in result.notices:
+        if not n.advice:
+            continue
+        entry = table.by_id.get(n.rule)
+        effect = entry.effect if entry else ""
+        documented = entry.documented if entry else ""
+        start, _ = n.lines(migrated)
+        out.append((n.file, start, n.api, n.category, n.tip, effect, documented, n.rule))
+    return sorted(out, key=lambda r: (r[0], r[1], r[7], r[2]))
+
+
+def write_csv(path: Path, result: RunResult) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(rows(result))
+
+
+def add_sheet(wb: Workbook, result: RunResult, header, printable) -> None:
+    """The "Advice" sheet (header/printable: the workbook's own styling helpers)."""
+    data = rows(result)
+    ws = wb.create_sheet("Advice")
+    header(ws, HEADER)
+    wrap = Alignment(wrap_text=True, vertical="top")
+    for row in data:
+        ws.append(list(row))
+        for cell in ws[ws.max_row]:
+            cell.alignment = wrap
+    for i, width in enumerate(WIDTHS, start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
+    printable(ws)

@@ -1,0 +1,125 @@
+"""effort.csv and the "Effort" sheet (--analyse): what sizing the work needs, per file and per
+folder — the counts of automatic / caveat / manual / advice items and an effort level.
+
+The level of a file (documented in README, "Sizing the work"):
+* high: work the tool cannot do at all — a manual item of a HARD category (custom CUDA code,
+  a CUDA-only library, an operator the target does not support, a file that could not be
+  parsed or failed) — or 5 manual items or more;
+* medium: 1 to 4 other manual items, or 5 caveats or more;
+* low: the rest (automatic changes, a few caveats, advice only).
+A folder takes the highest level of its files and the sums of their counts.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook import Workbook
+
+from ms_fmk_transplt.tables import load_tables
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import RunResult
+
+HARD = frozenset(
+    {"custom_cuda_code", "third_party", "unsupported_op", "skipped_file", "failed_file"}
+)
+LEVELS = ("low", "medium", "high")
+HEADER = ("Scope", "Path", "Files", "Automatic", "Caveat", "Manual", "Advice", "Effort")
+WIDTHS = (9, 60, 8, 11, 9, 9, 9, 9)
+
+
+@dataclass
+class Counts:
+    files: int = 0
+    automatic: int = 0
+    caveat: int = 0
+    manual: int = 0
+    advice: int = 0
+    hard: bool = False
+    level: str = "low"
+    children: list[str] = field(default_factory=list)
+
+    def judge(self) -> str:
+        if self.hard or self.manual >= 5:
+            return "high"
+        if self.manual or self.caveat >= 5:
+            return "medium"
+        return "low"
+
+
+def per_file(result: RunResult) -> dict[str, Counts]:
+    caveat_rules = load_tables().caveat_rules
+    out: dict[str, Counts] = {}
+    for record in result.files:
+        if not record.python:
+            continue
+        c = Counts(files=1)
+        for e in record.events:
+            if e.rule == "imports.torch_npu":
+                continue  # bookkeeping, as in the workbook's counts
+            if e.rule in caveat_rules:
+                c.caveat += 1
+            else:
+                c.automatic += 1
+        for n in record.notices:
+            if n.advice:
+                c.advice += 1
+            elif n.open_work and n.action == "caveat":
+                c.caveat += 1
+            elif n.open_work:
+                c.manual += 1
+                c.hard |= n.category in HARD
+        c.level = c.judge()
+        out[record.path] = c
+    return out
+
+
+def per_folder(files: dict[str, Counts]) -> dict[str, Counts]:
+    folders: dict[str, Counts] = defaultdict(Counts)
+    for path, c in files.items():
+        for parent in PurePosixPath(path).parents:
+            f = folders[parent.as_posix()]
+            f.files += c.files
+            f.automatic += c.automatic
+            f.caveat += c.caveat
+            f.manual += c.manual
+            f.advice += c.advice
+            if LEVELS.index(c.level) > LEVELS.index(f.level):
+                f.level = c.level
+    return dict(sorted(folders.items()))
+
+
+def rows(result: RunResult) -> list[tuple[str, str, int, int, int, int, int, str]]:
+    files = per_file(result)
+    out = []
+    for scope, table in (("folder", per_folder(files)), ("file", files)):
+        for path, c in sorted(table.items()):
+            shown = "(project)" if path == "." else path
+            out.append((scope, shown, c.files, c.automatic, c.caveat, c.manual, c.advice, c.level))
+    return out
+
+
+def write_csv(path: Path, result: RunResult) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(rows(result))
+
+
+def add_sheet(wb: Workbook, result: RunResult, header, printable) -> None:
+    ws = wb.create_sheet("Effort")
+    header(ws, HEADER)
+    data = rows(result)
+    for row in data:
+        ws.append(list(row))
+    for i, width in enumerate(WIDTHS, start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
+    printable(ws)
