@@ -62,7 +62,8 @@ class Tables:
     npu_names: frozenset[str]
     npu_amp_names: frozenset[str]
     torch_npu_version: str  # the target: the version of the torch_npu name table in use
-    newer_names: tuple[tuple[str, frozenset[str]], ...]  # (version, torch.npu names) after it
+    # (version, torch.npu names every release has, {name: first post release}) of later lines
+    newer_names: tuple[tuple[str, frozenset[str], dict[str, str]], ...]
     later_posts: dict[str, str]  # torch.npu names only later post releases of the target have
     target_names: dict[str, frozenset[str]]  # torch_npu.optim / torch_npu functions of it
     operators: OperatorTable  # what its documentation says of PyTorch APIs
@@ -91,9 +92,11 @@ class Tables:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
         torch_npu has, the version it needs."""
         member = qualified.split(".")[2] if qualified.count(".") >= 2 else ""
-        needs = self.later_posts.get(member) or next(
-            (v for v, names in self.newer_names if member in names), None
-        )
+        needs = self.later_posts.get(member)  # a later post release of the target line
+        for version, names, later in self.newer_names if needs is None else ():
+            if member in names or member in later:
+                needs = version if member in names else later[member]
+                break
         if needs is None or member in self.npu_names:
             return self.unsupported.cuda(qualified)
         return Entry(
@@ -177,8 +180,9 @@ def resolve_version(text: str) -> str:
 
 
 @cache
-def _npu_names(version: str) -> frozenset[str]:
-    return frozenset(_load_json(rules_dir() / NAMES_DIR / f"{version}.json")["npu_names"])
+def _npu_names(version: str) -> tuple[frozenset[str], dict[str, str]]:
+    table = _load_json(rules_dir() / NAMES_DIR / f"{version}.json")
+    return frozenset(table["npu_names"]), table.get("later_posts", {}).get("npu_names", {})
 
 
 def load_tables(version: str = "") -> Tables:
@@ -212,7 +216,7 @@ def _load_tables(version: str) -> Tables:
         torch_npu_version=version,
         later_posts=names.get("later_posts", {}).get("npu_names", {}),
         newer_names=tuple(
-            (v, _npu_names(v)) for v in known_versions() if version_key(v) > version_key(version)
+            (v, *_npu_names(v)) for v in known_versions() if version_key(v) > version_key(version)
         ),
         target_names={
             key: frozenset(names[key])

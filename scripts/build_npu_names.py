@@ -1,13 +1,22 @@
 """Rebuild ``rules/torch_npu_names/<X.Y.Z>.json`` from public torch-npu wheels.
 
-Usage::
+Usage (every post release of a line: ``pip index versions torch-npu`` lists them)::
 
-    pip download --no-deps torch-npu==2.1.0.post17
-    python scripts/build_npu_names.py torch_npu-2.1.0.post17-*.whl [more wheels...]
+    for v in 2.1.0.post8 2.1.0.post10 2.1.0.post12 2.1.0.post13 2.1.0.post17; do
+        pip download --no-deps --only-binary=:all: --python-version 3.11 \
+            --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 "torch-npu==$v"
+    done
+    python scripts/build_npu_names.py torch_npu-2.1.0*.whl [more wheels...]
 
 Each wheel is read statically (``zipfile`` + ``ast``); nothing from it is imported or run, so
 the script works on any machine, without torch or an NPU.  One file is written per torch_npu
-release X.Y.Z; when several wheels of one release are given, the highest ``.postN`` wins.
+release line X.Y.Z, from all the wheels of it given (X.Y.Z and its ``.postN`` releases).  A
+user who targets X.Y.Z may run any of them, so each name list holds the names EVERY one of
+those wheels has (their intersection); ``later_posts`` maps, per list, each name that a post
+release added and every later post release given kept to the first post release that has it.
+A name that some post release has and a later one lacks is in neither (it is printed).
+``wheel_versions`` lists the versions read, ``source`` the wheel files (with the start of their
+sha256) and ``rebuild`` the commands that download them and rerun this script.
 
 What each list holds (the rules are also written into every file's ``$comment``):
 
@@ -35,11 +44,13 @@ import argparse
 import ast
 import hashlib
 import json
+import os
 import re
 import sys
 import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +60,7 @@ OUT_DIR = ROOT / "rules" / "torch_npu_names"
 NPU = "torch_npu.npu"
 AMP = "torch_npu.npu.amp"
 OPTIM = "torch_npu.optim"
+NAME_KEYS = ("npu_names", "npu_amp_names", "optim_names", "npu_functions")
 CUSTOM_OPS = "torch_npu/utils/custom_ops.py"
 ATB_OPS = "torch_npu/op_plugin/atb/_atb_ops.py"
 # Other spellings of a package that assignments elsewhere in the wheel may use.
@@ -61,8 +73,13 @@ TRY_NODES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* is Python
 VERSION_RE = re.compile(r"^(\d+\.\d+\.\d+)(?:\.post(\d+))?(?:\+[\w.]+)?$")
 
 COMMENT = (
-    "Names a torch_npu release provides, read statically (never imported) from its public "
-    "wheel by scripts/build_npu_names.py; rerun that script (see rebuild) instead of editing. "
+    "Names a torch_npu release line X.Y.Z provides, read statically (never imported) from its "
+    "public wheels (every post release listed in wheel_versions) by scripts/build_npu_names.py; "
+    "rerun that script (see rebuild) instead of editing. Each name list holds only the names "
+    "EVERY one of those wheels has (a user targeting X.Y.Z may run any post release); "
+    "later_posts.<list>.<name> is the first post release that has a name which it and every "
+    "later post release have; names some post release has and a later one lacks are in "
+    "neither. "
     "npu_names: what torch.npu.<name> resolves to (torch.npu IS the torch_npu.npu module: "
     "torch_npu renames the privateuse1 backend to 'npu' and registers the module) = "
     "torch_npu/npu/__init__.py __all__, the public names its module-level code binds (def, "
@@ -519,30 +536,55 @@ class Wheel:
                     raise ValueError(f"{ATB_OPS}: setattr(torch_npu, ...) over a non-literal")
         return found
 
-    # -- the table ----------------------------------------------------------------------------
-    def table(self) -> dict[str, object]:
-        functions = self.npu_functions()
-        table: dict[str, object] = {
-            "$comment": COMMENT,
-            "source": (
-                f"torch-npu {self.version} wheel ({self.path.name}, sha256 {self.sha256[:16]}): "
-                "torch_npu/npu/__init__.py __all__, names bound at import, and "
-                "torch_npu/npu/amp/__init__.py"
-            ),
-            "torch_npu_version": self.release,
-            "wheel_version": self.version,
-            "torch_version_required": self.torch_required,
-            "rebuild": (
-                f"pip download --no-deps torch-npu=={self.version} && "
-                f"python scripts/build_npu_names.py {self.path.name}"
-            ),
+    # -- the names ----------------------------------------------------------------------------
+    def names(self) -> dict[str, list[str] | None]:
+        """Every name list of the wheel (``npu_functions`` None when it has no source for it)."""
+        return {
             "npu_names": self.namespace(NPU),
             "npu_amp_names": self.namespace(AMP),
             "optim_names": self.namespace(OPTIM),
+            "npu_functions": self.npu_functions(),
         }
-        if functions is not None:
-            table["npu_functions"] = functions
-        return table
+
+
+@dataclass(frozen=True)
+class WheelNames:
+    """What one wheel provides: plain data, so that worker processes can return it."""
+
+    file: str
+    version: str
+    release: str
+    post: int
+    torch_required: str
+    sha256: str
+    names: dict[str, list[str] | None]
+    notes: tuple[str, ...]
+
+
+def read_wheel(path: Path) -> WheelNames:
+    wheel = Wheel.open(path)
+    try:
+        names = wheel.names()
+    finally:
+        wheel.archive.close()
+    return WheelNames(
+        file=path.name,
+        version=wheel.version,
+        release=wheel.release,
+        post=wheel.post,
+        torch_required=wheel.torch_required,
+        sha256=wheel.sha256,
+        names=names,
+        notes=tuple(dict.fromkeys(wheel.notes)),
+    )
+
+
+def read_wheels(paths: Sequence[Path], jobs: int) -> list[WheelNames]:
+    """The wheels read, in the order given (in ``jobs`` processes: reading one takes seconds)."""
+    if jobs <= 1 or len(paths) <= 1:
+        return [read_wheel(path) for path in paths]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        return list(pool.map(read_wheel, paths))
 
 
 def file_sha256(path: Path) -> str:
@@ -557,17 +599,94 @@ def render(table: dict[str, object]) -> str:
     return json.dumps(table, indent=1, ensure_ascii=False) + "\n"
 
 
-def newest_per_release(wheels: Iterable[Wheel]) -> list[Wheel]:
-    best: dict[str, Wheel] = {}
+def release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+def release_lines(wheels: Iterable[WheelNames]) -> dict[str, list[WheelNames]]:
+    """release X.Y.Z -> its wheels, oldest post release first; releases oldest first.
+    ValueError for two different wheels of one version."""
+    lines: dict[str, dict[int, WheelNames]] = {}
     for wheel in wheels:
-        kept = best.get(wheel.release)
-        if kept is None or wheel.post > kept.post:
-            if kept is not None:
-                print(f"skip {kept.path.name}: {wheel.version} is newer", file=sys.stderr)
-            best[wheel.release] = wheel
-        else:
-            print(f"skip {wheel.path.name}: {kept.version} is newer or equal", file=sys.stderr)
-    return [best[r] for r in sorted(best, key=lambda r: tuple(int(p) for p in r.split(".")))]
+        line = lines.setdefault(wheel.release, {})
+        kept = line.get(wheel.post)
+        if kept is not None and kept.sha256 != wheel.sha256:
+            raise ValueError(
+                f"two different wheels of torch-npu {wheel.version}: {kept.file} and {wheel.file}"
+            )
+        line[wheel.post] = wheel
+    return {
+        release: [lines[release][post] for post in sorted(lines[release])]
+        for release in sorted(lines, key=release_key)
+    }
+
+
+@dataclass
+class LineTable:
+    table: dict[str, object]
+    lists: dict[str, list[str]]  # key -> the names every post release has
+    newest: dict[str, int]  # key -> how many names the newest post release has
+    unstable: dict[str, dict[str, list[str]]]  # key -> name -> the post releases that have it
+    notes: list[str]
+
+
+def rebuild_command(line: Sequence[WheelNames]) -> str:
+    versions = " ".join(w.version for w in line)
+    download = (
+        "pip download --no-deps --only-binary=:all: --python-version 3.11 "
+        "--platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64"
+    )
+    if len(line) == 1:
+        fetch = f"{download} torch-npu=={versions}"
+    else:  # pip takes one version of a project per command
+        fetch = f'for v in {versions}; do {download} "torch-npu==$v"; done'
+    return f"{fetch} && python scripts/build_npu_names.py {' '.join(w.file for w in line)}"
+
+
+def line_table(line: Sequence[WheelNames]) -> LineTable:
+    """The table of one release line from all its wheels given (oldest post release first):
+    the names every one of them has, and in ``later_posts`` the names that a post release
+    added and every later one kept, with that first post release.  Names that some post
+    release has but a later one lacks are in neither (``unstable``)."""
+    newest = line[-1]
+    requirements = list(dict.fromkeys(w.torch_required for w in line))
+    notes: list[str] = []
+    if len(requirements) > 1:
+        notes.append(f"the post releases require different torch: {requirements}")
+    table: dict[str, object] = {
+        "$comment": COMMENT,
+        "source": [f"{w.file} sha256 {w.sha256[:16]}" for w in line],
+        "torch_npu_version": newest.release,
+        "wheel_versions": [w.version for w in line],
+        "torch_version_required": " | ".join(requirements),
+        "rebuild": rebuild_command(line),
+    }
+    later_posts: dict[str, dict[str, str]] = {}
+    lists: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    unstable: dict[str, dict[str, list[str]]] = {}
+    for key in NAME_KEYS:
+        per_wheel = [w.names[key] for w in line]
+        if any(names is None for names in per_wheel):
+            lacking = [w.version for w, names in zip(line, per_wheel) if names is None]
+            notes.append(f"{key} left out: no static source for it in {', '.join(lacking)}")
+            continue
+        sets = [set(names or ()) for names in per_wheel]
+        common = set.intersection(*sets)
+        table[key] = lists[key] = sorted(common)
+        counts[key] = len(sets[-1])
+        later: dict[str, str] = {}
+        for name in sorted(set.union(*sets) - common):
+            has = [name in names for names in sets]
+            first = has.index(True)
+            if all(has[first:]):
+                later[name] = line[first].version
+            else:
+                versions = [w.version for w, present in zip(line, has) if present]
+                unstable.setdefault(key, {})[name] = versions
+        later_posts[key] = later
+    table["later_posts"] = later_posts
+    return LineTable(table=table, lists=lists, newest=counts, unstable=unstable, notes=notes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -577,29 +696,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 when a file would change"
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="wheels read at once (default: the CPU count, %(default)s)",
+    )
     args = parser.parse_args(argv)
     stale = 0
-    for wheel in newest_per_release(Wheel.open(path) for path in args.wheels):
-        text = render(wheel.table())
-        target = args.out / f"{wheel.release}.json"
+    wheels = read_wheels(list(dict.fromkeys(args.wheels)), args.jobs)
+    for release, line in release_lines(wheels).items():
+        built = line_table(line)
+        text = render(built.table)
+        target = args.out / f"{release}.json"
         same = target.is_file() and target.read_text(encoding="utf-8") == text
-        table = json.loads(text)
         counts = ", ".join(
-            f"{key} {len(table[key])}"
-            for key in ("npu_names", "npu_amp_names", "optim_names", "npu_functions")
-            if key in table
+            f"{key} {len(names)}"
+            + (f" (newest post {built.newest[key]})" if built.newest[key] != len(names) else "")
+            for key, names in built.lists.items()
         )
+        posts = ", ".join(w.version for w in line)
         if args.check:
             stale += not same
-            print(f"{target}: {'up to date' if same else 'STALE'} ({counts})")
+            print(f"{target}: {'up to date' if same else 'STALE'} [{posts}] ({counts})")
         else:
             args.out.mkdir(parents=True, exist_ok=True)
             if not same:
                 target.write_text(text, encoding="utf-8")
-            print(f"{target}: {'unchanged' if same else 'written'} ({counts})")
+            print(f"{target}: {'unchanged' if same else 'written'} [{posts}] ({counts})")
+        for key, names in built.unstable.items():
+            for name, versions in names.items():
+                print(f"  {key} {name}: only in {', '.join(versions)} (left out)")
         sys.stdout.flush()
-        for note in dict.fromkeys(wheel.notes):
-            print(f"  note ({wheel.version}): {note}", file=sys.stderr)
+        for note in built.notes:
+            print(f"  note ({release}): {note}", file=sys.stderr)
+        for wheel in line:
+            for note in wheel.notes:
+                print(f"  note ({wheel.version}): {note}", file=sys.stderr)
         sys.stderr.flush()
     return 1 if stale else 0
 

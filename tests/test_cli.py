@@ -88,6 +88,7 @@ def test_single_file_input(project: Path, tmp_path: Path) -> None:
     assert code == 0, out
     msft = tmp_path / "o" / "gpu_project_msft"
     assert sorted(p.name for p in msft.iterdir()) == [
+        "advice.csv",
         "change_list.csv",
         "msFmkTranspltlog.txt",
         "train.py",

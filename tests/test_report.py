@@ -13,6 +13,7 @@ from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.report.unsupported import HEADER
+from ms_fmk_transplt.tables import load_tables
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LEGACY = FIXTURES / "projects" / "legacy_gpu"
@@ -38,7 +39,7 @@ def out(tmp_path_factory) -> Path:
 
 def test_workbook_rows_match_csv_and_golden(out: Path) -> None:
     wb = load_workbook(out / "unsupported_op.xlsx")
-    assert wb.sheetnames == ["Unsupported", "Summary"]
+    assert wb.sheetnames == ["Unsupported", "Summary", "Advice"]
     ws = wb["Unsupported"]
     sheet = [["" if v is None else str(v) for v in row] for row in ws.iter_rows(values_only=True)]
     assert tuple(sheet[0]) == HEADER
@@ -56,7 +57,12 @@ def test_every_category_and_tip(out: Path) -> None:
     by_op = {r[3]: r for r in rows}
     assert by_op["fused_gelu_kernel.cu"][1:3] == ["1", "14"]
     assert by_op["gelu_math.cuh"][4] == "custom_cuda_code"
-    assert by_op["CUDA_VISIBLE_DEVICES"][5].startswith("use ASCEND_RT_VISIBLE_DEVICES")
+    # os.environ["CUDA_VISIBLE_DEVICES"] = ... is an environment key: migrated, not listed
+    assert "CUDA_VISIBLE_DEVICES" not in by_op
+    changes = csv_rows(out / "change_list.csv")[1:]
+    assert [r[5] for r in changes if "ASCEND_RT_VISIBLE_DEVICES" in r[7]] == [
+        "environment.ascend_variable"
+    ]
     assert by_op["torch.nn.DataParallel"][4:] == [
         "data_parallel",
         by_op["torch.nn.DataParallel"][5],
@@ -69,7 +75,6 @@ def test_every_category_and_tip(out: Path) -> None:
         "custom_cuda_code",
         "skipped_file",
         "third_party",
-        "environment",
         "backend_switch",
         "data_parallel",
         "cuda_only_api",
@@ -84,12 +89,18 @@ def test_summary_sheet(out: Path) -> None:
     values = {row[0]: row[1] for row in ws.iter_rows(values_only=True) if row and row[0]}
     rows = csv_rows(out / "unsupported_op.csv")[1:]
     changes = [r for r in csv_rows(out / "change_list.csv")[1:] if r[5] != "imports.torch_npu"]
+    caveat_rules = load_tables().caveat_rules
+    caveat_changes = sum(1 for r in changes if r[5] in caveat_rules)
     caveats = sum(1 for r in rows if r[6] == "caveat")
+    assert caveat_changes == 1  # the environment key
     assert values["needs manual work"] == len(rows) - caveats
-    assert values["migrated with a caveat"] == caveats
-    assert values["migrated automatically"] == len(changes)
+    assert values["migrated with a caveat"] == caveats + caveat_changes
+    assert values["migrated automatically"] == len(changes) - caveat_changes
     total = len(changes) + len(rows)
     assert values["conversion rate"] == pytest.approx((len(changes) + caveats) / total)
+    assert values["target torch_npu version"] == load_tables().torch_npu_version
+    advice = csv_rows(out / "advice.csv")[1:]
+    assert values["advice rows (sheet Advice, not counted above)"] == len(advice)
     assert values["data_parallel"] == 1 and values["custom_cuda_code"] == 3
     assert values["torch.cuda.nvtx.range_push"] == "cuda_only_api"  # per-API section
 
@@ -99,7 +110,7 @@ def test_log_and_terminal_show_the_open_work(tmp_path: Path) -> None:
     assert code == 0
     assert "Top unsupported APIs" in text and "torch.nn.DataParallel" in text
     log = (tmp_path / "legacy_gpu_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
-    assert "needs manual work 11" in log and "conversion rate" in log
+    assert "needs manual work 10" in log and "conversion rate" in log
 
 
 def test_analyse_writes_reports_only(tmp_path: Path) -> None:
@@ -107,7 +118,9 @@ def test_analyse_writes_reports_only(tmp_path: Path) -> None:
     assert code == 0, text
     report_dir = tmp_path / "legacy_gpu_analysis"
     assert sorted(p.name for p in report_dir.iterdir()) == [
+        "advice.csv",
         "change_list.csv",
+        "effort.csv",
         "msFmkTranspltlog.txt",
         "unsupported_op.csv",
         "unsupported_op.xlsx",

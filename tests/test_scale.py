@@ -89,6 +89,7 @@ def test_empty_input(tmp_path: Path) -> None:
     result = cli("-i", str(tmp_path / "empty"), "-o", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "o/empty_msft").iterdir()) == [
+        "advice.csv",
         "change_list.csv",
         "msFmkTranspltlog.txt",
         "unsupported_op.csv",

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.engine.environment_keys import RULE as ENVIRONMENT_RULE
+from ms_fmk_transplt.engine.operator_support import RULES as OPERATOR_RULES
 from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +33,7 @@ def test_every_rule_has_code_data_and_fixture() -> None:
     ids: set[str] = set()
     for name in ("interface_table.json", "unsupported_api.json", "similar_api.json"):
         ids |= rule_ids(json.loads((ROOT / "rules" / name).read_text(encoding="utf-8")))
+    ids |= set(load_tables().advice.by_id) | set(OPERATOR_RULES.values()) | {ENVIRONMENT_RULE}
     assert len(ids) >= 15
     fixtures = {p.name for p in (ROOT / "fixtures" / "rules").iterdir() if p.is_dir()}
     assert ids == fixtures
@@ -61,7 +64,7 @@ def test_unsupported_table() -> None:
     assert table.torch_op("torch.ops.aten.add") is None
     assert table.torch_op("torch.ops.myext.op") is not None
     assert table.api("torch.backends.cudnn.version").key == "torch.backends.cudnn"
-    assert set(table.caveat_rules) <= {r for r in _all_rule_ids()}
+    assert set(table.caveat_rules) <= _all_rule_ids() | {ENVIRONMENT_RULE}
 
 
 def _all_rule_ids() -> set[str]:

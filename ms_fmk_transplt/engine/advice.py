@@ -72,7 +72,9 @@ class AdviceFinder:
         self.found: dict[tuple[str, str], _Found] = {}
 
     def _add(self, entry: AdviceEntry, api: str, node: ast.AST) -> None:
-        if not all(self.tables.target_has(name) for name in entry.needs):
+        replacement = entry.replacement.get(api)
+        needs = [replacement] if replacement else entry.needs
+        if not all(self.tables.target_has(name) for name in needs):
             return
         key = (entry.id, api)
         if key in self.found:

@@ -76,7 +76,18 @@ def _migrate(
 
             done = cst_pass(source, path, tables, options)
     if isinstance(done, PassOutput):
-        done.notices.extend(target_notices(source, path, tables, done.tree) or [])
+        # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
+        replaced = {
+            line
+            for e in done.events
+            if e.rule.startswith("similar.")
+            for line in range(e.start_line, e.end_line + 1)
+        }
+        done.notices.extend(
+            n
+            for n in target_notices(source, path, tables, done.tree) or []
+            if not (n.advice and n.line in replaced)
+        )
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done)
     result.declined = declined

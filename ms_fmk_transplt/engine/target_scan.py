@@ -16,7 +16,11 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
-from ms_fmk_transplt.engine.advice import PATTERN_WORDS, AdviceFinder, may_hold_pattern
+from ms_fmk_transplt.engine.advice import (
+    PATTERN_WORDS,
+    AdviceFinder,
+    may_hold_pattern,
+)
 from ms_fmk_transplt.engine.cst_names import scoped_children
 from ms_fmk_transplt.engine.operator_support import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
@@ -62,21 +66,47 @@ def target_notices(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     scan = TargetScan(source, path, tables, tree)
+    lines = _lines(source, scan.line_patterns())
+    if not lines:
+        return []
     try:
-        scan.run(_lines(source, _pattern(trigger_words(tables))))
-        if scan.aliases:
-            scan.run(_lines(source, _pattern(frozenset(scan.aliases))))
+        scan.run(lines, Scopes(tree, walrus=b":=" in source))
     except (UnsupportedScope, RecursionError):
         return []
     finally:
-        scan.scopes.release()
+        if scan.scopes is not None:
+            scan.scopes.release()
     return scan.finish()
 
 
-def _lines(source: bytes, pattern: re.Pattern[bytes]) -> list[int]:
-    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
-    found = {bisect_left(starts, m.start() + 1) for m in pattern.finditer(source)}
+@lru_cache(maxsize=16)
+def _chain_pattern(apis: frozenset[str]) -> re.Pattern[bytes]:
+    """A dotted chain ending in a listed API's last part; group 1 is its root."""
+    return re.compile(
+        rb"(?<![A-Za-z0-9_.])([A-Za-z_]\w*)(?:\s*\.\s*[A-Za-z_]\w*)*?"
+        rb"\s*\.\s*(?:" + _words(apis) + rb")(?![A-Za-z0-9_])"
+    )
+
+
+def _lines(
+    source: bytes, patterns: list[tuple[re.Pattern[bytes], frozenset[str] | None]]
+) -> list[int]:
+    """The lines a match of one of the patterns starts on (with roots: only matches whose
+    group 1 is one of them)."""
+    starts: list[int] | None = None
+    found: set[int] = set()
+    for pattern, roots in patterns:
+        for match in pattern.finditer(source):
+            if roots is not None and match.group(1).decode() not in roots:
+                continue
+            if starts is None:
+                starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+            found.add(bisect_left(starts, match.start() + 1))
     return sorted(found)
+
+
+def _words(words: set[str] | frozenset[str]) -> bytes:
+    return b"|".join(re.escape(w.encode()) for w in sorted(words, key=lambda w: (-len(w), w)))
 
 
 class TargetScan:
@@ -84,20 +114,37 @@ class TargetScan:
         self.path = path
         self.tables = tables
         self.tree = tree
-        self.scopes = Scopes(tree, walrus=b":=" in source)
+        self.scopes: Scopes | None = None
         self.words = trigger_words(tables)
-        self.aliases: set[str] = set()
+        # names bound by an import anywhere: only a chain rooted in one can name a listed API;
+        # aliases: `from torch import cdist as cd` binds a listed API's last part to `cd`
+        self.imported, self.aliases = imported_names(tree, api_words(tables))
         self.advice = AdviceFinder(source, path, tables, tree)
         self.rows: dict[tuple[Any, ...], Notice] = {}
         self._lines: list[int] = []
         self._names: frozenset[str] | set[str] = self.words
         self._qnames: dict[int, str | None] = {}
 
-    def run(self, lines: list[int]) -> None:
+    def line_patterns(self) -> list[tuple[re.Pattern[bytes], frozenset[str] | None]]:
+        """Lines worth walking: a chain from an imported name to a listed API's last part
+        (``F.interpolate``, ``torch.nn.functional.interpolate``), an imported API itself
+        (``cdist`` after ``from torch import cdist``), or a pattern's word."""
+        out: list[tuple[re.Pattern[bytes], frozenset[str] | None]] = []
+        apis = api_words(self.tables)
+        if apis:
+            out.append((_chain_pattern(apis), self.imported))
+        bare = (self.imported & apis) | self.aliases
+        if bare:
+            out.append((_pattern(frozenset(bare)), None))
+        if self.tables.advice.by_pattern:
+            out.append((_pattern(PATTERN_WORDS), None))
+        return out
+
+    def run(self, lines: list[int], scopes: Scopes) -> None:
+        self.scopes = scopes
         self._lines = lines
         self._names = self.words | self.aliases
-        if lines:
-            self._walk(self.tree, self.scopes.global_scope, None)
+        self._walk(self.tree, scopes.global_scope, None)
 
     def finish(self) -> list[Notice]:
         for notice in self.advice.finish():
@@ -115,26 +162,25 @@ class TargetScan:
 
     def _walk(self, node: ast.AST, scope: Scope, parent: ast.AST | None) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            self._import(node)
-            return
+            return  # LibCST gives names inside imports no scope: the passes report imports
         self.advice.visit(node, parent, lambda n: self.qname(n, scope))
         if isinstance(node, (ast.Name, ast.Attribute)):
+            assert self.scopes is not None
             outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
-            if outermost and self._leaf(node) in self._names:
+            if outermost and self._leaf(node) in self._names and self._root_imported(node):
                 self._name(node, scope, parent)
         for child, child_scope in scoped_children(node, scope, self.scopes):
             if self._spans_trigger(child):
                 self._walk(child, child_scope, node)
 
+    def _root_imported(self, node: ast.AST) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id in self.imported
+
     @staticmethod
     def _leaf(node: ast.Name | ast.Attribute) -> str:
         return node.id if isinstance(node, ast.Name) else node.attr
-
-    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
-        for alias in node.names:
-            leaf = alias.name.rsplit(".", 1)[-1]
-            if alias.asname and leaf in self.words and alias.asname not in self.words:
-                self.aliases.add(alias.asname)
 
     def qname(self, node: ast.AST, scope: Scope) -> str | None:
         key = id(node)
@@ -154,3 +200,25 @@ class TargetScan:
         if notice is not None:
             self.rows.setdefault((notice.line, node.col_offset, notice.rule, qn), notice)
         self.advice.api(node, qn)
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def imported_names(tree: ast.Module, leaves: frozenset[str]) -> tuple[frozenset[str], set[str]]:
+    """The names import statements bind anywhere in the module (only statements are walked:
+    imports are statements), and those that rename one of ``leaves``."""
+    names: set[str] = set()
+    aliases: set[str] = set()
+    stack: list = list(tree.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+                if alias.asname and alias.name.rsplit(".", 1)[-1] in leaves:
+                    aliases.add(alias.asname)
+            continue
+        for field in _BODIES:
+            stack.extend(getattr(stmt, field, ()) or ())
+    return frozenset(names), aliases
