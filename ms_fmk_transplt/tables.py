@@ -219,9 +219,8 @@ def _load_tables(version: str) -> Tables:
             (v, *_npu_names(v)) for v in known_versions() if version_key(v) > version_key(version)
         ),
         target_names={
-            key: frozenset(names[key])
-            for key in ("npu_names", "optim_names", "npu_functions")
-            if key in names
+            "npu_names": member_sets["npu_names"],
+            **{k: frozenset(names[k]) for k in ("optim_names", "npu_functions") if k in names},
         },
         operators=load_operator_table(base, version),
         advice=load_advice_table(base),

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.target_tables import AdviceEntry
@@ -40,17 +41,18 @@ PATTERN_BYTES = {
     "contiguous_copy": re.compile(rb"\.(?:transpose|permute)\([^\n]*\)\s*\.contiguous\("),
     "training_entry": re.compile(rb"__name__\s*==\s*[\"']__main__"),
 }
+TRAINS = b".backward("  # a file holding a training step: the training_entry pattern needs it
 
 
 def may_hold_pattern(source: bytes, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
         if PATTERN_BYTES[pattern].search(source):
-            if pattern != "training_entry" or b".backward(" in source:
+            if pattern != "training_entry" or TRAINS in source:
                 return True
     return False
 
 
-QName = Callable[[ast.AST], "str | None"]
+QName = Callable[[ast.AST, Scope], "str | None"]
 
 
 @dataclass
@@ -63,12 +65,15 @@ class _Found:
 
 
 class AdviceFinder:
-    def __init__(self, source: bytes, path: str, tables: Tables, tree: ast.Module) -> None:
+    def __init__(
+        self, source: bytes, path: str, tables: Tables, tree: ast.Module, qname: QName
+    ) -> None:
         self.path = path
         self.tables = tables
         self.table = tables.advice
         self.tree = tree
-        self.trains = b".backward(" in source
+        self.qname = qname  # what an expression read in a scope refers to (target_scan.py)
+        self.trains = TRAINS in source
         self.found: dict[tuple[str, str], _Found] = {}
 
     def _add(self, entry: AdviceEntry, api: str, node: ast.AST) -> None:
@@ -95,7 +100,7 @@ class AdviceFinder:
         if entry is not None:
             self._add(entry, qualified, node)
 
-    def visit(self, node: ast.AST, parent: ast.AST | None, qname: QName) -> None:
+    def visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name in ROPE_FUNCTIONS:
                 self._pattern("rope", f"{node.name} (hand-written rotary embedding)", node)
@@ -103,7 +108,7 @@ class AdviceFinder:
             if "rmsnorm" in node.name.lower() and _calls_rsqrt(node):
                 self._pattern("rms_norm", f"{node.name} (hand-written RMSNorm)", node)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            if any(_is_call_to(side, SILU, qname) for side in (node.left, node.right)):
+            if any(self._calls(side, SILU, scope) for side in (node.left, node.right)):
                 self._pattern("swiglu", "silu(a) * b (hand-written SwiGLU)", node)
         elif isinstance(node, ast.Call):
             func = node.func
@@ -118,6 +123,9 @@ class AdviceFinder:
         elif isinstance(node, ast.If) and parent is self.tree and self.trains:
             if _is_main_guard(node.test):
                 self._pattern("training_entry", 'if __name__ == "__main__" (training script)', node)
+
+    def _calls(self, node: ast.AST, names: frozenset[str], scope: Scope) -> bool:
+        return isinstance(node, ast.Call) and self.qname(node.func, scope) in names
 
     def finish(self) -> list[Notice]:
         return [self._notice(f) for f in self.found.values()]
@@ -146,10 +154,6 @@ class AdviceFinder:
 
 def _calls_rsqrt(node: ast.ClassDef) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in ("rsqrt", "sqrt") for n in ast.walk(node))
-
-
-def _is_call_to(node: ast.AST, names: frozenset[str], qname: QName) -> bool:
-    return isinstance(node, ast.Call) and qname(node.func) in names
 
 
 def _is_main_guard(test: ast.AST) -> bool:

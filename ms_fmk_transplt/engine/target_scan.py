@@ -25,6 +25,7 @@ from ms_fmk_transplt.engine.cst_names import scoped_children
 from ms_fmk_transplt.engine.operator_support import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
+from ms_fmk_transplt.engine.statements import imports_in
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -41,8 +42,7 @@ def trigger_words(tables: Tables) -> frozenset[str]:
 
 @lru_cache(maxsize=16)
 def _pattern(words: frozenset[str]) -> re.Pattern[bytes]:
-    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=lambda w: -len(w)))
-    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + alternatives + rb")(?![A-Za-z0-9_])")
+    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + _words(words) + rb")(?![A-Za-z0-9_])")
 
 
 def may_concern_target(source: bytes, tables: Tables) -> bool:
@@ -92,7 +92,8 @@ def _lines(
     source: bytes, patterns: list[tuple[re.Pattern[bytes], frozenset[str] | None]]
 ) -> list[int]:
     """The lines a match of one of the patterns starts on (with roots: only matches whose
-    group 1 is one of them)."""
+    group 1 is one of them). Lines as the stdlib parser counts them: a bare CR ends one too
+    (engine/spans/anchors.py counts LF only, as the span pass never sees a bare CR)."""
     starts: list[int] | None = None
     found: set[int] = set()
     for pattern, roots in patterns:
@@ -119,7 +120,7 @@ class TargetScan:
         # names bound by an import anywhere: only a chain rooted in one can name a listed API;
         # aliases: `from torch import cdist as cd` binds a listed API's last part to `cd`
         self.imported, self.aliases = imported_names(tree, api_words(tables))
-        self.advice = AdviceFinder(source, path, tables, tree)
+        self.advice = AdviceFinder(source, path, tables, tree, self.qname)
         self.rows: dict[tuple[Any, ...], Notice] = {}
         self._lines: list[int] = []
         self._names: frozenset[str] | set[str] = self.words
@@ -163,7 +164,7 @@ class TargetScan:
     def _walk(self, node: ast.AST, scope: Scope, parent: ast.AST | None) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             return  # LibCST gives names inside imports no scope: the passes report imports
-        self.advice.visit(node, parent, lambda n: self.qname(n, scope))
+        self.advice.visit(node, parent, scope)
         if isinstance(node, (ast.Name, ast.Attribute)):
             assert self.scopes is not None
             outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
@@ -202,23 +203,14 @@ class TargetScan:
         self.advice.api(node, qn)
 
 
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def imported_names(tree: ast.Module, leaves: frozenset[str]) -> tuple[frozenset[str], set[str]]:
-    """The names import statements bind anywhere in the module (only statements are walked:
-    imports are statements), and those that rename one of ``leaves``."""
+    """The names import statements bind anywhere in the module, and those that rename one of
+    ``leaves``."""
     names: set[str] = set()
     aliases: set[str] = set()
-    stack: list = list(tree.body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                names.add(alias.asname or alias.name.split(".")[0])
-                if alias.asname and alias.name.rsplit(".", 1)[-1] in leaves:
-                    aliases.add(alias.asname)
-            continue
-        for field in _BODIES:
-            stack.extend(getattr(stmt, field, ()) or ())
+    for stmt in imports_in(tree.body, into_definitions=True):
+        for alias in stmt.names:
+            names.add(alias.asname or alias.name.split(".")[0])
+            if alias.asname and alias.name.rsplit(".", 1)[-1] in leaves:
+                aliases.add(alias.asname)
     return frozenset(names), aliases

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.report.statistics import count_buckets
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -59,22 +60,12 @@ def per_file(result: RunResult) -> dict[str, Counts]:
     for record in result.files:
         if not record.python:
             continue
-        c = Counts(files=1)
-        for e in record.events:
-            if e.rule == "imports.torch_npu":
-                continue  # bookkeeping, as in the workbook's counts
-            if e.rule in caveat_rules:
-                c.caveat += 1
-            else:
-                c.automatic += 1
-        for n in record.notices:
-            if n.advice:
-                c.advice += 1
-            elif n.open_work and n.action == "caveat":
-                c.caveat += 1
-            elif n.open_work:
-                c.manual += 1
-                c.hard |= n.category in HARD
+        b = count_buckets(record.events, record.notices, caveat_rules)
+        c = Counts(files=1, automatic=b.automatic, caveat=b.caveat, manual=b.manual)
+        c.advice = sum(1 for n in record.notices if n.advice)
+        c.hard = any(
+            n.open_work and n.action != "caveat" and n.category in HARD for n in record.notices
+        )
         c.level = c.judge()
         out[record.path] = c
     return out

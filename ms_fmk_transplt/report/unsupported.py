@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from ms_fmk_transplt.report import advice, effort
+from ms_fmk_transplt.report.statistics import Buckets, count_buckets
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -21,25 +21,8 @@ if TYPE_CHECKING:
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action")
 WIDTHS = (40, 11, 10, 45, 18, 120, 9)
-NOT_COUNTED = {"imports.torch_npu"}  # bookkeeping, not a CUDA construct of the user's code
 _BOLD = Font(bold=True)
 _FILL = PatternFill("solid", fgColor="DDEBF7")
-
-
-@dataclass(frozen=True)
-class Buckets:
-    automatic: int
-    caveat: int
-    manual: int
-
-    @property
-    def total(self) -> int:
-        return self.automatic + self.caveat + self.manual
-
-    @property
-    def conversion_rate(self) -> float:
-        """Share of the CUDA-specific items the tool migrated (with or without a caveat)."""
-        return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
 
 
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
@@ -54,15 +37,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
 
 
 def buckets(result: RunResult) -> Buckets:
-    caveat_rules = load_tables().caveat_rules
-    events = [e for e in result.events if e.rule not in NOT_COUNTED]
-    notices = [n for n in result.notices if n.open_work]
-    return Buckets(
-        automatic=sum(1 for e in events if e.rule not in caveat_rules),
-        caveat=sum(1 for e in events if e.rule in caveat_rules)
-        + sum(1 for n in notices if n.action == "caveat"),
-        manual=sum(1 for n in notices if n.action != "caveat"),
-    )
+    return count_buckets(result.events, result.notices, load_tables().caveat_rules)
 
 
 def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:

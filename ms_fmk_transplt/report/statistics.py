@@ -1,0 +1,40 @@
+"""The planning buckets every report shares: migrated automatically / with a caveat / needs
+manual work, counted from recorded events and notices (a run's, or one file's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ms_fmk_transplt.events import ChangeEvent, Notice
+
+NOT_COUNTED = {"imports.torch_npu"}  # bookkeeping, not a CUDA construct of the user's code
+
+
+@dataclass(frozen=True)
+class Buckets:
+    automatic: int
+    caveat: int
+    manual: int
+
+    @property
+    def total(self) -> int:
+        return self.automatic + self.caveat + self.manual
+
+    @property
+    def conversion_rate(self) -> float:
+        """Share of the CUDA-specific items the tool migrated (with or without a caveat)."""
+        return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
+
+
+def count_buckets(
+    events: Iterable[ChangeEvent], notices: Iterable[Notice], caveat_rules: set[str]
+) -> Buckets:
+    counted = [e for e in events if e.rule not in NOT_COUNTED]
+    open_work = [n for n in notices if n.open_work]
+    return Buckets(
+        automatic=sum(1 for e in counted if e.rule not in caveat_rules),
+        caveat=sum(1 for e in counted if e.rule in caveat_rules)
+        + sum(1 for n in open_work if n.action == "caveat"),
+        manual=sum(1 for n in open_work if n.action != "caveat"),
+    )
