@@ -51,8 +51,9 @@ def test_unknown_version_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_version_and_verbose_flags_keep_their_meaning(tmp_path: Path) -> None:
     code, out = run("--version")
     assert code == 0 and "ms_fmk_transplt" in out
-    code, out = run("--verbose", "-i", str(CLEAN), "-o", str(tmp_path))
+    code, out = run("--verbose", "-i", str(CLEAN), "-o", str(tmp_path), "-v", "2.7.1")
     assert code == 0 and "train.py: changed" in out
+    assert "target: torch_npu 2.7.1 (-v)" in out  # the terminal summary names the target
 
 
 @pytest.mark.parametrize("version", ["2.1.0", "2.3.1", ""])
