@@ -42,6 +42,7 @@ class ChangeEvent:
     after: str
     out_start_line: int = 0
     out_end_line: int = 0
+    caveat: bool = False  # the rule's changes run but can behave differently (rule_catalog.py)
 
 
 @dataclass(frozen=True)

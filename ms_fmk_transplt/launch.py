@@ -9,6 +9,14 @@ PATH_MODES = ("--check", "--diff", "--inplace")
 
 
 def entry() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["rule"] or "--explain" in args:
+        from ms_fmk_transplt.rule_cli import rule_main
+
+        if "--explain" in args:
+            at = args.index("--explain")
+            args = ["", *args[at + 1 : at + 2]]
+        sys.exit(rule_main(args[1:]))
     if any(arg in PATH_MODES for arg in sys.argv[1:]):
         from ms_fmk_transplt.paths_cli import paths_main
 

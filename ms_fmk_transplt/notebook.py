@@ -13,6 +13,7 @@ import re
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.engine.skipped_file import skipped
+from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
 from ms_fmk_transplt.tables import Tables
 
@@ -137,7 +138,7 @@ def _insert_torch_npu(cells: list[dict], path: str, tables: Tables) -> list[Chan
             f"{path}#cell{target}",
             line + 1,
             line + 1,
-            tables.imports.torch_npu_rule,
+            TORCH_NPU,
             Operation.INSERT,
             "import torch_npu inserted (registers the NPU device with torch)",
             "",

@@ -214,4 +214,9 @@ def paths_main(
                 f"{len(findings)} finding(s), {failed} failed",
                 err=True,
             )
+            if findings:
+                first = findings[0].split(": ", 2)[1].split(" ", 1)[0]
+                click.echo(
+                    f"what a rule does and how to opt out: ms_fmk_transplt rule {first}", err=True
+                )
     sys.exit(code)

@@ -30,13 +30,26 @@ from ms_fmk_transplt.discover import (
     resolve_project,
 )
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.report.names import report_names
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED, assemble
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.user_rules import load_user_rules
+
+INTERNAL_ERROR = declare(
+    "engine.internal_error",
+    "the tool failed on a file (a bug): the file is copied unchanged, the run exits 1",
+    "Each file is migrated in isolation: when the engine raises on one, that file is copied to the "
+    "output byte for byte, listed as a `failed_file` row (open work: migrate it by hand) with the "
+    "exception, its traceback is in the log, the other files are migrated as usual, and the run "
+    "exits with code 1 at the end. Please report it with the file (or a reduced copy).",
+    kind=OPEN_WORK,
+    opt_out=SKIP_FILE,
+)
 
 
 @dataclass
@@ -154,7 +167,7 @@ def migrate_file(
         notice = Notice(
             rel,
             1,
-            "engine.internal_error",
+            INTERNAL_ERROR,
             Severity.ERROR,
             f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
             api=failed.key,
@@ -303,7 +316,7 @@ def _cuda_source_notice(src: Path, rel: str) -> Notice:
     return Notice(
         rel,
         1,
-        load_tables().unsupported.rule,
+        category_rule(entry.category),
         Severity.WARNING,
         "CUDA source file: cannot run on the NPU",
         api=src.name,
@@ -475,14 +488,15 @@ def _migrate_main(
 ) -> tuple[bytes, FileRecord]:
     options = dataclasses.replace(engine, distributed_target=target)
     output, record = migrate_file(project.root / main_rel, main_rel, options)
-    notice = load_tables().distributed_mode.no_dataloader_notice
+    from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER  # (imports LibCST)
+
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(
             main_rel,
             "distributed -m: the file cannot be migrated (see a run "
             "without distributed); nothing written",
         )
-    if any(n.rule == notice for n in record.notices):
+    if any(n.rule == NO_DATALOADER for n in record.notices):
         raise UserError(
             main_rel,
             "distributed -m: no torch.utils.data.DataLoader in this file, "
@@ -492,7 +506,15 @@ def _migrate_main(
 
 
 def _write_reports(staging: Path, result: RunResult) -> None:
-    from ms_fmk_transplt.report import advice, change_list, effort, launcher, log, unsupported
+    from ms_fmk_transplt.report import (
+        advice,
+        change_list,
+        effort,
+        html_report,
+        launcher,
+        log,
+        unsupported,
+    )
 
     user_files = {f.path for f in result.files}
     names = report_names(
@@ -506,7 +528,7 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     result.finished = datetime.now()
     change_list.write(staging / names["change_list.csv"], result)
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
-    unsupported.write_xlsx(staging / names["unsupported_op.xlsx"], result)
+    unsupported.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
     unsupported.write_csv(staging / names["unsupported_op.csv"], result)
     result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
     result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
@@ -519,4 +541,8 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     if result.main_rel is not None:
         launcher.write(staging / names["run_distributed_npu.sh"], result.main_rel)
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
+    html_report.write(
+        staging / names["report.html"], result, None if result.options.analyse else staging
+    )
+    result.report_paths["html"] = result.output_dir / names["report.html"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)

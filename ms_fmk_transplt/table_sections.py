@@ -16,16 +16,12 @@ def _leaves(names: frozenset[str]) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class ImportsTable:
-    import_rule: str  # imports.cuda_module
-    torch_npu_rule: str  # imports.torch_npu
     torch_npu_statement: str
 
 
 @dataclass(frozen=True)
 class TensorMethodsTable:
-    call_rule: str
     calls: Mapping[str, str]  # x.cuda() -> x.npu()
-    attribute_rule: str
     attributes: Mapping[str, str]  # x.is_cuda -> x.is_npu
 
 
@@ -34,13 +30,10 @@ class DeviceStringsTable:
     old: str  # "cuda"
     new: str  # "npu"
     literal: re.Pattern[str]  # a literal whose whole value is a device spec
-    literal_rule: str
-    fstring_rule: str
 
 
 @dataclass(frozen=True)
 class IntDeviceTable:
-    rule: str
     identifiers: frozenset[str]  # names taken to be device indices (local_rank, ...)
     sequences: frozenset[str]  # device_ids[...]
     calls: frozenset[str]  # int(...), dist.get_rank()
@@ -56,7 +49,6 @@ class IntDeviceTable:
 
 @dataclass(frozen=True)
 class AmpTable:
-    rule: str  # amp.device_type
     calls: frozenset[str]  # entry points whose device-type literal the rule claims
     keywords: frozenset[str]
     leaves: frozenset[str] = field(init=False)
@@ -67,11 +59,8 @@ class AmpTable:
 
 @dataclass(frozen=True)
 class DistributedTable:
-    backend_rule: str
     backends: Mapping[str, str]  # "nccl" -> "hccl"
-    compound_rule: str
     pairs: Mapping[str, str]  # "cuda:nccl" -> "npu:hccl"
-    enum_rule: str
     enums: Mapping[str, str]  # torch.distributed.Backend.NCCL -> HCCL
     enum_leaves: frozenset[str] = field(init=False)
 
@@ -81,7 +70,6 @@ class DistributedTable:
 
 @dataclass(frozen=True)
 class ProfilerTable:
-    rule: str
     calls: frozenset[str]
     old_keyword: str  # use_cuda
     new_keyword: str  # use_device
@@ -89,17 +77,7 @@ class ProfilerTable:
 
 
 @dataclass(frozen=True)
-class ParseTable:
-    syntax_rule: str
-    decode_rule: str
-    limit_rule: str
-
-
-@dataclass(frozen=True)
 class SpecifyDeviceTable:
-    rule: str
-    helper_rule: str
-    risk_rule: str
     env: str  # DEVICE_ID
     default: str
     helper: str  # MSFT_NPU_DEVICE
@@ -109,14 +87,6 @@ class SpecifyDeviceTable:
 
 @dataclass(frozen=True)
 class DistributedModeTable:
-    init_rule: str
-    sampler_rule: str
-    set_epoch_rule: str
-    ddp_rule: str
-    data_parallel_rule: str
-    module_rule: str
-    device_rule: str
-    no_dataloader_notice: str
     dataloaders: frozenset[str]
     data_parallel: frozenset[str]
     set_device: frozenset[str]
@@ -135,20 +105,15 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "imports": ImportsTable(**{k: v for k, v in raw["imports"].items() if k[0] != "$"}),
         "tensor_methods": TensorMethodsTable(
-            tm["call"]["rule"],
-            {k: v for k, v in tm["call"].items() if k != "rule"},
-            tm["attribute"]["rule"],
-            {k: v for k, v in tm["attribute"].items() if k != "rule"},
+            dict(tm["call"]),
+            dict(tm["attribute"]),
         ),
         "device_strings": DeviceStringsTable(
             ds["from"],
             ds["to"],
             re.compile(ds["literal_pattern"]),
-            ds["literal_rule"],
-            ds["fstring_rule"],
         ),
         "int_device": IntDeviceTable(
-            idv["rule"],
             frozenset(idv["identifiers"]),
             frozenset(idv["sequences"]),
             frozenset(idv["calls"]),
@@ -156,30 +121,21 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
             frozenset(idv["device_keywords"]),
         ),
         "amp": AmpTable(
-            amp["device_type_rule"],
             frozenset(amp["device_type_calls"]),
             frozenset(amp["device_type_keywords"]),
         ),
         "distributed": DistributedTable(
-            dist["backend_rule"],
             dist["backend_literals"],
-            dist["compound_rule"],
             dist["compound_pairs"],
-            dist["enum_rule"],
             dist["enum_attributes"],
         ),
         "profiler": ProfilerTable(
-            prof["rule"],
             frozenset(prof["calls"]),
             prof["cuda_keyword"],
             prof["npu_keyword"],
             prof["npu_value"],
         ),
-        "parse": ParseTable(**{k: v for k, v in raw["parse"].items() if k[0] != "$"}),
         "specify_device": SpecifyDeviceTable(
-            sd["rule"],
-            sd["helper_rule"],
-            sd["risk_rule"],
             sd["env"],
             sd["default"],
             sd["helper"],

@@ -15,7 +15,6 @@ from ms_fmk_transplt.table_sections import (
     DistributedTable,
     ImportsTable,
     IntDeviceTable,
-    ParseTable,
     ProfilerTable,
     SpecifyDeviceTable,
     TensorMethodsTable,
@@ -78,15 +77,8 @@ class Tables:
     amp: AmpTable
     distributed: DistributedTable
     profiler: ProfilerTable
-    parse: ParseTable
     specify_device: SpecifyDeviceTable
     distributed_mode: DistributedModeTable
-    cuda_unsupported_rule: str  # device_api.no_npu_counterpart
-
-    @property
-    def caveat_rules(self) -> set[str]:
-        """Rules whose changes carry a caveat (heuristics and similar-API replacements)."""
-        return set(self.unsupported.caveat_rules) | {e["rule"] for e in self.similar.values()}
 
     def cuda_entry(self, qualified: str) -> Entry:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
@@ -227,6 +219,5 @@ def _load_tables(version: str) -> Tables:
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
         unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
-        cuda_unsupported_rule=raw["cuda_namespace"]["unsupported_rule"],
         **sections(raw),
     )

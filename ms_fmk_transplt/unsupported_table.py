@@ -64,9 +64,7 @@ def _longest(entries: dict[str, Entry], name: str, dotted: bool = True) -> Entry
 class UnsupportedTable:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
-        self.rule: str = raw["rule"]
         self.categories: dict[str, str] = raw["categories"]
-        self.caveat_rules: dict[str, str] = raw["caveat_rules"]
         d = raw["cuda_default"]
         self.cuda_default = Entry("torch.cuda", d["category"], d["action"], d["tip"], prefix=True)
         self.apis = {

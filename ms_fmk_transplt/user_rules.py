@@ -20,7 +20,7 @@ MAX_BYTES = 10 * 1024 * 1024
 
 @dataclass(frozen=True)
 class ArgsModify:
-    rule_id: str
+    label: str  # its kind and position in the rules file: "ArgsModifyRule[0]"
     func_name: str
     arg_idx: int | None
     arg_name: str | None
@@ -29,14 +29,14 @@ class ArgsModify:
 
 @dataclass(frozen=True)
 class FuncNameModify:
-    rule_id: str
+    label: str  # its kind and position in the rules file: "ArgsModifyRule[0]"
     old_name: str
     new_name: str
 
 
 @dataclass(frozen=True)
 class ModuleNameModify:
-    rule_id: str
+    label: str  # its kind and position in the rules file: "ArgsModifyRule[0]"
     old: str  # parent_module.old_name
     new: str  # parent_module.new_name
     old_name: str

@@ -116,24 +116,17 @@ def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
 
 def case_options(case: Path):
     """Engine options of a fixture case, from its optional <case>.options.json sidecar."""
-    import json
+    from ms_fmk_transplt.rule_docs import fixture_options
 
-    from ms_fmk_transplt.engine import EngineOptions
-    from ms_fmk_transplt.user_rules import load_user_rules
+    return fixture_options(case, Path(__file__).resolve().parent.parent)[0]
 
-    sidecar = case.with_name(case.stem + ".options.json")
-    if not sidecar.exists():
-        return None
-    data = json.loads(sidecar.read_text(encoding="utf-8"))
-    root = Path(__file__).resolve().parent.parent
-    rules = load_user_rules(str(root / data["rules"])) if "rules" in data else None
-    return EngineOptions(
-        user_rules=rules,
-        specify_device=data.get("specify_device", False),
-        similar=data.get("similar", False),
-        distributed_target=data.get("distributed"),
-        target_version=data.get("target_version", ""),
-    )
+
+def run_case(case: Path, source: Path | None = None):
+    """The result of a fixture case, or of ``source`` with the case's options
+    (ms_fmk_transplt/rule_docs.py: sidecar options and faults)."""
+    from ms_fmk_transplt.rule_docs import run_case as run
+
+    return run(case, Path(__file__).resolve().parent.parent, source)
 
 
 def without_root_powers(t: Path) -> tuple[str, ...] | None:

@@ -42,6 +42,7 @@ def test_tree_matches_golden(migrated: Path, name: str) -> None:
     got = listing(migrated / f"{name}_msft")
     log = got.pop("msFmkTranspltlog.txt")
     assert got.pop("unsupported_op.xlsx")  # binary with timestamps: read back in test_report.py
+    assert got.pop("report.html")  # names the run's time: read back in test_html_report.py
     assert got == listing(FIXTURES / "expected" / f"{name}_msft")
     assert b"migration completed successfully" in log[0].splitlines()[-1]
 

@@ -24,8 +24,52 @@ from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
+from ms_fmk_transplt.rule_catalog import ADVICE as ADVICE_KIND
+from ms_fmk_transplt.rule_catalog import declare
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.target_tables import AdviceEntry
+
+_DETAILS = (
+    "Advice, not must-fix work: the code runs on the NPU as it is, and its rows go to the Advice "
+    "sheet of unsupported_op.xlsx and to advice.csv, never into the manual-work counts or the "
+    "conversion rate. One row per file, advice and API, at the first use. What to do, the expected "
+    "effect, what triggers it and where it is documented come from rules/advice.json (below); "
+    "advice relying on a torch_npu name the `-v` target lacks is not given."
+)
+
+
+def _advice(rule_id: str, summary: str) -> str:
+    return declare(rule_id, summary, _DETAILS, kind=ADVICE_KIND)
+
+
+# The entries of rules/advice.json name these ids (tests/test_rule_catalog.py checks both ways).
+ADVICE_RULES = (
+    _advice("advice.fused_optimizer", "use torch_npu's fused optimizers (`NpuFusedAdamW`, ...)"),
+    _advice(
+        "advice.sdpa_fusion_attention",
+        "`F.scaled_dot_product_attention` on the NPU: supported shapes, or npu_fusion_attention",
+    ),
+    _advice("advice.flash_attention", "FlashAttention / xformers: use `npu_fusion_attention`"),
+    _advice("advice.rotary_mul", "a hand-written rotary embedding: use `torch_npu.npu_rotary_mul`"),
+    _advice("advice.rms_norm", "a hand-written RMSNorm: use `torch_npu.npu_rms_norm`"),
+    _advice("advice.swiglu", "`silu(a) * b`: use `torch_npu.npu_swiglu`"),
+    _advice("advice.contiguous_copy", "`transpose(...).contiguous()`: a copy kernel per call"),
+    _advice("advice.task_queue", "launch training with `TASK_QUEUE_ENABLE=2`"),
+    _advice(
+        "advice.binary_kernels",
+        "use prebuilt binary kernels: `set_compile_mode(jit_compile=False)`",
+    ),
+    _advice("advice.cpu_affinity", "bind host threads to CPU cores with `CPU_AFFINITY_CONF`"),
+    _advice(
+        "advice.ascend_profiler", "profile with the Ascend PyTorch Profiler (`torch_npu.profiler`)"
+    ),
+    _advice("advice.aoe_tuning", "cuDNN autotuning: use AOE operator tuning (`torch.npu.set_aoe`)"),
+    _advice("advice.apex_combine_grad", "Ascend's apex: `amp.initialize(..., combine_grad=True)`"),
+    _advice("advice.tf32_to_hf32", "TF32 switches: the NPU's counterpart is HF32"),
+    _advice("advice.deterministic_apis", "reproducible runs: deterministic settings on the NPU"),
+    _advice("advice.inf_nan_apis", "operators whose inf / nan results differ on the NPU"),
+    _advice("advice.fp16_loss_scaling", "float16 training: keep dynamic loss scaling"),
+)
 
 ROPE_FUNCTIONS = frozenset(
     {"rotate_half", "apply_rotary_pos_emb", "apply_rotary_emb", "apply_rotary_embedding"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.amp_spans import DEVICE_TYPE
 
 
 class Amp(Concern):
@@ -29,4 +30,4 @@ class Amp(Concern):
                 arg.keyword is not None and arg.keyword.value in self.table.keywords
             )
             if is_device and isinstance(arg.value, (cst.SimpleString, cst.FormattedString)):
-                self.ctx.claim(arg.value, rule=self.table.rule)
+                self.ctx.claim(arg.value, rule=DEVICE_TYPE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.device_strings_spans import FSTRING, INT_DEVICE, LITERAL
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
@@ -20,9 +21,9 @@ class DeviceStrings(Concern):
         super().__init__(ctx)
         strings, ints = self.tables.device_strings, self.tables.int_device
         self.old, self.new, self.literal = strings.old, strings.new, strings.literal
-        self.literal_rule, self.fstring_rule = strings.literal_rule, strings.fstring_rule
+        self.literal_rule, self.fstring_rule = LITERAL, FSTRING
         self.ints = ints
-        self.int_rule = ints.rule
+        self.int_rule = INT_DEVICE
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 

@@ -9,19 +9,24 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.distributed_spans import (
+    BACKEND_ENUM,
+    COMPOUND_BACKEND,
+    NCCL_BACKEND,
+)
 
 
 class Distributed(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.distributed
-        self.backend_rule, self.backends = table.backend_rule, table.backends
+        self.backend_rule, self.backends = NCCL_BACKEND, table.backends
         self.enum_rule, self.enums, self.enum_leaves = (
-            table.enum_rule,
+            BACKEND_ENUM,
             table.enums,
             table.enum_leaves,
         )
-        self.compound_rule, self.pairs = table.compound_rule, table.pairs
+        self.compound_rule, self.pairs = COMPOUND_BACKEND, table.pairs
 
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString

@@ -31,6 +31,78 @@ from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.rule_catalog import NOTICE, declare
+
+_OPTION = "distributed -m MAIN -t MODEL"
+INIT = declare(
+    "distributed_mode.init",
+    "distributed -m: rank helpers and the hccl process group, initialised at the entry point",
+    "`msft_local_rank()` and `msft_init_distributed()` are inserted after the imports of MAIN "
+    "(rank, world size and local rank from `RANK`/`WORLD_SIZE`/`LOCAL_RANK` -- torchrun or "
+    "run_distributed_npu.sh -- or the Ascend `RANK_ID`/`RANK_SIZE`/`DEVICE_ID`; an `hccl` process "
+    "group; each process binds its own NPU). The call is the first statement of the `if __name__ "
+    '== "__main__":` block, never at import time, or comes before the first statement that is not '
+    "an import or a definition in a script without that guard.",
+    option=_OPTION,
+)
+SAMPLER = declare(
+    "distributed_mode.sampler",
+    "distributed -m: every training DataLoader gets a DistributedSampler",
+    "A DataLoader that shuffles is a training loader: it gets "
+    "`sampler=DistributedSampler(dataset, shuffle=...)` so that each rank reads its own shard "
+    "(its `shuffle` moves into the sampler). A loader without shuffle is taken as evaluation and "
+    "left whole (every rank reads all of it, so metrics stay global); loaders with their own "
+    "sampler, or configured through `**kwargs`, are left with a WARNING.",
+    option=_OPTION,
+)
+SET_EPOCH = declare(
+    "distributed_mode.set_epoch",
+    "distributed -m: `loader.sampler.set_epoch(epoch)` at the top of each epoch loop",
+    "A DistributedSampler shuffles with a seed derived from the epoch; without `set_epoch` every "
+    "epoch reads the same order. `for epoch in ...` loops in the function that uses a sharded "
+    "loader call it first.",
+    option=_OPTION,
+)
+DDP = declare(
+    "distributed_mode.ddp",
+    "distributed -m: the -t model wrapped in DistributedDataParallel",
+    "The model named by `-t` (default `model`) is wrapped in `DistributedDataParallel` right "
+    "after the last statement of the function that assigns it (so after `amp.initialize`), with "
+    "the process's own NPU. A `-t` name that is never assigned gets a WARNING.",
+    option=_OPTION,
+)
+DATA_PARALLEL = declare(
+    "distributed_mode.data_parallel",
+    "distributed -m: `nn.DataParallel(model)` removed (DDP replaces it)",
+    "DataParallel is not supported on the NPU and would nest inside DDP; the wrapper call is "
+    "replaced by its model argument.",
+    option=_OPTION,
+)
+MODULE_ACCESS = declare(
+    "distributed_mode.module_access",
+    "distributed -m: `model.state_dict()` and custom attributes go through `model.module`",
+    "After the wrap, `model` is the DDP wrapper: attributes DDP does not forward "
+    "(`state_dict`, `load_state_dict`, custom attributes) are reached through `model.module`, "
+    "also in functions that take the model as a parameter, so checkpoints keep their keys.",
+    option=_OPTION,
+)
+DEVICE = declare(
+    "distributed_mode.device",
+    "distributed -m: `set_device(...)` binds to the local rank; `.cuda(i)` drops its index",
+    "Each process must use its own NPU: `set_device(...)` gets `msft_local_rank()`, and "
+    "`.cuda(i)` / `.npu(i)` lose the fixed index so that they use the process's current NPU.",
+    option=_OPTION,
+)
+NO_DATALOADER = declare(
+    "distributed_mode.no_dataloader",
+    "distributed -m on a file without a DataLoader: the run stops (exit 2)",
+    "The distributed mode shards a `torch.utils.data.DataLoader` of MAIN; a file without one is "
+    "probably not the training entry point. The run stops with exit code 2 and writes nothing: "
+    "name the script that builds the loaders with `-m`.",
+    kind=NOTICE,
+    opt_out="name another file with -m",
+    option=_OPTION,
+)
 
 Scope = Union[cst.Module, cst.FunctionDef]  # (not `|`: Python 3.9)
 
@@ -146,7 +218,7 @@ class DistributedMode(Concern):
                 ):
                     self.ctx.warn(
                         call,
-                        self.t.sampler_rule,
+                        SAMPLER,
                         "DataLoader with its own "
                         "sampler: shard it across ranks yourself (not changed)",
                     )
@@ -161,7 +233,7 @@ class DistributedMode(Concern):
                 if shuffle is None and any(a.star == "**" for a in call.args):
                     self.ctx.warn(
                         call,
-                        self.t.sampler_rule,
+                        SAMPLER,
                         "DataLoader configured through "
                         "**kwargs: whether it shuffles is unknown, so it is not sharded; "
                         "pass shuffle= explicitly or add a DistributedSampler yourself",
@@ -170,7 +242,7 @@ class DistributedMode(Concern):
                 if not shuffles:
                     self.ctx.warn(
                         call,
-                        self.t.sampler_rule,
+                        SAMPLER,
                         "DataLoader without shuffle is "
                         "taken as evaluation: not sharded, every rank reads all of it",
                         severity=Severity.INFO,
@@ -210,7 +282,7 @@ class DistributedMode(Concern):
                     (
                         anchor,
                         code,
-                        self.t.set_epoch_rule,
+                        SET_EPOCH,
                         "each epoch reshuffles the distributed shards",
                     )
                 )
@@ -246,7 +318,7 @@ class DistributedMode(Concern):
         if not candidates:
             self.ctx.warn(
                 module,
-                self.t.ddp_rule,
+                DDP,
                 f"-t {self.target}: never assigned in this "
                 "file; the model is not wrapped in DistributedDataParallel",
             )
@@ -260,7 +332,7 @@ class DistributedMode(Concern):
         entry = (
             anchor,
             code,
-            self.t.ddp_rule,
+            DDP,
             f"-t {self.target} wrapped in DistributedDataParallel",
         )
         if isinstance(scope, cst.FunctionDef):
@@ -299,7 +371,7 @@ class DistributedMode(Concern):
                     stmt.visit(Collect())
 
     def _plan_entry(self, module: cst.Module) -> None:
-        init = (self.t.init_call, self.t.init_rule, "join the hccl process group first")
+        init = (self.t.init_call, INIT, "join the hccl process group first")
         for stmt in module.body:
             if (
                 isinstance(stmt, cst.If)
@@ -326,7 +398,7 @@ class DistributedMode(Concern):
             inner = updated.args[0].value
             self.ctx.record(
                 original,
-                self.t.data_parallel_rule,
+                DATA_PARALLEL,
                 "DataParallel removed: DistributedDataParallel wraps the model",
                 self.ctx.snippet(updated),
                 self.ctx.snippet(inner),
@@ -340,7 +412,7 @@ class DistributedMode(Concern):
             if self.ctx.code(new) != self.ctx.code(updated):
                 self.ctx.record(
                     original,
-                    self.t.device_rule,
+                    DEVICE,
                     "each process binds its own NPU",
                     self.ctx.snippet(updated),
                     self.ctx.snippet(new),
@@ -360,7 +432,7 @@ class DistributedMode(Concern):
             new = updated.with_changes(args=args)
             self.ctx.record(
                 original,
-                self.t.device_rule,
+                DEVICE,
                 "the process's own NPU (current device), not a fixed index",
                 self.ctx.snippet(updated),
                 self.ctx.snippet(new),
@@ -412,7 +484,7 @@ class DistributedMode(Concern):
         new = updated.with_changes(args=kept)
         self.ctx.record(
             original,
-            self.t.sampler_rule,
+            SAMPLER,
             "DistributedSampler: each rank reads its own shard (shuffle moved into it)",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
@@ -427,7 +499,7 @@ class DistributedMode(Concern):
         )
         self.ctx.record(
             original,
-            self.t.module_rule,
+            MODULE_ACCESS,
             f"{self.target} is the DDP wrapper now: the model is {self.target}.module",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
@@ -485,13 +557,13 @@ class DistributedMode(Concern):
         if not self.found_loader:
             self.ctx.warn(
                 original,
-                self.t.no_dataloader_notice,
+                NO_DATALOADER,
                 "no torch.utils.data.DataLoader in this file",
             )
         self.ctx.helper_lines.append(
             (
                 self.t.helper,
-                self.t.init_rule,
+                INIT,
                 "distributed helpers (rank, world size, hccl process group)",
             )
         )

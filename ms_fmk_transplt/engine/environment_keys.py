@@ -4,7 +4,22 @@ concern (engine/environment.py, the rule environment.ascend_variable) and the sp
 
 from __future__ import annotations
 
-RULE = "environment.ascend_variable"
+from ms_fmk_transplt.rule_catalog import declare
+
+RULE = declare(
+    "environment.ascend_variable",
+    'a CUDA environment key with an exact Ascend counterpart: `"CUDA_VISIBLE_DEVICES"` -> '
+    '`"ASCEND_RT_VISIBLE_DEVICES"`',
+    "Where a CUDA variable whose Ascend counterpart has the same role and values is used as an "
+    'environment key (`os.environ["CUDA_VISIBLE_DEVICES"]`, '
+    '`os.getenv("PYTORCH_CUDA_ALLOC_CONF")`, '
+    '`env={"CUDA_VISIBLE_DEVICES": ...}`), the key becomes the Ascend name '
+    "(`ASCEND_RT_VISIBLE_DEVICES`, `PYTORCH_NPU_ALLOC_CONF`; the list is the `environment` part of "
+    "rules/advice.json). Other mentions of the name (messages, docs) are left alone; variables "
+    "without an exact counterpart are rows of unsupported.environment.",
+    caveat="the Ascend variable has the same role and values; check the values your launch "
+    "scripts set (see the change's message)",
+)
 KEY_CALLS = frozenset(
     {
         "os.getenv",

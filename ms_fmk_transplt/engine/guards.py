@@ -11,6 +11,20 @@
 
 from __future__ import annotations
 
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+
+LIMIT = declare(
+    "parse.limit",
+    "a file beyond the input guards (size, bracket nesting): copied unchanged",
+    "Files larger than `--max-file-size` (default 32 MiB; 5 MiB for a file only the LibCST pass "
+    "can migrate, since LibCST needs about a thousand times a file's size in memory) and files "
+    "nested deeper than CPython accepts (200 brackets) are not parsed, so that no input can "
+    "exhaust or crash the tool. The file is copied byte for byte and listed as a `skipped_file` "
+    "row; raise `--max-file-size` to migrate a large generated file.",
+    kind=OPEN_WORK,
+    opt_out=SKIP_FILE,
+)
+
 MAX_NESTING = 200
 _BRACKETS = b"()[]{}"
 _OTHER = bytes(b for b in range(256) if b not in _BRACKETS)

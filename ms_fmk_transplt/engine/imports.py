@@ -18,6 +18,8 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.imports_spans import CUDA_MODULE
+from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 
 CUDA = "torch.cuda"
 
@@ -88,7 +90,7 @@ class Imports(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.imports
-        self.rule, self.npu_rule = table.import_rule, table.torch_npu_rule
+        self.rule, self.npu_rule = CUDA_MODULE, TORCH_NPU
         self.statement = table.torch_npu_statement
 
     def _record(self, original: cst.CSTNode, updated: cst.CSTNode, message: str) -> None:

@@ -16,16 +16,16 @@ import gc
 import time
 from collections import Counter
 
-from ms_fmk_transplt.engine.guards import refusal, too_large
+from ms_fmk_transplt.engine.guards import LIMIT, refusal, too_large
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
-from ms_fmk_transplt.engine.optout import ignored_lines, skips_file
+from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip_file_line
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
-from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Operation
+from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # why files went to the LibCST pass in this process (read by benchmarks/bench.py)
@@ -70,7 +70,7 @@ def _migrate(
         declined = declined or "structural options (-r, -s, -sim, distributed)"
         large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
         if large is not None:
-            done = skipped(path, source, 1, tables.parse.limit_rule, large, tables)
+            done = skipped(path, source, 1, LIMIT, large, tables)
         else:
             from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
 
@@ -100,8 +100,12 @@ def _migrate(
 def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> FileResult | None:
     """The result for a file the cheap checks settle: opted out, nothing any rule acts on,
     beyond the guards. None when the file must be parsed."""
-    if skips_file(source):
-        return FileResult(path, FileStatus.UNCHANGED, source, analysed=False)
+    skip_line = skip_file_line(source)
+    if skip_line:
+        kept = Notice(
+            path, skip_line, SKIP, Severity.INFO, "file left as it is (# msft: skip-file)"
+        )
+        return FileResult(path, FileStatus.UNCHANGED, source, notices=[kept], analysed=False)
     if options.distributed_target is None and not may_need_migration(source, tables, options):
         # nothing to migrate; what the target version says of the code is still reported
         scanned = None
@@ -112,20 +116,26 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
         )
     refused = refusal(source, options.max_file_bytes)
     if refused is not None:
-        return skipped(path, source, 1, tables.parse.limit_rule, refused, tables)
+        return skipped(path, source, 1, LIMIT, refused, tables)
     return None
 
 
 def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
     notices = done.notices
+    ignored = ignored_lines(source) if done.events or notices else {}
+    if ignored:
+        notices, dropped_rows = _drop_ignored_rows(notices, ignored)
     if not done.events:
+        if ignored:
+            notices += _kept_lines(path, {}, dropped_rows)
         return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     output = _keep_final_cr(source, done.output)
     events = _with_output_lines(done.events, done.line_inserts, done.insert_order)
-    ignored = ignored_lines(source)
     if ignored:
-        output, events, kept = _apply_ignores(source, output, events, ignored, done.line_inserts)
-        notices = [n for n in notices if not _is_ignored(n.line, n.rule, ignored)]
+        output, events, kept, dropped_changes = _apply_ignores(
+            source, output, events, ignored, done.line_inserts
+        )
+        notices += _kept_lines(path, dropped_changes, dropped_rows)
         if not kept:
             return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     if done.parse_check:
@@ -140,6 +150,33 @@ def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
         for n in notices
     ]
     return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
+
+
+def _drop_ignored_rows(
+    notices: list[Notice], ignored: dict[int, frozenset[str] | None]
+) -> tuple[list[Notice], Counter[int]]:
+    """The notices of lines not opted out, and how many were dropped per line."""
+    kept, dropped = [], Counter[int]()
+    for n in notices:
+        if _is_ignored(n.line, n.rule, ignored):
+            dropped[n.line] += 1
+        else:
+            kept.append(n)
+    return kept, dropped
+
+
+def _kept_lines(path: str, changes: Counter[int], rows: Counter[int]) -> list[Notice]:
+    """One INFO notice per line an ignore comment kept (rule optout.ignore)."""
+    out = []
+    for line in sorted(set(changes) | set(rows)):
+        what = [
+            f"{count} {noun}{'s' if count > 1 else ''}"
+            for count, noun in ((changes[line], "change"), (rows[line], "row"))
+            if count
+        ]
+        message = f"line kept as written (# msft: ignore): {' and '.join(what)} dropped"
+        out.append(Notice(path, line, IGNORE_LINE, Severity.INFO, message))
+    return out
 
 
 def _check_parses(source: bytes, output: bytes) -> None:
@@ -184,7 +221,7 @@ def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None])
     if line not in ignored:
         return False
     rules = ignored[line]
-    return rules is None or rule in rules
+    return rules is None or any(rule == r or rule.startswith(r + ".") for r in rules)
 
 
 def _apply_ignores(source, output, events, ignored, inserts):
@@ -197,14 +234,16 @@ def _apply_ignores(source, output, events, ignored, inserts):
             for line in range(e.start_line, e.end_line + 1):
                 by_line.setdefault(line, []).append(e)
     dropped: set[int] = set()
+    counts: Counter[int] = Counter()
     for line in ignored:
         on_line = by_line.get(line, [])
         if on_line and all(_is_ignored(line, e.rule, ignored) for e in on_line):
             out_lines[_shift(line, inserts) - 1] = src_lines[line - 1]
             dropped.update(id(e) for e in on_line)
+            counts[line] = len(on_line)
     events = [e for e in events if id(e) not in dropped]
     kept = [e for e in events if e.operation != Operation.INSERT]
-    return b"".join(out_lines), events, kept
+    return b"".join(out_lines), events, kept, counts
 
 
 def _shift(line: int, inserts: list[tuple[int, int]]) -> int:
@@ -230,19 +269,11 @@ def _with_output_lines(
                 dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
             )
         else:
-            e = event
             out.append(
-                ChangeEvent(
-                    e.file,
-                    e.start_line,
-                    e.end_line,
-                    e.rule,
-                    e.operation,
-                    e.message,
-                    e.before,
-                    e.after,
-                    _shift(e.start_line, inserts),
-                    _shift(e.end_line, inserts),
+                dataclasses.replace(
+                    event,
+                    out_start_line=_shift(event.start_line, inserts),
+                    out_end_line=_shift(event.end_line, inserts),
                 )
             )
     return out

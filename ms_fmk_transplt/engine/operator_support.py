@@ -17,11 +17,31 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.events import Notice, Severity
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables import Tables
 
+_SOURCE = (
+    " The list is torch_npu's public API-support documentation of the `-v` target version "
+    "(rules/operator_support/<version>.json, rebuilt by scripts/build_operator_support.py; a "
+    "version without a published list uses the nearest older one). Nothing is rewritten."
+)
 RULES = {
-    "unsupported_op": "operator_support.unsupported",
-    "restricted_op": "operator_support.restricted",
+    "unsupported_op": declare(
+        "operator_support.unsupported",
+        "a PyTorch API the target torch_npu documents as unsupported: one row per use",
+        "An API the target's API-support list marks unsupported fails or falls back on the NPU. "
+        "It is reported at every use, a call or a reference (`fn = torch.cdist`), names resolved "
+        "through imports; the tip gives the documented note." + _SOURCE,
+        kind=OPEN_WORK,
+    ),
+    "restricted_op": declare(
+        "operator_support.restricted",
+        "a PyTorch API called with an argument the target torch_npu restricts: one row per call",
+        "The documentation restricts argument values of some APIs (`F.interpolate(mode=...)`, "
+        "...), not the API itself, so only calls passing one of the keyword arguments the "
+        "restriction is about are reported; the tip quotes the restriction." + _SOURCE,
+        kind=OPEN_WORK,
+    ),
 }
 
 

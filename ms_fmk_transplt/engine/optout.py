@@ -10,12 +10,36 @@ from __future__ import annotations
 
 import re
 
+from ms_fmk_transplt.rule_catalog import NOTICE, declare
+
+IGNORE_LINE = declare(
+    "optout.ignore",
+    "`# msft: ignore` / `# msft: ignore[<id>, ...]`: a line kept as written, noted in the log",
+    "A comment at the end of a line keeps that line's original text and drops its rows: all of "
+    "them with `# msft: ignore`, or only when every change on the line comes from the listed rule "
+    "ids (or id prefixes such as `unsupported`) with `# msft: ignore[<id>, ...]`, since a line is "
+    "never half-migrated. Each line the comment kept is an INFO line of the log, so a reviewer "
+    "sees what was deliberately left.",
+    kind=NOTICE,
+    opt_out="remove the comment",
+)
+SKIP = declare(
+    "optout.skip_file",
+    "`# msft: skip-file`: a file left exactly as it is, noted in the log",
+    "A `# msft: skip-file` comment on a line of its own anywhere in a file leaves the whole file "
+    "alone: it is copied byte for byte and gets no report rows. The log has an INFO line for it.",
+    kind=NOTICE,
+    opt_out="remove the comment",
+)
+
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*msft:[ \t]*skip-file\b", re.M)
 IGNORE = re.compile(r"#\s*msft:\s*ignore(?:\[([^\]]*)\])?")
 
 
-def skips_file(source: bytes) -> bool:
-    return b"msft:" in source and SKIP_FILE.search(source) is not None
+def skip_file_line(source: bytes) -> int:
+    """The line of the file's ``# msft: skip-file`` comment (0: none)."""
+    match = SKIP_FILE.search(source) if b"msft:" in source else None
+    return source.count(b"\n", 0, match.start()) + 1 if match else 0
 
 
 def ignored_lines(source: bytes) -> dict[int, frozenset[str] | None]:

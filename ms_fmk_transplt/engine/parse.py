@@ -14,20 +14,43 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import FileResult
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.tables import Tables
+
+_SKIPPED = (
+    " The file is copied to the output byte for byte and listed as a `skipped_file` row (open "
+    "work: migrate it by hand, or fix it and run again)."
+)
+SYNTAX_ERROR = declare(
+    "parse.syntax_error",
+    "a file that does not parse as Python 3 (Python 2, NUL bytes, a template): copied unchanged",
+    "The rules work on the syntax tree, so a file that is not valid Python 3 cannot be migrated. "
+    "The row gives the line and CPython's own reason (e.g. `Missing parentheses in call to "
+    "'print'`)." + _SKIPPED,
+    kind=OPEN_WORK,
+    opt_out=SKIP_FILE,
+)
+DECODE_ERROR = declare(
+    "parse.decode_error",
+    "a file that cannot be decoded (bad PEP 263 cookie, not UTF-8): copied unchanged",
+    "Python source is UTF-8 unless a coding cookie says otherwise; a file whose bytes do not "
+    "decode (or whose cookie names an unknown encoding) cannot be read as code. The row gives the "
+    "line of the first undecodable byte or the bad cookie." + _SKIPPED,
+    kind=OPEN_WORK,
+    opt_out=SKIP_FILE,
+)
 
 
 def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
     """The module, or the SKIPPED result to return for a file that cannot be parsed."""
-    rules = tables.parse
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         line, reason = _syntax_error(source, exc)
-        rule, message = rules.syntax_rule, f"cannot parse: {reason}; copied unchanged"
+        rule, message = SYNTAX_ERROR, f"cannot parse: {reason}; copied unchanged"
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         line, reason = _decode_error(source, exc)
-        rule, message = rules.decode_rule, f"cannot decode: {reason}; copied unchanged"
+        rule, message = DECODE_ERROR, f"cannot decode: {reason}; copied unchanged"
     return skipped(path, source, line, rule, message, tables)
 
 

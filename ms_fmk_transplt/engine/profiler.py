@@ -11,13 +11,14 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.profiler_spans import USE_CUDA
 
 
 class Profiler(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.profiler
-        self.rule, self.calls = table.rule, table.calls
+        self.rule, self.calls = USE_CUDA, table.calls
         self.old_kw, self.new_kw, self.value = table.old_keyword, table.new_keyword, table.value
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:

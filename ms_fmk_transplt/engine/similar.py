@@ -18,6 +18,58 @@ from libcst.metadata import ScopeProvider
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.events import Operation
+from ms_fmk_transplt.rule_catalog import declare
+
+# The entries of rules/similar_api.json name these ids; each entry carries its own caveat.
+_OPTION = "-sim"
+_CAVEAT = "a similar API, not the same one: read the change's message"
+_ALL_OR_NOTHING = (
+    " Nothing is replaced unless every use the engine would have to touch converts exactly; "
+    "otherwise the code stays as it was and stays in unsupported_op.xlsx, with a WARNING saying "
+    "why."
+)
+SIMILAR_RULES = (
+    declare(
+        "similar.layer_norm",
+        "-sim: apex `FusedLayerNorm` / `FusedRMSNorm` -> `torch.nn.LayerNorm` / `RMSNorm`",
+        "apex's fused normalisation layers need its CUDA kernels. The same normalisation "
+        "(`normalized_shape`, `eps`, `elementwise_affine`) is available in torch; results can "
+        "differ in the last bits. A from-imported name is re-pointed (`from torch.nn import "
+        "LayerNorm as FusedLayerNorm`)." + _ALL_OR_NOTHING,
+        caveat=_CAVEAT,
+        option=_OPTION,
+    ),
+    declare(
+        "similar.fused_optimizer",
+        "-sim: apex `FusedAdam` / `FusedSGD` / `FusedAdagrad` -> `torch.optim` counterparts",
+        "Same update rule, without apex's multi-tensor CUDA kernel: `FusedAdam` becomes "
+        "`torch.optim.AdamW` (`adam_w_mode=False`: `Adam`); `bias_correction` and "
+        "`master_weights` have no counterpart. For speed on the NPU see advice.fused_optimizer."
+        + _ALL_OR_NOTHING,
+        caveat=_CAVEAT,
+        option=_OPTION,
+    ),
+    declare(
+        "similar.flash_attention",
+        "-sim: `flash_attn_func(q, k, v, ...)` -> `F.scaled_dot_product_attention`",
+        "FlashAttention's kernels are CUDA-only. The call becomes SDPA with the tensors "
+        "transposed to its (batch, heads, seq, dim) layout and back; dropout, softmax scale and "
+        "causal masking carry over. The import is removed (the line becomes `pass`, so line "
+        "numbers stay) only when every use is a convertible call. For speed see "
+        "advice.sdpa_fusion_attention." + _ALL_OR_NOTHING,
+        caveat=_CAVEAT,
+        option=_OPTION,
+    ),
+    declare(
+        "similar.nvtx",
+        "-sim: NVTX marks -> no-ops, `nvtx.range` -> `record_function`",
+        "NVTX ranges do not exist on the NPU: `range_push`, `range_pop` and `mark` become no-ops, "
+        "and the `torch.cuda.nvtx.range` context manager becomes the PyTorch profiler's "
+        "`record_function`, which torch_npu's profiler records." + _ALL_OR_NOTHING,
+        caveat=_CAVEAT,
+        option=_OPTION,
+    ),
+)
 
 Entry = dict[str, Any]
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)

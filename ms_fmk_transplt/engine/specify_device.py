@@ -20,6 +20,35 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.events import Notice, Severity
+from ms_fmk_transplt.rule_catalog import NOTICE, declare
+
+DEVICE = declare(
+    "specify_device.device",
+    '-s: hard-coded device selections (`"cuda:1"`, `.cuda(1)`, `set_device(1)`) -> '
+    "`MSFT_NPU_DEVICE`",
+    "With `-s/--specify-device` (as in the original tool), every hard-coded device selection uses "
+    'the NPU named by the `DEVICE_ID` environment variable (default 0): `"cuda:1"`, `.cuda(1)`, '
+    '`set_device(1)`, `torch.device("cuda", 1)`, `torch.device(1)`, `x.to(1)`, `device=1` and '
+    '`map_location="cuda:0"` become `MSFT_NPU_DEVICE`. Computed selections (`f"cuda:{rank}"`, '
+    "`.cuda(args.gpu)`) are the script's own multi-device logic and keep the normal rules.",
+    option="-s",
+)
+HELPER = declare(
+    "specify_device.helper",
+    '-s: `MSFT_NPU_DEVICE = "npu:" + os.environ.get("DEVICE_ID", "0")` inserted once per file',
+    "The helper that `specify_device.device` rewrites refer to, defined once per changed file "
+    "right after `import torch_npu` (with `import os` when the file lacks it).",
+    option="-s",
+)
+RANK_RISK = declare(
+    "specify_device.rank_risk",
+    "-s on a file that reads a rank or hard-codes several devices: a warning",
+    "Pinning every process to the NPU in `DEVICE_ID` can defeat a script's own multi-device "
+    "logic: a file that reads `LOCAL_RANK`/`RANK` or hard-codes more than one device index gets a "
+    "WARNING in the log. Give each process its own `DEVICE_ID`, or run without `-s`.",
+    kind=NOTICE,
+    option="-s",
+)
 
 _INDEXED = re.compile(r"^(cuda|npu):[0-9]+$")
 
@@ -33,7 +62,7 @@ class SpecifyDevice(Concern):
             f'{self.helper} = "npu:" + os.environ.get("{t.env}", "{t.default}")'
             f"  # ms_fmk_transplt -s: the NPU is chosen by {t.env}"
         )
-        self.rule, self.helper_rule, self.risk_rule = t.rule, t.helper_rule, t.risk_rule
+        self.rule, self.helper_rule, self.risk_rule = DEVICE, HELPER, RANK_RISK
         self.rank_names, self.rank_env, self.env = t.rank_names, t.rank_env, t.env
         self.dict_keys: set[int] = set()
         self.indices: dict[str, int] = {}  # distinct hard-coded indices -> first line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.tensor_methods_spans import CUDA_CALL, IS_CUDA
 
 
 def receiver_text(ctx, node: cst.BaseExpression) -> str:
@@ -17,8 +18,8 @@ class TensorMethods(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.tensor_methods
-        self.call_rule, self.call_map = table.call_rule, table.calls
-        self.attr_rule, self.attr_map = table.attribute_rule, table.attributes
+        self.call_rule, self.call_map = CUDA_CALL, table.calls
+        self.attr_rule, self.attr_map = IS_CUDA, table.attributes
 
     def _is_method_on_value(self, func: cst.Attribute) -> bool:
         """A method call on some value, not a module function (torch.cuda(), numba.cuda...)."""

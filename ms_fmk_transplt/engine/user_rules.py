@@ -1,5 +1,6 @@
-"""User rules from -r/--rule (rule ids ArgsModifyRule[i], FuncNameModifyRule[i],
-ModuleNameModifyRule[i]); loaded and validated by ms_fmk_transplt/user_rules.py.
+"""User rules from -r/--rule (rule ids user_rules.ArgsModifyRule, user_rules.FuncNameModifyRule,
+user_rules.ModuleNameModifyRule; each change's message starts with the rule's position in the file,
+e.g. ``ArgsModifyRule[0]``); loaded and validated by ms_fmk_transplt/user_rules.py.
 
 They run as a first pass, before the built-in table, so the built-in rules see their result.
 Names resolve through imports exactly like the built-in table. This pass never adds or removes
@@ -20,11 +21,54 @@ lines, so both passes share line numbers.
 
 from __future__ import annotations
 
+from typing import Union
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.user_rules import ArgsModify, UserRules
+from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.user_rules import ArgsModify, FuncNameModify, ModuleNameModify, UserRules
+
+_OPTION = "-r RULES.json"
+_MESSAGE = (
+    " Each change's message starts with the rule's kind and position in your file "
+    "(`{kind}[0]`), so a row leads back to the rule that made it."
+)
+RULE_OF_KIND = {
+    ArgsModify: declare(
+        "user_rules.ArgsModifyRule",
+        "your -r rule: set, add or delete an argument in calls of a function",
+        "In calls of `func_name` (a dotted name resolved through imports such as `torch.load`; a "
+        "bare name, matching calls written with that name; or `.method` for a method of any "
+        "object) the argument at position `arg_idx` and/or keyword `arg_name` is set to the "
+        'expression `arg_new`, or removed with `"delete": true`. A missing argument is added as '
+        "`arg_name=arg_new`. User rules run before the built-in rules, which see their result."
+        + _MESSAGE.format(kind="ArgsModifyRule"),
+        option=_OPTION,
+    ),
+    FuncNameModify: declare(
+        "user_rules.FuncNameModifyRule",
+        "your -r rule: rename a function or class (`old_name` -> `new_name`)",
+        "References to `old_name` (dotted: resolved through imports; bare: every use of that name, "
+        "not its definition) become `new_name`; a from-import of it becomes `from <new parent> "
+        "import <new leaf> as <the bound name>` so every use keeps working. A dotted `new_name` "
+        "whose module the file does not import gets a WARNING."
+        + _MESSAGE.format(kind="FuncNameModifyRule"),
+        option=_OPTION,
+    ),
+    ModuleNameModify: declare(
+        "user_rules.ModuleNameModifyRule",
+        "your -r rule: rename a module (`parent_module.old_name` -> `parent_module.new_name`)",
+        "The module is renamed in imports and attribute chains; `from parent import old` becomes "
+        "`from parent import new as old`, so later uses keep working."
+        + _MESSAGE.format(kind="ModuleNameModifyRule"),
+        option=_OPTION,
+    ),
+}
+
+
+Rule = Union[ArgsModify, FuncNameModify, ModuleNameModify]
 
 
 def _dotted(name: str) -> cst.BaseExpression:
@@ -47,11 +91,11 @@ class UserRulesConcern(Concern):
         self.rules = rules
         self.skip_names: set[int] = set()  # binding names (def/class/params/targets), not uses
 
-    def _record(self, node, rule_id: str, kind: str, before, after) -> None:
+    def _record(self, node, rule: Rule, kind: str, before, after) -> None:
         self.ctx.record(
             node,
-            rule_id,
-            f"{kind}: {self.ctx.snippet(before)} -> {self.ctx.snippet(after)}",
+            RULE_OF_KIND[type(rule)],
+            f"{rule.label}: {kind}: {self.ctx.snippet(before)} -> {self.ctx.snippet(after)}",
             self.ctx.snippet(before),
             self.ctx.snippet(after),
             needs_torch_npu=False,
@@ -113,7 +157,7 @@ class UserRulesConcern(Concern):
             if index == len(args) and args:
                 args[-1] = args[-1].with_changes(comma=removed.comma)
             new = updated.with_changes(args=args)
-            self._record(original, rule.rule_id, "argument removed", updated, new)
+            self._record(original, rule, "argument removed", updated, new)
             return new
         value = _dotted(rule.arg_new)
         if index is not None:
@@ -137,7 +181,7 @@ class UserRulesConcern(Concern):
         else:
             return updated
         new = updated.with_changes(args=args)
-        self._record(original, rule.rule_id, "argument set", updated, new)
+        self._record(original, rule, "argument set", updated, new)
         return new
 
     # -- FuncNameModifyRule / ModuleNameModifyRule on references ------------------------------
@@ -147,7 +191,7 @@ class UserRulesConcern(Concern):
         for rule in self.rules.funcs:
             if "." not in rule.old_name and original.value == rule.old_name:
                 new = _dotted(rule.new_name)
-                self._record(original, rule.rule_id, "renamed", original, new)
+                self._record(original, rule, "renamed", original, new)
                 return new
         return updated
 
@@ -164,16 +208,16 @@ class UserRulesConcern(Concern):
                 if root not in self.ctx.module_bound and "." in rule.new_name:
                     self.ctx.warn(
                         original,
-                        rule.rule_id,
-                        f"{rule.new_name} needs `import "
+                        RULE_OF_KIND[type(rule)],
+                        f"{rule.label}: {rule.new_name} needs `import "
                         f"{rule.new_name.rsplit('.', 1)[0]}` in this file",
                     )
-                self._record(original, rule.rule_id, "renamed", original, new)
+                self._record(original, rule, "renamed", original, new)
                 return new
         for rule in self.rules.modules:
             if qn == rule.old and original.attr.value == rule.old_name:
                 new = updated.with_changes(attr=updated.attr.with_changes(value=rule.new_name))
-                self._record(original, rule.rule_id, "module renamed", original, new)
+                self._record(original, rule, "module renamed", original, new)
                 return new
         return updated
 
@@ -187,7 +231,7 @@ class UserRulesConcern(Concern):
                 if renamed is not None:
                     names[i] = names[i].with_changes(name=_dotted(renamed))
                     new = updated.with_changes(names=names)
-                    self._record(original, rule.rule_id, "module renamed", original, new)
+                    self._record(original, rule, "module renamed", original, new)
                     break
         return updated.with_changes(names=names)
 
@@ -199,12 +243,12 @@ class UserRulesConcern(Concern):
             renamed = _with_prefix(module, rule.old, rule.new)
             if renamed is not None:
                 new = updated.with_changes(module=_dotted(renamed))
-                self._record(original, rule.rule_id, "module renamed", original, new)
+                self._record(original, rule, "module renamed", original, new)
                 return new
         if isinstance(updated.names, cst.ImportStar):
             return updated
         names = list(updated.names)
-        changed = None
+        changed: Rule | None = None
         for i, alias in enumerate(original.names):
             leaf = get_full_name_for_node(alias.name) or ""
             bound = alias.asname.name if alias.asname else cst.Name(leaf)
@@ -213,15 +257,16 @@ class UserRulesConcern(Concern):
                     names[i] = names[i].with_changes(
                         name=cst.Name(rule.new_name), asname=cst.AsName(name=bound)
                     )
-                    changed = rule.rule_id
+                    changed = rule
             for rule in self.rules.funcs:
                 if f"{module}.{leaf}" == rule.old_name and "." in rule.new_name:
                     parent, new_leaf = rule.new_name.rsplit(".", 1)
                     if len(original.names) > 1 and parent != module:
                         self.ctx.warn(
                             alias,
-                            rule.rule_id,
-                            f"import {leaf} separately to rename it to {rule.new_name}",
+                            RULE_OF_KIND[type(rule)],
+                            f"{rule.label}: import {leaf} separately to rename it to "
+                            f"{rule.new_name}",
                         )
                         continue
                     asname = (
@@ -231,7 +276,7 @@ class UserRulesConcern(Concern):
                     )
                     names[i] = names[i].with_changes(name=cst.Name(new_leaf), asname=asname)
                     updated = updated.with_changes(module=_dotted(parent))
-                    changed = rule.rule_id
+                    changed = rule
         if changed is None:
             return updated
         new = updated.with_changes(names=names)

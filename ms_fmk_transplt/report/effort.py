@@ -22,7 +22,6 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
 from ms_fmk_transplt.report.statistics import count_buckets
-from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
@@ -55,12 +54,11 @@ class Counts:
 
 
 def per_file(result: RunResult) -> dict[str, Counts]:
-    caveat_rules = load_tables().caveat_rules
     out: dict[str, Counts] = {}
     for record in result.files:
         if not record.python:
             continue
-        b = count_buckets(record.events, record.notices, caveat_rules)
+        b = count_buckets(record.events, record.notices)
         c = Counts(files=1, automatic=b.automatic, caveat=b.caveat, manual=b.manual)
         c.advice = sum(1 for n in record.notices if n.advice)
         c.hard = any(

@@ -8,6 +8,7 @@ REPORTS = (
     "unsupported_op.xlsx",
     "unsupported_op.csv",
     "advice.csv",
+    "report.html",
 )
 
 

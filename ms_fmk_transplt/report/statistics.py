@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.events import ChangeEvent, Notice
 
-NOT_COUNTED = {"imports.torch_npu"}  # bookkeeping, not a CUDA construct of the user's code
+NOT_COUNTED = {TORCH_NPU}  # bookkeeping, not a CUDA construct of the user's code
 
 
 @dataclass(frozen=True)
@@ -27,14 +28,12 @@ class Buckets:
         return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
 
 
-def count_buckets(
-    events: Iterable[ChangeEvent], notices: Iterable[Notice], caveat_rules: set[str]
-) -> Buckets:
+def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
     counted = [e for e in events if e.rule not in NOT_COUNTED]
     open_work = [n for n in notices if n.open_work]
     return Buckets(
-        automatic=sum(1 for e in counted if e.rule not in caveat_rules),
-        caveat=sum(1 for e in counted if e.rule in caveat_rules)
+        automatic=sum(1 for e in counted if not e.caveat),
+        caveat=sum(1 for e in counted if e.caveat)
         + sum(1 for n in open_work if n.action == "caveat"),
         manual=sum(1 for n in open_work if n.action != "caveat"),
     )

@@ -19,25 +19,25 @@ from ms_fmk_transplt.tables import load_tables
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
 
-HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action")
-WIDTHS = (40, 11, 10, 45, 18, 120, 9)
+HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
+WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
 _BOLD = Font(bold=True)
 _FILL = PatternFill("solid", fgColor="DDEBF7")
 
 
-def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str]]:
+def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
     migrated = not result.options.analyse
     out = []
     for n in result.notices:
         if not n.open_work:
             continue
         start, end = n.lines(migrated)
-        out.append((n.file, start, end, n.api, n.category, n.tip, n.action))
+        out.append((n.file, start, end, n.api, n.category, n.tip, n.action, n.rule))
     return sorted(out, key=lambda r: (r[0], r[1], r[2], r[3]))
 
 
 def buckets(result: RunResult) -> Buckets:
-    return count_buckets(result.events, result.notices, load_tables().caveat_rules)
+    return count_buckets(result.events, result.notices)
 
 
 def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
@@ -67,7 +67,8 @@ def _printable(ws) -> None:
     ws.print_title_rows = "1:1"
 
 
-def write_xlsx(path: Path, result: RunResult) -> None:
+def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") -> None:
+    """The workbook; each row's Rule cell links to the rule's page in ``html_name``."""
     table = load_tables().unsupported
     data = rows(result)
     wb = Workbook()
@@ -76,6 +77,8 @@ def write_xlsx(path: Path, result: RunResult) -> None:
     _header(ws, HEADER)
     for row in data:
         ws.append(list(row))
+        rule = ws.cell(row=ws.max_row, column=len(HEADER))
+        rule.hyperlink, rule.style = f"{html_name}#rule-{row[7]}", "Hyperlink"
     for i, width in enumerate(WIDTHS, start=1):
         ws.column_dimensions[get_column_letter(i)].width = width
     ws.freeze_panes = "A2"

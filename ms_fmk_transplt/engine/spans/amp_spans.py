@@ -7,6 +7,23 @@ import ast
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.rule_catalog import declare
+
+DEVICE_TYPE = declare(
+    "amp.device_type",
+    '`torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")` -> `"npu"`',
+    "The device-type argument of the AMP entry points (`torch.autocast`, "
+    "`torch.amp.autocast`, `torch.amp.GradScaler`, `custom_fwd/custom_bwd`) selects the autocast "
+    'backend; with `"cuda"` nothing is autocast on the NPU. The literal (positional or '
+    '`device_type=`) becomes `"npu"`.',
+)
+CUDA_AMP = declare(
+    "amp.cuda_amp",
+    "`torch.cuda.amp.autocast/GradScaler/custom_fwd/custom_bwd` -> `torch.npu.amp.*`",
+    "torch_npu provides the CUDA AMP namespace as `torch.npu.amp` with the same classes and "
+    "arguments; uses and imports of `torch.cuda.amp` are moved there (rows of the namespace table "
+    "in rules/interface_table.json name this rule).",
+)
 
 
 class AmpSpans(SpanConcern):
@@ -14,7 +31,7 @@ class AmpSpans(SpanConcern):
         super().__init__(ctx)
         table = self.tables.amp
         self.rule, self.calls, self.keywords, self.leaves = (
-            table.rule,
+            DEVICE_TYPE,
             table.calls,
             table.keywords,
             table.leaves,

@@ -7,6 +7,25 @@ import ast
 
 from ms_fmk_transplt.engine.cuda_chains import CUDA, CudaChains
 from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.rule_catalog import declare
+
+# The rows of the namespace table (rules/interface_table.json, cuda_namespace) name these ids.
+INTERFACE_TABLE = declare(
+    "device_api.interface_table",
+    "the porting guide's interface tables: `torch.cuda.is_available/set_device/synchronize/Stream/"
+    "...` and `torch.cuda.FloatTensor` & co. -> `torch.npu.*`",
+    "The Ascend porting guide lists the `torch.cuda` device, stream and event APIs and the CUDA "
+    "tensor types with their `torch.npu` counterparts (same signatures); these names are rewritten "
+    "in expressions and imports, resolved through import aliases (`import torch as th`).",
+)
+NPU_NAMESPACE = declare(
+    "device_api.npu_namespace",
+    "any other `torch.cuda.X` that the target's `torch.npu` also has -> `torch.npu.X`",
+    "Memory statistics, RNG state, graphs, streams: torch_npu mirrors much of `torch.cuda` under "
+    "`torch.npu`. A name is migrated when every release of the `-v` target version provides it "
+    "(rules/torch_npu_names/<version>.json, read from the public wheels); otherwise it is left "
+    "alone and reported (rule device_api.no_npu_counterpart).",
+)
 
 
 class DeviceApiSpans(CudaChains, SpanConcern):

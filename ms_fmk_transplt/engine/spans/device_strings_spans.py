@@ -8,6 +8,35 @@ import ast
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.rule_catalog import declare
+
+LITERAL = declare(
+    "device_strings.literal",
+    'a literal whose whole value is a device spec: `"cuda"`, `"cuda:0"`, `"cuda:%d"` -> `"npu..."`',
+    "A string whose entire value is a CUDA device spec names a device wherever it is (a "
+    "`torch.device`, a `.to()`, a `device=` argument, a default in argparse, a comparison with "
+    "`x.device.type`), so it is rewritten everywhere to keep values consistent across the program. "
+    'Strings that merely mention cuda (`"Using cuda: %s"`, help texts, docstrings, comments) are '
+    "not device specs and are left alone.",
+)
+FSTRING = declare(
+    "device_strings.fstring",
+    '`f"cuda:{rank}"` -> `f"npu:{rank}"`',
+    "An f-string whose literal part is a device spec prefix followed by an index expression is a "
+    "device name built at run time; its `cuda:` prefix becomes `npu:`. An f-string that only "
+    'mentions cuda (`f"cuda:{i} is busy"`) is left alone.',
+)
+INT_DEVICE = declare(
+    "device_strings.int_device",
+    "integer device indices: `torch.device(rank)`, `x.to(local_rank)` -> the NPU of that index",
+    "PyTorch reads a bare integer device as a CUDA index, which fails on an NPU host. Where an "
+    "integer is passed as a device (`torch.device(i)`, `.to(i)`, `device=i`) it is made explicit: "
+    '`torch.device("npu", i)`, `.to(f"npu:{i}")`. Integers are recognised by name (`local_rank`, '
+    "`rank`, `gpu`, `args.gpu`, `device_id`, ...; list `int_device` in "
+    "rules/interface_table.json), "
+    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those.",
+    caveat="the expression is assumed to be an integer device index (by its name); check it is one",
+)
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -22,9 +51,9 @@ class DeviceStringsSpans(SpanConcern):
         super().__init__(ctx)
         strings, ints = self.tables.device_strings, self.tables.int_device
         self.old, self.new, self.literal = strings.old, strings.new, strings.literal
-        self.literal_rule, self.fstring_rule = strings.literal_rule, strings.fstring_rule
+        self.literal_rule, self.fstring_rule = LITERAL, FSTRING
         self.ints = ints
-        self.int_rule = ints.rule
+        self.int_rule = INT_DEVICE
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 

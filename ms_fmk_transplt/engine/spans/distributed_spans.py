@@ -8,19 +8,41 @@ import ast
 from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.rule_catalog import declare
+
+NCCL_BACKEND = declare(
+    "distributed.nccl_backend",
+    'the collective backend `"nccl"` -> `"hccl"`',
+    "NCCL is NVIDIA's collective library; on Ascend the process group uses HCCL. The literal "
+    '`"nccl"` is a backend name wherever it appears (`init_process_group(backend=...)`, argparse '
+    'defaults and choices, comparisons with `dist.get_backend()`), so it becomes `"hccl"` '
+    "everywhere to keep values consistent.",
+)
+COMPOUND_BACKEND = declare(
+    "distributed.compound_backend",
+    'per-device backend strings: `"cpu:gloo,cuda:nccl"` -> `"cpu:gloo,npu:hccl"`',
+    "torch accepts one backend per device type in a comma list; the CUDA pair becomes the NPU "
+    "pair and the other pairs are kept.",
+)
+BACKEND_ENUM = declare(
+    "distributed.backend_enum",
+    "`Backend.NCCL` -> `Backend.HCCL`",
+    "The backend enum member names NCCL; torch_npu registers `hccl` as a backend, reachable as "
+    "`Backend.HCCL` once torch_npu is imported.",
+)
 
 
 class DistributedSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.distributed
-        self.backend_rule, self.backends = table.backend_rule, table.backends
+        self.backend_rule, self.backends = NCCL_BACKEND, table.backends
         self.enum_rule, self.enums, self.enum_leaves = (
-            table.enum_rule,
+            BACKEND_ENUM,
             table.enums,
             table.enum_leaves,
         )
-        self.compound_rule, self.pairs = table.compound_rule, table.pairs
+        self.compound_rule, self.pairs = COMPOUND_BACKEND, table.pairs
 
     def _rewrite(self, part: StringPart, body: str, new_body: str, rule: str) -> None:
         before = self.ctx.token_text(part)

@@ -8,6 +8,17 @@ import ast
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.import_tokens import import_spans
+from ms_fmk_transplt.rule_catalog import declare
+
+CUDA_MODULE = declare(
+    "imports.cuda_module",
+    "imports of `torch.cuda` (`import torch.cuda as tc`, `from torch.cuda.amp import autocast`)"
+    " -> the `torch.npu` forms",
+    "A name imported from `torch.cuda` keeps pointing at CUDA; the import is moved to "
+    "`torch.npu` so every later use follows (`from torch import cuda` becomes `from torch import "
+    "npu as cuda`, so `cuda.X` keeps working). Names the NPU lacks stay on `torch.cuda` in a "
+    "second statement on the same line, and are reported.",
+)
 
 CUDA = "torch.cuda"
 
@@ -19,7 +30,7 @@ def _is_cuda(name: str) -> bool:
 class ImportsSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.rule = self.tables.imports.import_rule
+        self.rule = CUDA_MODULE
 
     def _record(self, node: ast.stmt, before: str, message: str) -> None:
         self.ctx.record(

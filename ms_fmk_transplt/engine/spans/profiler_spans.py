@@ -9,6 +9,18 @@ import ast
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.rule_catalog import declare
+
+USE_CUDA = declare(
+    "profiler.use_cuda",
+    '`torch.autograd.profiler.profile(use_cuda=True)` -> `use_device="npu"`',
+    "torch 2.x's autograd profiler selects the device to record with `use_device`; `use_cuda` "
+    'would record nothing on the NPU. `use_cuda=True` becomes `use_device="npu"`, `use_cuda=False` '
+    'is dropped, and a computed flag becomes `use_device="npu" if flag else None`. (The porting '
+    "guide's `use_npu=True` predates torch 2.x, which rejects it.)",
+    caveat="the autograd profiler records NPU activity through use_device='npu'; "
+    "torch_npu.profiler gives more detail",
+)
 
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
@@ -17,7 +29,7 @@ class ProfilerSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.profiler
-        self.rule, self.calls = table.rule, table.calls
+        self.rule, self.calls = USE_CUDA, table.calls
         self.old_kw, self.new_kw, self.value = table.old_keyword, table.new_keyword, table.value
 
     def leave_Call(self, node: ast.Call) -> None:

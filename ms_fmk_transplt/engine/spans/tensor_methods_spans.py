@@ -7,14 +7,30 @@ import ast
 
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.rule_catalog import declare
+
+CUDA_CALL = declare(
+    "tensor_methods.cuda_call",
+    "`x.cuda(...)` / `model.cuda(args.gpu)` -> `.npu(...)`",
+    "Moves tensors and modules to the NPU: the method `.cuda()` of any value (a tensor, a module, "
+    "a `.half().cuda()` chain) becomes `.npu()` with the same arguments (a device index stays an "
+    "index). Module functions that happen to be called `cuda` (`torch.cuda()`, `numba.cuda`, "
+    "`cfg.cuda`) are not methods of a value and are left alone.",
+)
+IS_CUDA = declare(
+    "tensor_methods.is_cuda",
+    "`x.is_cuda` -> `x.is_npu`",
+    "A tensor on the NPU answers `is_cuda` with False, so code that branches on it would take "
+    "its CPU path; torch_npu adds `is_npu`, which is True for NPU tensors.",
+)
 
 
 class TensorMethodsSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         table = self.tables.tensor_methods
-        self.call_rule, self.call_map = table.call_rule, table.calls
-        self.attr_rule, self.attr_map = table.attribute_rule, table.attributes
+        self.call_rule, self.call_map = CUDA_CALL, table.calls
+        self.attr_rule, self.attr_map = IS_CUDA, table.attributes
 
     def _is_method_on_value(self, func: ast.Attribute) -> bool:
         """A method call on some value, not a module function (torch.cuda(), numba.cuda...)."""

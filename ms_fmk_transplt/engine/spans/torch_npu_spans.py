@@ -10,6 +10,17 @@ import ast
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import declare
+
+TORCH_NPU = declare(
+    "imports.torch_npu",
+    "`import torch_npu` inserted once into every changed file",
+    "Importing torch_npu registers the NPU device, the `torch.npu` namespace and the `hccl` "
+    "backend with torch; a migrated file that names them needs it. It is placed after the first "
+    "module-level torch import, before it when that import itself needs `torch.npu`, else after "
+    "the module docstring and `from __future__` imports, and never duplicated. It is bookkeeping, "
+    "not a CUDA construct of your code, so the conversion rate does not count it.",
+)
 
 
 class TorchNpuInsert:
@@ -18,7 +29,7 @@ class TorchNpuInsert:
     def __init__(self, ctx: SpanContext, facts: ModuleFacts) -> None:
         self.ctx = ctx
         self.lines = facts.lines
-        self.rule = ctx.tables.imports.torch_npu_rule
+        self.rule = TORCH_NPU
         self.statement = ctx.tables.imports.torch_npu_statement
 
     def _names(self, node: ast.Import | ast.ImportFrom) -> tuple[str | None, list[str]]:

@@ -1,0 +1,165 @@
+"""The inline CSS and JavaScript of report.html (no network: nothing is fetched). The script only
+ever puts user code into the page through ``textContent``, never as HTML."""
+
+CSS = """
+:root { --bg:#fff; --fg:#1d2430; --muted:#5b6472; --line:#d9dee5; --head:#f3f5f8;
+  --manual:#b42318; --caveat:#b54708; --advice:#175cd3; --add:#e6f4ea; --del:#fde8e8; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
+  color: var(--fg); background: var(--bg); }
+header { padding: 14px 24px; background: #14213d; color: #fff; }
+header h1 { margin: 0 0 4px; font-size: 20px; }
+header .run { color: #cdd5e0; font-size: 12.5px; }
+main { padding: 12px 24px 40px; max-width: 1500px; }
+h2 { font-size: 17px; margin: 26px 0 8px; border-bottom: 1px solid var(--line); }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
+.card b { display: block; font-size: 22px; }
+.card.manual b { color: var(--manual); } .card.caveat b { color: var(--caveat); }
+.card.advice b { color: var(--advice); }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left;
+  vertical-align: top; }
+th { background: var(--head); position: sticky; top: 0; cursor: default; }
+th.sort { cursor: pointer; } th.sort::after { content: " \\2195"; color: var(--muted); }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; align-items: center; }
+.filters select, .filters input { font: inherit; padding: 2px 4px; }
+.action-manual { color: var(--manual); font-weight: 600; }
+.action-caveat { color: var(--caveat); font-weight: 600; }
+.action-advice { color: var(--advice); font-weight: 600; }
+details > summary { cursor: pointer; white-space: nowrap; }
+code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
+  font-size: 12.5px; }
+pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
+  overflow-x: auto; }
+pre.excerpt span { display: block; padding: 0 8px; white-space: pre; }
+pre.excerpt span.hit { background: #fff4cc; }
+.ln { color: var(--muted); display: inline-block; min-width: 4em; user-select: none; }
+.diff { width: 100%; table-layout: fixed; margin: 6px 0 14px; }
+.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; word-break: break-all; }
+.diff td.ln { width: 4.5em; text-align: right; }
+.diff td.rules { width: 16em; white-space: normal; font-size: 12px; }
+.diff tr.add td.text, .diff td.add { background: var(--add); }
+.diff tr.del td.text, .diff td.del { background: var(--del); }
+.diff tr.hunk td { background: var(--head); color: var(--muted); }
+.bar { fill: #3e6bd6; } .bar.manual { fill: var(--manual); } .bar.caveat { fill: var(--caveat); }
+svg text { font-size: 12px; fill: var(--fg); }
+.rule-page { border: 1px solid var(--line); border-radius: 8px; padding: 4px 16px; margin: 10px 0; }
+.muted { color: var(--muted); }
+.hidden { display: none; }
+"""
+
+JS = r"""
+(function () {
+  const data = JSON.parse(document.getElementById('msft-data').textContent);
+  let mode = 'unified';
+  function cell(tr, text, cls) {
+    const td = document.createElement('td');
+    td.textContent = text === null || text === undefined ? '' : String(text);
+    if (cls) td.className = cls;
+    tr.appendChild(td);
+    return td;
+  }
+  function rulesCell(tr, rules) {
+    const td = cell(tr, '', 'rules');
+    (rules || []).forEach(function (id, i) {
+      if (i) td.appendChild(document.createTextNode(' '));
+      const a = document.createElement('a');
+      a.href = '#rule-' + id; a.textContent = id; td.appendChild(a);
+    });
+  }
+  function renderUnified(table, file) {
+    file.hunks.forEach(function (h) {
+      const head = document.createElement('tr'); head.className = 'hunk';
+      const td = cell(head, h.header); td.colSpan = 4; table.appendChild(head);
+      h.lines.forEach(function (l) {
+        const tr = document.createElement('tr');
+        tr.className = l[0] === '+' ? 'add' : l[0] === '-' ? 'del' : '';
+        cell(tr, l[1], 'ln'); cell(tr, l[2], 'ln'); cell(tr, l[0] + ' ' + l[3], 'text');
+        rulesCell(tr, l[4]); table.appendChild(tr);
+      });
+    });
+  }
+  function renderSideBySide(table, file) {
+    file.hunks.forEach(function (h) {
+      const head = document.createElement('tr'); head.className = 'hunk';
+      const td = cell(head, h.header); td.colSpan = 5; table.appendChild(head);
+      let dels = [], adds = [];
+      function flush() {
+        const n = Math.max(dels.length, adds.length);
+        for (let i = 0; i < n; i++) {
+          const d = dels[i], a = adds[i], tr = document.createElement('tr');
+          cell(tr, d ? d[1] : '', 'ln'); cell(tr, d ? d[3] : '', d ? 'del text' : 'text');
+          cell(tr, a ? a[2] : '', 'ln'); cell(tr, a ? a[3] : '', a ? 'add text' : 'text');
+          rulesCell(tr, (a && a[4]) || (d && d[4]) || []); table.appendChild(tr);
+        }
+        dels = []; adds = [];
+      }
+      h.lines.forEach(function (l) {
+        if (l[0] === '-') { if (adds.length) flush(); dels.push(l); }
+        else if (l[0] === '+') adds.push(l);
+        else {
+          flush(); const tr = document.createElement('tr');
+          cell(tr, l[1], 'ln'); cell(tr, l[3], 'text'); cell(tr, l[2], 'ln');
+          cell(tr, l[3], 'text'); cell(tr, ''); table.appendChild(tr);
+        }
+      });
+      flush();
+    });
+  }
+  function render(details) {
+    const file = data.files[Number(details.dataset.index)];
+    let table = details.querySelector('table.diff');
+    if (table) table.remove();
+    table = document.createElement('table'); table.className = 'diff';
+    (mode === 'unified' ? renderUnified : renderSideBySide)(table, file);
+    details.appendChild(table);
+  }
+  document.querySelectorAll('details.file').forEach(function (d) {
+    d.addEventListener('toggle', function () { if (d.open) render(d); });
+  });
+  const toggle = document.getElementById('diff-mode');
+  if (toggle) toggle.addEventListener('change', function () {
+    mode = toggle.value;
+    document.querySelectorAll('details.file[open]').forEach(render);
+  });
+  const filters = ['f-category', 'f-rule', 'f-folder', 'f-text'].map(function (id) {
+    return document.getElementById(id);
+  });
+  function applyFilters() {
+    const [cat, rule, folder, text] = filters.map(function (f) { return f ? f.value : ''; });
+    const needle = (text || '').toLowerCase();
+    document.querySelectorAll('[data-filterable] > tbody > tr, details.file').forEach(function (r) {
+      const rules = (r.dataset.rules || r.dataset.rule || '').split(' ');
+      const ok = (!cat || r.dataset.category === cat)
+        && (!rule || rules.includes(rule))
+        && (!folder || r.dataset.folder === folder)
+        && (!needle || r.textContent.toLowerCase().includes(needle));
+      r.classList.toggle('hidden', !ok);
+    });
+    const shown = document.querySelectorAll('#open-work tbody tr:not(.hidden)').length;
+    const count = document.getElementById('open-count');
+    if (count) count.textContent = String(shown);
+  }
+  filters.forEach(function (f) { if (f) f.addEventListener('input', applyFilters); });
+  document.querySelectorAll('th.sort').forEach(function (th) {
+    th.addEventListener('click', function () {
+      const table = th.closest('table'), body = table.tBodies[0];
+      const i = Array.prototype.indexOf.call(th.parentNode.children, th);
+      const numeric = th.classList.contains('num');
+      const dir = th.dataset.dir === 'asc' ? -1 : 1; th.dataset.dir = dir === 1 ? 'asc' : 'desc';
+      const rows = Array.from(body.rows);
+      rows.sort(function (a, b) {
+        const x = a.cells[i].textContent, y = b.cells[i].textContent;
+        return dir * (numeric ? Number(x) - Number(y) : x.localeCompare(y));
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  if (location.hash.startsWith('#file-')) {
+    const d = document.getElementById(location.hash.slice(1));
+    if (d && d.tagName === 'DETAILS') d.open = true;
+  }
+})();
+"""

@@ -1,0 +1,355 @@
+"""report.html: one self-contained page (inline CSS/JS, no network) for a reviewer.
+
+Open work first (every manual / caveat / advice row, with the code around its line), then the
+summary (cards, charts, per folder), the changed files (diffs rendered on opening, each changed
+line annotated with its rule) and the page of every rule the run used. Everything taken from the
+user's code is escaped (``html.escape``) or travels as JSON read with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from ms_fmk_transplt import __version__
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation
+from ms_fmk_transplt.report.html_assets import CSS, JS
+from ms_fmk_transplt.report.statistics import count_buckets
+from ms_fmk_transplt.rule_pages import page, summary
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import FileRecord, RunResult
+
+EXCERPT = 4  # lines shown above and below an open-work row's line
+CONTEXT = 3  # unchanged lines around each change in a diff
+MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output tree)
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def rule_link(rule_id: str) -> str:
+    return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{esc(rule_id)}</a>'
+
+
+def folder_of(path: str) -> str:
+    parts = PurePosixPath(path.split("#", 1)[0]).parts
+    return parts[0] if len(parts) > 1 else "(top level)"
+
+
+class _Sources:
+    """Input and migrated text of the files the page shows (read once each)."""
+
+    def __init__(self, result: RunResult, output_root: Path | None) -> None:
+        self.input_root, self.output_root = result.project.root, output_root
+        self.cache: dict[tuple[str, bool], list[str]] = {}
+
+    def lines(self, path: str, migrated: bool) -> list[str]:
+        key = (path, migrated)
+        if key not in self.cache:
+            root = self.output_root if migrated and self.output_root else self.input_root
+            try:
+                data = (root / path).read_bytes()
+            except OSError:  # a notebook cell ("nb.ipynb#cell3"), a removed file
+                data = b""
+            self.cache[key] = data.decode("utf-8", errors="replace").splitlines()
+        return self.cache[key]
+
+
+def write(path: Path, result: RunResult, output_root: Path | None) -> None:
+    """Write the page; ``output_root`` holds the migrated tree (None for --analyse)."""
+    sources = _Sources(result, output_root)
+    migrated = output_root is not None
+    notices = [n for f in result.files for n in f.notices]
+    files = [f for f in result.files if f.events and f.status == FileStatus.CHANGED]
+    diffs = [_file_diff(f, sources) for f in files] if migrated else []
+    used = sorted({e.rule for e in result.events} | {n.rule for n in notices})
+    body = [
+        _header(result),
+        "<main>",
+        _cards(result, notices),
+        _open_work(notices, sources, migrated),
+        _charts(result, notices),
+        _folders(result),
+        _changed_files(files, diffs) if migrated else _would_change(files),
+        _other_notes(notices),
+        _rule_pages(used),
+        "</main>",
+    ]
+    data = json.dumps({"files": diffs}, ensure_ascii=True, separators=(",", ":"))
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(result.project.name)}: ms_fmk_transplt report</title>"
+        f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n"
+        f'<script type="application/json" id="msft-data">{data}</script>\n'
+        f"<script>{JS}</script>\n</body></html>\n"
+    )
+    path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def _header(result: RunResult) -> str:
+    options = result.options
+    picked = [
+        flag
+        for flag, on in (
+            ("--analyse", options.analyse),
+            ("-r " + str(options.rule_file), bool(options.rule_file)),
+            ("-s", options.specify_device),
+            ("-sim", options.similar),
+            (f"distributed -m {result.main_rel}", result.main_rel is not None),
+        )
+        if on
+    ]
+    from ms_fmk_transplt.tables import load_tables
+
+    target = load_tables(options.target_version).torch_npu_version
+    when = (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
+    run = (
+        f"target torch_npu {esc(target)} · ms_fmk_transplt {esc(__version__)} · {esc(when)}"
+        f" · options: {esc(' '.join(picked) or 'none')}"
+    )
+    return (
+        f"<header><h1>{esc(result.project.name)}: migration report</h1>"
+        f'<div class="run">{run}</div></header>'
+    )
+
+
+def _cards(result: RunResult, notices: list[Notice]) -> str:
+    b = count_buckets(result.events, notices)
+    python = [f for f in result.files if f.python]
+    failed = sum(1 for f in python if f.status in (FileStatus.FAILED, FileStatus.SKIPPED))
+    advice = sum(1 for n in notices if n.advice)
+    cards = [
+        ("", len(python), "Python files scanned"),
+        ("", sum(1 for f in python if f.status == FileStatus.CHANGED), "changed"),
+        ("manual" if failed else "", failed, "not migrated (failed / skipped)"),
+        ("", f"{b.conversion_rate:.0%}", "conversion rate"),
+        ("", b.automatic, "changes"),
+        ("manual", b.manual, "need manual work"),
+        ("caveat", b.caveat, "caveats to check"),
+        ("advice", advice, "advice"),
+    ]
+    items = "".join(f'<div class="card {c}"><b>{esc(v)}</b>{esc(t)}</div>' for c, v, t in cards)
+    return f'<div class="cards" id="summary">{items}</div>'
+
+
+def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
+    rows = [n for n in notices if n.open_work or n.advice]
+    order = {"manual": 0, "caveat": 1}
+    rows.sort(key=lambda n: (order.get(n.action, 2), n.file, n.line))
+    numbering = "migrated file" if migrated else "input file"
+    options = _filters(rows)
+    out = [
+        f'<h2 id="open-work-title">Open work (<span id="open-count">{len(rows)}</span>)</h2>',
+        f'<p class="muted">Manual items first, then caveats, then advice. Lines are those of the '
+        f"{numbering}; open a location to see the code around it.</p>",
+        options,
+        '<table id="open-work" data-filterable><thead><tr><th>Location</th><th>API</th>'
+        "<th>Category</th><th>Action</th><th>What to do</th><th>Rule</th></tr></thead><tbody>",
+    ]
+    for n in rows:
+        start, end = n.lines(migrated)
+        action = n.action if n.open_work else "advice"
+        out.append(
+            f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
+            f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
+            f"{esc(n.file)}:{start}</code></summary>"
+            f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
+            f"<td><code>{esc(n.api)}</code></td><td>{esc(n.category)}</td>"
+            f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'
+            f"<td>{rule_link(n.rule)}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    if not rows:
+        out.append("<p>Nothing left to do: no manual items, caveats or advice.</p>")
+    return "\n".join(out)
+
+
+def _filters(rows: Iterable[Notice]) -> str:
+    rows = list(rows)
+
+    def select(ident: str, label: str, values: Iterable[str]) -> str:
+        opts = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in sorted(set(values)))
+        choices = f'<option value="">all</option>{opts}'
+        return f'<label>{label} <select id="{ident}">{choices}</select></label>'
+
+    return (
+        '<div class="filters">'
+        + select("f-category", "Category", (n.category for n in rows))
+        + select("f-rule", "Rule", (n.rule for n in rows))
+        + select("f-folder", "Folder", (folder_of(n.file) for n in rows))
+        + '<label>Text <input id="f-text" type="search" placeholder="file, API, tip"></label>'
+        "</div>"
+    )
+
+
+def _excerpt(sources: _Sources, path: str, start: int, end: int, migrated: bool) -> str:
+    lines = sources.lines(path, migrated)
+    if not lines:
+        return '<p class="muted">(code not available)</p>'
+    first, last = max(1, start - EXCERPT), min(len(lines), end + EXCERPT)
+    spans = [
+        f'<span class="{"hit" if start <= i <= end else ""}"><span class="ln">{i}</span>'
+        f"{esc(lines[i - 1])}</span>"
+        for i in range(first, last + 1)
+    ]
+    return f'<pre class="excerpt">{"".join(spans)}</pre>'
+
+
+def _bars(counts: Counter[str], link: bool, cls: str = "") -> str:
+    items = counts.most_common(15)
+    if not items:
+        return '<p class="muted">none</p>'
+    top, width, row = items[0][1], 260, 20
+    parts = []
+    for i, (name, count) in enumerate(items):
+        y, w = i * row, max(2, round(width * count / top))
+        label = f'<text x="0" y="{y + 14}">{esc(name)}</text>'
+        if link:
+            label = f'<a href="#rule-{esc(name)}">{label}</a>'
+        parts.append(
+            f'{label}<rect class="bar {cls}" x="250" y="{y + 3}" width="{w}" height="14"/>'
+            f'<text x="{256 + w}" y="{y + 14}">{count}</text>'
+        )
+    height = row * len(items)
+    return f'<svg width="600" height="{height}" role="img">{"".join(parts)}</svg>'
+
+
+def _charts(result: RunResult, notices: list[Notice]) -> str:
+    categories = Counter(n.category for n in notices if n.open_work)
+    rules = Counter(e.rule for e in result.events)
+    return (
+        '<h2>Summary</h2><div class="cards"><div><h3>Open work by category</h3>'
+        f"{_bars(categories, False, 'manual')}</div><div><h3>Changes by rule</h3>"
+        f"{_bars(rules, True)}</div></div>"
+    )
+
+
+def _folders(result: RunResult) -> str:
+    stats: dict[str, Counter[str]] = {}
+    for f in result.files:
+        c = stats.setdefault(folder_of(f.path), Counter())
+        c["files"] += 1
+        c["changed"] += f.status == FileStatus.CHANGED
+        c["changes"] += len(f.events)
+        for n in f.notices:
+            if n.open_work:
+                c[n.action] += 1
+            elif n.advice:
+                c["advice"] += 1
+    cols = ("files", "changed", "changes", "manual", "caveat", "advice")
+    head = "".join(f'<th class="sort num">{c}</th>' for c in cols)
+    rows = "".join(
+        f"<tr><td>{esc(folder)}</td>"
+        + "".join(f'<td class="num">{c[k]}</td>' for k in cols)
+        + "</tr>"
+        for folder, c in sorted(stats.items())
+    )
+    return (
+        '<h2>Per folder</h2><table id="folders"><thead><tr><th class="sort">folder</th>'
+        f"{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _changed_files(files: list[FileRecord], diffs: list[dict]) -> str:
+    out = [
+        f"<h2>Changed files ({len(files)})</h2>",
+        '<div class="filters"><label>Diff <select id="diff-mode"><option value="unified">'
+        'unified</option><option value="split">side by side</option></select></label>'
+        '<span class="muted">Open a file to see its diff; each changed line names its rule.'
+        "</span></div>",
+    ]
+    for i, (f, diff) in enumerate(zip(files, diffs)):
+        rules = sorted({e.rule for e in f.events})
+        links = " ".join(rule_link(r) for r in rules)
+        out.append(
+            f'<details class="file" id="file-{i}" data-index="{i}" data-folder="'
+            f'{esc(folder_of(f.path))}" data-rules="{esc(" ".join(rules))}"><summary><code>'
+            f"{esc(f.path)}</code> · {len(f.events)} change{'s' * (len(f.events) != 1)} · "
+            f"{links}{' · diff cut' if diff['cut'] else ''}</summary></details>"
+        )
+    return "\n".join(out)
+
+
+def _would_change(files: list[FileRecord]) -> str:
+    items = "".join(
+        f"<li><code>{esc(f.path)}</code> · {len(f.events)} change{'s' * (len(f.events) != 1)} · "
+        + " ".join(rule_link(r) for r in sorted({e.rule for e in f.events}))
+        + "</li>"
+        for f in files
+    )
+    return (
+        f'<h2>Files that would change ({len(files)})</h2><p class="muted">An analysis writes no '
+        f"code: migrate to see the diffs.</p><ul>{items}</ul>"
+    )
+
+
+def _file_diff(record: FileRecord, sources: _Sources) -> dict:
+    old = sources.lines(record.path, False)
+    new = sources.lines(record.path, True)
+    new_rules: dict[int, list[str]] = {}
+    old_rules: dict[int, list[str]] = {}
+    for e in record.events:
+        _mark(new_rules, e.out_start_line, e.out_end_line, e)
+        if e.operation != Operation.INSERT:
+            _mark(old_rules, e.start_line, e.end_line, e)
+    hunks, total = [], 0
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for group in matcher.get_grouped_opcodes(CONTEXT):
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        lines: list[list] = []
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                lines += [[" ", a1 + k + 1, b1 + k + 1, old[a1 + k], []] for k in range(a2 - a1)]
+                continue
+            lines += [["-", a + 1, "", old[a], old_rules.get(a + 1, [])] for a in range(a1, a2)]
+            lines += [["+", "", b + 1, new[b], new_rules.get(b + 1, [])] for b in range(b1, b2)]
+        total += len(lines)
+        if total > MAX_DIFF_LINES:
+            return {"hunks": hunks, "cut": True}
+        hunks.append({"header": f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@", "lines": lines})
+    return {"hunks": hunks, "cut": False}
+
+
+def _mark(where: dict[int, list[str]], start: int, end: int, event: ChangeEvent) -> None:
+    for line in range(start, max(start, end) + 1):
+        if event.rule not in where.setdefault(line, []):
+            where[line].append(event.rule)
+
+
+def _other_notes(notices: list[Notice]) -> str:
+    notes = [n for n in notices if not n.category]
+    if not notes:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{esc(n.file)}:{n.line}</code></td><td>{esc(n.severity.value)}</td>"
+        f"<td>{esc(n.message.splitlines()[0])}</td><td>{rule_link(n.rule)}</td></tr>"
+        for n in sorted(notices, key=lambda n: (n.file, n.line))
+        if not n.category
+    )
+    return (
+        f'<h2>Other notes ({len(notes)})</h2><p class="muted">Warnings and notes of the log '
+        "(input line numbers).</p><table><thead><tr><th>Location</th><th>Level</th><th>Note</th>"
+        f"<th>Rule</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _rule_pages(used: list[str]) -> str:
+    from markdown_it import MarkdownIt  # a dependency of rich
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    out = [f"<h2>Rules used in this run ({len(used)})</h2>"]
+    for rule_id in used:
+        text = page(rule_id) or f"# {rule_id}\n\n(no page)"
+        out.append(
+            f'<section class="rule-page" id="rule-{esc(rule_id)}">{md.render(text)}</section>'
+        )
+    return "\n".join(out)

@@ -1,0 +1,71 @@
+"""Rule ids: each one is declared once, by ``declare(...)`` in the module whose code emits it.
+
+The id a declaration returns is the string every record carries (change_list.csv, the reports, the
+``# msft: ignore[<id>]`` comment, the fixture folder ``fixtures/rules/<id>/`` and the page
+``docs/rules/<id>.md``, which scripts/build_rule_docs.py generates from the declarations).
+This module is the bottom of the house: it imports nothing of the tool.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+CHANGE = "change"  # rewrites code: a change_list.csv row
+OPEN_WORK = "open work"  # leaves code as it is: an unsupported_op row (manual or caveat)
+ADVICE = "advice"  # an advice.csv row: optional NPU performance / precision work
+NOTICE = "notice"  # a line of the log (no report row)
+KINDS = (CHANGE, OPEN_WORK, ADVICE, NOTICE)
+
+IGNORE = (
+    "`# msft: ignore[{id}]` at the end of the line keeps that line as written and drops its rows"
+)
+SKIP_FILE = "`# msft: skip-file` anywhere in the file leaves the whole file alone"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    summary: str  # one line: what the rule does
+    details: str  # what it does and why, in a few sentences (Markdown)
+    kind: str = CHANGE
+    caveat: str = ""  # non-empty: the rule's changes run but can behave differently (a caveat)
+    opt_out: str = IGNORE  # how a user keeps code out of the rule ({id} is filled in)
+    option: str = ""  # the command-line option that enables the rule ("" = always on)
+    module: str = ""  # the module that declares (and emits) it
+
+    def opt_out_text(self) -> str:
+        return self.opt_out.format(id=self.id)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def declare(
+    rule_id: str,
+    summary: str,
+    details: str,
+    *,
+    kind: str = CHANGE,
+    caveat: str = "",
+    opt_out: str = IGNORE,
+    option: str = "",
+) -> str:
+    """Register a rule and return its id (the string the emitting code records)."""
+    if kind not in KINDS:
+        raise ValueError(f"{rule_id}: unknown rule kind {kind!r}")
+    if "." not in rule_id or rule_id != rule_id.strip() or " " in rule_id:
+        raise ValueError(f"{rule_id!r}: a rule id is '<family>.<name>'")
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    rule = Rule(rule_id, summary, details, kind, caveat, opt_out, option, module)
+    known = RULES.get(rule_id)
+    if known is not None and known != rule:
+        raise ValueError(f"rule {rule_id} is declared twice, differently")
+    RULES[rule_id] = rule
+    return rule_id
+
+
+def is_caveat(rule_id: str) -> bool:
+    """Whether changes of this rule carry a caveat (looked up when the change is recorded)."""
+    rule = RULES.get(rule_id)
+    return bool(rule and rule.caveat)

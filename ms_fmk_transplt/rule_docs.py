@@ -1,0 +1,196 @@
+"""The rule pages ``docs/rules/<id>.md``, generated from the declarations (rule_catalog.py) and the
+golden fixture pairs ``fixtures/rules/<id>/``: scripts/build_rule_docs.py writes them, and
+tests/test_rule_catalog.py fails when they are stale. Imports every module that declares rules
+(so LibCST too): used when building docs and in tests, never during a migration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from unittest import mock
+
+from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.events import FileResult, Operation
+from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
+from ms_fmk_transplt.tables import load_tables
+
+# every module that calls declare(...)
+DECLARING_MODULES = (
+    "ms_fmk_transplt.engine.advice",
+    "ms_fmk_transplt.engine.distributed_mode",
+    "ms_fmk_transplt.engine.environment_keys",
+    "ms_fmk_transplt.engine.guards",
+    "ms_fmk_transplt.engine.operator_support",
+    "ms_fmk_transplt.engine.optout",
+    "ms_fmk_transplt.engine.parse",
+    "ms_fmk_transplt.engine.recorder",
+    "ms_fmk_transplt.engine.similar",
+    "ms_fmk_transplt.engine.specify_device",
+    "ms_fmk_transplt.engine.spans.amp_spans",
+    "ms_fmk_transplt.engine.spans.device_api_spans",
+    "ms_fmk_transplt.engine.spans.device_strings_spans",
+    "ms_fmk_transplt.engine.spans.distributed_spans",
+    "ms_fmk_transplt.engine.spans.imports_spans",
+    "ms_fmk_transplt.engine.spans.profiler_spans",
+    "ms_fmk_transplt.engine.spans.tensor_methods_spans",
+    "ms_fmk_transplt.engine.spans.torch_npu_spans",
+    "ms_fmk_transplt.engine.user_rules",
+    "ms_fmk_transplt.pipeline",
+)
+KIND_TEXT = {
+    CHANGE: "change: rewrites code, one change_list.csv row per change",
+    OPEN_WORK: "open work: code left as it is, one row of unsupported_op.xlsx / .csv",
+    ADVICE: "advice: optional NPU performance / precision work, one row of advice.csv",
+    NOTICE: "notice: a line of msFmkTranspltlog.txt (no report row)",
+}
+EXAMPLE_ROWS = 3  # changes or rows shown in a page's example
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every declared rule, by id (sorted)."""
+    for name in DECLARING_MODULES:
+        importlib.import_module(name)
+    return dict(sorted(RULES.items()))
+
+
+def fixture_cases(fixtures: Path, rule_id: str) -> list[Path]:
+    folder = fixtures / rule_id
+    return sorted(p for p in folder.glob("*.py") if not p.name.endswith(".expected.py"))
+
+
+def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
+    """Engine options of a fixture case from its optional ``<case>.options.json`` sidecar, and
+    the fault it injects ("" for none; see ``run_case``)."""
+    sidecar = case.with_name(case.stem + ".options.json")
+    if not sidecar.exists():
+        return None, ""
+    from ms_fmk_transplt.user_rules import load_user_rules
+
+    data = json.loads(sidecar.read_text(encoding="utf-8"))
+    rules = load_user_rules(str(root / data["rules"])) if "rules" in data else None
+    options = EngineOptions(
+        user_rules=rules,
+        specify_device=data.get("specify_device", False),
+        similar=data.get("similar", False),
+        distributed_target=data.get("distributed"),
+        target_version=data.get("target_version", ""),
+    )
+    return options, data.get("fault", "")
+
+
+def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
+    """Migrate a fixture case (or ``source`` with the case's options) as the tool would. A case
+    whose sidecar names a ``fault`` runs through the pipeline with the engine raising that
+    message (the engine.internal_error path)."""
+    options, fault = fixture_options(case, root)
+    source = source or case
+    if not fault:
+        return migrate_source(source.read_bytes(), case.name, options=options)
+    from ms_fmk_transplt import pipeline
+
+    with mock.patch.object(pipeline, "migrate_source", side_effect=RuntimeError(fault)):
+        data, record = pipeline.migrate_file(source, case.name, options)
+    return FileResult(case.name, record.status, data, record.events, record.notices)
+
+
+def render_page(rule: Rule, root: Path) -> str:
+    fixtures = root / "fixtures" / "rules"
+    cases = fixture_cases(fixtures, rule.id)
+    module = rule.module.replace(".", "/") + ".py"
+    facts = [
+        ("Kind", KIND_TEXT[rule.kind]),
+        ("Enabled", f"with `{rule.option}`" if rule.option else "always"),
+        ("Caveat", rule.caveat or "none"),
+        ("Opt out", rule.opt_out_text()),
+        ("Declared in", f"`{module}`"),
+        ("Fixtures", f"`fixtures/rules/{rule.id}/` ({len(cases)} case{'s' * (len(cases) != 1)})"),
+    ]
+    out = [f"# {rule.id}", "", rule.summary, "", "| | |", "| --- | --- |"]
+    out += [f"| {name} | {_cell(value)} |" for name, value in facts]
+    out += ["", "## What it does and why", "", rule.details, ""]
+    out += _advice_section(rule.id)
+    if cases:
+        out += _example(rule, cases, root)
+    out += [
+        "---",
+        f"Generated from the declaration of `{rule.id}` and its fixtures by "
+        "scripts/build_rule_docs.py; `ms_fmk_transplt rule <id>` prints this page.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _advice_section(rule_id: str) -> list[str]:
+    entry = load_tables().advice.by_id.get(rule_id)
+    if entry is None:
+        return []
+    triggers = sorted(entry.apis) or [f"code pattern `{entry.pattern}`"]
+    shown = ", ".join(f"`{t}`" if not t.startswith("code") else t for t in triggers[:8])
+    more = f" and {len(triggers) - 8} more" if len(triggers) > 8 else ""
+    out = ["## The advice (rules/advice.json)", "", f"**Kind:** {entry.kind}", ""]
+    out += [f"**Triggered by:** {shown}{more}", "", f"**What to do:** {entry.advice}", ""]
+    if entry.effect:
+        out += [f"**Expected effect:** {entry.effect}", ""]
+    out += [f"**Documented in:** {entry.documented}", ""]
+    return out
+
+
+def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
+    for case in cases:
+        result = run_case(case, root)
+        source = case.read_text(encoding="utf-8", errors="replace").splitlines()
+        output = result.output.decode("utf-8", errors="replace").splitlines()
+        events = [e for e in result.events if e.rule == rule.id][:EXAMPLE_ROWS]
+        notices = [n for n in result.notices if n.rule == rule.id][:EXAMPLE_ROWS]
+        if not events and not notices:
+            continue
+        name = f"fixtures/rules/{rule.id}/{case.name}"
+        out = ["## Example", "", f"From the golden pair `{name}` (input -> migrated):", ""]
+        out += ["```diff"]
+        for e in events:
+            if e.operation != Operation.INSERT:
+                out += [f"-{line}" for line in source[e.start_line - 1 : e.end_line]]
+            out += [f"+{line}" for line in output[e.out_start_line - 1 : e.out_end_line]]
+        for n in notices:
+            start, end = n.lines(migrated=False)
+            out += [f" {line}" for line in source[start - 1 : end]]
+        out += ["```", ""]
+        if notices:
+            out += _rows(notices)
+        return out
+    return []
+
+
+def _rows(notices: list) -> list[str]:
+    out = ["| Line | API | Category | Action | Tip |", "| --- | --- | --- | --- | --- |"]
+    for n in notices:
+        tip = n.tip or n.message.splitlines()[0]
+        out.append(
+            f"| {n.line} | {_cell(n.api) or '-'} | {n.category or '-'} | {n.action or '-'} "
+            f"| {_cell(tip)} |"
+        )
+    return [*out, ""]
+
+
+def index_page(rules: dict[str, Rule]) -> str:
+    out = [
+        "# Rules",
+        "",
+        "Every rule id the tool records, with its page. The id is the same string in "
+        "change_list.csv, unsupported_op.xlsx, advice.csv, the log, `--check`, the HTML report, "
+        "`# msft: ignore[<id>]` and `fixtures/rules/<id>/`. Generated by "
+        "scripts/build_rule_docs.py.",
+        "",
+        "| Rule | Kind | Summary |",
+        "| --- | --- | --- |",
+    ]
+    for rule in rules.values():
+        kind = rule.kind + (f" ({rule.option})" if rule.option else "")
+        out.append(f"| [`{rule.id}`]({rule.id}.md) | {kind} | {_cell(rule.summary)} |")
+    return "\n".join([*out, ""])

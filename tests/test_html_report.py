@@ -1,0 +1,135 @@
+"""report.html: the rows, links and escaping read back from the page, and the page loaded in a
+real browser (Debian's headless chromium; skipped with the reason where it is absent)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.report.unsupported import rows
+from ms_fmk_transplt.rule_pages import known_ids
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+HOSTILE = """import torch
+
+NOTE = "</script><script>alert(1)</script> & <b>bold</b>"
+x = torch.ones(2).cuda()  # </details></td></tr></table><h1>broken</h1>
+torch.backends.cudnn.benchmark = True
+"""
+
+
+def migrate(src: Path, out: Path, *extra: str) -> Path:
+    result = CliRunner().invoke(main, ["-i", str(src), "-o", str(out), "-q", *extra])
+    assert result.exit_code == 0, result.output
+    return next(out.glob("*_msft")) if "--analyse" not in extra else next(out.glob("*_analysis"))
+
+
+@pytest.fixture(scope="module")
+def imagenet(tmp_path_factory) -> Path:
+    return migrate(FIXTURES / "projects" / "imagenet", tmp_path_factory.mktemp("out"))
+
+
+def page_of(folder: Path) -> str:
+    return (folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_every_open_item_is_a_row_with_its_rule_link(imagenet: Path) -> None:
+    page = page_of(imagenet)
+    body = page.split('id="open-work"', 1)[1].split("</table>", 1)[0]
+    found = re.findall(r'<tr data-category="([^"]*)" data-rule="([^"]*)"', body)
+    with (imagenet / "unsupported_op.csv").open(encoding="utf-8") as fh:
+        manual_and_caveat = [line.rstrip("\n").split(",")[-1] for line in fh][1:]
+    with (imagenet / "advice.csv").open(encoding="utf-8") as fh:
+        advice = [line.rstrip("\n").split(",")[-1] for line in fh][1:]
+    assert sorted(r for _, r in found) == sorted(manual_and_caveat + advice)
+    for _, rule in found:
+        assert f'href="#rule-{rule}"' in body and f'id="rule-{rule}"' in page
+    # manual before caveat before advice, each with the code around its (migrated) line
+    actions = re.findall(r'<td class="action-(\w+)">', body)
+    assert actions == sorted(actions, key=["manual", "caveat", "advice"].index)
+    assert "<code>main.py:105</code>" in body and "torch.nn.DataParallel(model).npu()" in body
+
+
+def test_summary_and_changed_files(imagenet: Path) -> None:
+    page = page_of(imagenet)
+    assert "target torch_npu 2.14.0" in page and "94%</b>conversion rate" in page
+    data = json.loads(re.search(r'id="msft-data">(.*?)</script>', page, re.S).group(1))
+    (diff,) = data["files"]
+    changed = [line for h in diff["hunks"] for line in h["lines"] if line[0] == "+"]
+    with (imagenet / "change_list.csv").open(encoding="utf-8") as fh:
+        rules = {line.split(",")[5] for line in list(fh)[1:]}
+    assert {r for line in changed for r in line[4]} == rules  # every changed line names its rule
+    assert all(line[4] for line in changed)
+    assert '<details class="file" id="file-0"' in page and "<code>main.py</code>" in page
+    for rule in rules:
+        assert f'id="rule-{rule}"' in page  # the page of every rule used is in the report
+    assert 'id="folders"' in page and "<svg" in page
+
+
+def test_user_code_is_escaped(tmp_path: Path) -> None:
+    src = tmp_path / "hostile"
+    src.mkdir()
+    (src / "train.py").write_text(HOSTILE, encoding="utf-8")
+    page = page_of(migrate(src, tmp_path / "out"))
+    assert page.count("<script") == 2 and page.count("</script>") == 2  # data + code only
+    assert "<h1>broken</h1>" not in page and "<b>bold</b>" not in page
+    data = re.search(r'id="msft-data">(.*?)</script>', page, re.S).group(1)
+    assert "</" not in data and "\\u003c/script\\u003e" in data
+    assert html.escape("# </details></td></tr></table><h1>broken</h1>") in page
+    texts = {line[3] for h in json.loads(data)["files"][0]["hunks"] for line in h["lines"]}
+    assert HOSTILE.splitlines()[2] in texts  # the text survives intact, as text
+
+
+def test_analysis_report_uses_input_lines(tmp_path: Path) -> None:
+    folder = migrate(FIXTURES / "projects" / "imagenet", tmp_path, "--analyse")
+    page = page_of(folder)
+    assert "Lines are those of the input file" in page and "<code>main.py:104</code>" in page
+    assert "Files that would change (1)" in page and 'class="diff"' not in page
+
+
+def test_workbook_rule_cells_link_to_the_page(imagenet: Path) -> None:
+    from openpyxl import load_workbook
+
+    ws = load_workbook(imagenet / "unsupported_op.xlsx")["Unsupported"]
+    header = [c.value for c in ws[1]]
+    assert header[-1] == "Rule"
+    links = [(row[-1].value, row[-1].hyperlink.target) for row in ws.iter_rows(min_row=2)]
+    assert links and all(t == f"report.html#rule-{v}" for v, t in links)
+    assert all(v in known_ids() for v, _ in links)
+    assert rows  # (the csv shares the rows and has the same Rule column)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"]
+    return subprocess.run(
+        [CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120, check=True
+    )
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
+    url = (imagenet / "report.html").as_uri() + "#file-0"
+    dom = chromium("--virtual-time-budget=3000", "--dump-dom", url)
+    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr
+    # the script ran: the diff of the file named in the URL was rendered into the DOM
+    assert '<table class="diff">' in dom.stdout and 'class="add"' in dom.stdout
+    assert 'href="#rule-tensor_methods.cuda_call"' in dom.stdout
+    assert "torch.nn.DataParallel" in dom.stdout
+    shot = tmp_path / "report.png"
+    top = (imagenet / "report.html").as_uri()  # what a reviewer sees first
+    chromium("--window-size=1280,900", "--virtual-time-budget=3000", f"--screenshot={shot}", top)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # not a blank page
