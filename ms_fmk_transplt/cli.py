@@ -290,7 +290,9 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
         table.add_row(*map(str, values))
     console.print(table)
     console.print(
-        f"zoo summary: {result.summary_csv}, {result.summary_xlsx}", highlight=False, soft_wrap=True
+        f"zoo summary: {result.summary_csv}, {result.summary_xlsx}, {result.index_html}",
+        highlight=False,
+        soft_wrap=True,
     )
     sys.exit(EXIT_FILE_FAILURES if result.failed else EXIT_OK)
 

@@ -19,6 +19,7 @@ from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
+from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.unsupported import buckets
 
 HEADER = (
@@ -42,6 +43,7 @@ class ZooResult:
     rows: list[tuple]
     summary_csv: Path
     summary_xlsx: Path
+    index_html: Path
 
     @property
     def failed(self) -> int:
@@ -142,4 +144,6 @@ def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
     wb.save(xlsx_path)
-    return ZooResult(root, rows, csv_path, xlsx_path)
+    html_path = out / f"{root.name}_zoo_report.html"
+    zoo_html.write(html_path, root.name, HEADER, rows)
+    return ZooResult(root, rows, csv_path, xlsx_path, html_path)

@@ -91,6 +91,7 @@ def test_single_file_input(project: Path, tmp_path: Path) -> None:
         "advice.csv",
         "change_list.csv",
         "msFmkTranspltlog.txt",
+        "report.html",
         "train.py",
         "unsupported_op.csv",
         "unsupported_op.xlsx",

@@ -51,7 +51,7 @@ def test_check_severity(tmp_path: Path) -> None:
     assert tool("--check", str(path)).returncode == 0  # a caveat, below the default "manual"
     failing = tool("--check", "--fail-on", "caveat", str(path))
     assert failing.returncode == 1
-    assert f"{path.as_posix()}:2: unsupported.api [backend_switch]" in failing.stdout
+    assert f"{path.as_posix()}:2: unsupported.backend_switch [backend_switch]" in failing.stdout
 
 
 def test_diff_writes_nothing(script: Path) -> None:

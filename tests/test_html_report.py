@@ -133,3 +133,15 @@ def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
     chromium("--window-size=1280,900", "--virtual-time-budget=3000", f"--screenshot={shot}", top)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # not a blank page
+
+
+def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:
+    zoo = tmp_path / "zoo"
+    for name in ("imagenet", "ddp"):
+        shutil.copytree(FIXTURES / "projects" / name, zoo / name)
+    result = CliRunner().invoke(main, ["-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo", "-q"])
+    assert result.exit_code == 0, result.output
+    index = (tmp_path / "out" / "zoo_zoo_report.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]+)">(\w+)</a>', index)
+    assert links == [("ddp_msft/report.html", "ddp"), ("imagenet_msft/report.html", "imagenet")]
+    assert all((tmp_path / "out" / link).is_file() for link, _ in links)

@@ -130,7 +130,7 @@ def test_all_three_options_on_one_project(tmp_path: Path) -> None:
     changes = rows(out / "change_list.csv")
     fired = {r["Rule"] for r in changes}
     assert {
-        "ArgsModifyRule[0]",
+        "user_rules.ArgsModifyRule",
         "specify_device.helper",
         "similar.nvtx",
         "tensor_methods.cuda_call",

@@ -13,8 +13,10 @@ from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.report.unsupported import HEADER
+from ms_fmk_transplt.rule_docs import all_rules
 from ms_fmk_transplt.tables import load_tables
 
+RULES = all_rules()
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LEGACY = FIXTURES / "projects" / "legacy_gpu"
 
@@ -46,7 +48,7 @@ def test_workbook_rows_match_csv_and_golden(out: Path) -> None:
     assert sheet == csv_rows(out / "unsupported_op.csv")
     assert sheet == csv_rows(FIXTURES / "expected" / "legacy_gpu_msft" / "unsupported_op.csv")
     assert ws.freeze_panes == "A2"
-    assert ws.auto_filter.ref == f"A1:G{len(sheet)}"
+    assert ws.auto_filter.ref == f"A1:H{len(sheet)}"
     assert ws.column_dimensions["F"].width >= 60
     keys = [(r[0], int(r[1])) for r in sheet[1:]]
     assert keys == sorted(keys)
@@ -67,6 +69,7 @@ def test_every_category_and_tip(out: Path) -> None:
         "data_parallel",
         by_op["torch.nn.DataParallel"][5],
         "manual",
+        "unsupported.data_parallel",
     ]
     assert by_op["torch.backends.cudnn.benchmark"][6] == "caveat"
     assert by_op["(whole file)"][0] == "legacy_eval.py"
@@ -89,8 +92,7 @@ def test_summary_sheet(out: Path) -> None:
     values = {row[0]: row[1] for row in ws.iter_rows(values_only=True) if row and row[0]}
     rows = csv_rows(out / "unsupported_op.csv")[1:]
     changes = [r for r in csv_rows(out / "change_list.csv")[1:] if r[5] != "imports.torch_npu"]
-    caveat_rules = load_tables().caveat_rules
-    caveat_changes = sum(1 for r in changes if r[5] in caveat_rules)
+    caveat_changes = sum(1 for r in changes if RULES[r[5]].caveat)
     caveats = sum(1 for r in rows if r[6] == "caveat")
     assert caveat_changes == 1  # the environment key
     assert values["needs manual work"] == len(rows) - caveats
@@ -122,6 +124,7 @@ def test_analyse_writes_reports_only(tmp_path: Path) -> None:
         "change_list.csv",
         "effort.csv",
         "msFmkTranspltlog.txt",
+        "report.html",
         "unsupported_op.csv",
         "unsupported_op.xlsx",
     ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,40 @@ def test_recorded_ids_are_declared_with_their_kind(case: Path) -> None:
 def test_options_sidecars_are_valid_json() -> None:
     for sidecar in FIXTURES.glob("*/*.options.json"):
         assert isinstance(json.loads(sidecar.read_text(encoding="utf-8")), dict)
+
+
+def tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
+    )
+
+
+def test_rule_command_prints_the_page() -> None:
+    shown = tool("rule", "device_strings.int_device")
+    assert shown.returncode == 0
+    assert shown.stdout == (PAGES / "device_strings.int_device.md").read_text(encoding="utf-8")
+    assert tool("--explain", "device_strings.int_device").stdout == shown.stdout
+
+
+def test_unknown_rule_id_gets_the_closest_ids() -> None:
+    typo = tool("rule", "tensor_methods.cuda_cal")
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr.startswith("ms_fmk_transplt: error: tensor_methods.cuda_cal: unknown rule")
+    assert "did you mean tensor_methods.cuda_call" in typo.stderr
+    assert "user_rules.ArgsModifyRule" in tool("rule", "ArgsModifyRule").stderr
+
+
+def test_rule_command_lists_every_rule() -> None:
+    listed = tool("rule").stdout.splitlines()
+    assert [line.split()[0] for line in listed] == sorted(RULES)
+    assert all(RULES[line.split()[0]].summary in line for line in listed)
+
+
+def test_ignore_takes_an_id_prefix_and_leaves_a_note(tmp_path: Path) -> None:
+    from ms_fmk_transplt.engine import migrate_source
+
+    source = b"import torch\nx = torch.cuda.nvtx.range_push('a')  # msft: ignore[device_api]\n"
+    result = migrate_source(source, "t.py")
+    assert result.output == source and not [n for n in result.notices if n.open_work]
+    (note,) = result.notices
+    assert (note.rule, note.line) == ("optout.ignore", 2) and "1 row dropped" in note.message

@@ -92,6 +92,7 @@ def test_empty_input(tmp_path: Path) -> None:
         "advice.csv",
         "change_list.csv",
         "msFmkTranspltlog.txt",
+        "report.html",
         "unsupported_op.csv",
         "unsupported_op.xlsx",
     ]

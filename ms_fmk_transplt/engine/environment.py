@@ -8,7 +8,7 @@ rules/advice.json, entries marked ``exact``).
 role and the same values (``CUDA_VISIBLE_DEVICES`` -> ``ASCEND_RT_VISIBLE_DEVICES``). The change
 carries a caveat (what differs is in the advice table). Any other mention of such a name (a
 shell command in a string, a log message) is left alone and reported as before (rule
-unsupported.api, category environment). Opt out with
+unsupported.environment). Opt out with
 ``# msft: ignore[environment.ascend_variable]``.
 """
 

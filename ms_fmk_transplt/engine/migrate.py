@@ -127,7 +127,7 @@ def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
         notices, dropped_rows = _drop_ignored_rows(notices, ignored)
     if not done.events:
         if ignored:
-            notices += _kept_lines(path, {}, dropped_rows)
+            notices += _kept_lines(path, Counter(), dropped_rows)
         return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     output = _keep_final_cr(source, done.output)
     events = _with_output_lines(done.events, done.line_inserts, done.insert_order)

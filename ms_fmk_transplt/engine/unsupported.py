@@ -1,4 +1,4 @@
-"""What cannot run on the NPU as is (rule unsupported.api; data: rules/unsupported_api.json).
+"""What cannot run on the NPU as is (rules unsupported.<category>; rules/unsupported_api.json).
 
 Nothing is rewritten here: each occurrence becomes a categorised notice with a tip, a row of
 unsupported_op.xlsx. ``torch.cuda.X`` without an NPU counterpart is reported by device_api.py and

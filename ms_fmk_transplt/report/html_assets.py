@@ -28,7 +28,13 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .action-manual { color: var(--manual); font-weight: 600; }
 .action-caveat { color: var(--caveat); font-weight: 600; }
 .action-advice { color: var(--advice); font-weight: 600; }
-details > summary { cursor: pointer; white-space: nowrap; }
+details > summary { cursor: pointer; }
+#open-work { table-layout: fixed; }
+#open-work td { overflow-wrap: anywhere; }
+#open-work col.loc { width: 27%; } #open-work col.api { width: 17%; }
+#open-work col.cat { width: 9%; } #open-work col.act { width: 6%; }
+#open-work col.rule { width: 13%; }
+#open-work pre.excerpt { max-width: 100%; }
 code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
   font-size: 12.5px; }
 pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
@@ -52,7 +58,8 @@ svg text { font-size: 12px; fill: var(--fg); }
 
 JS = r"""
 (function () {
-  const data = JSON.parse(document.getElementById('msft-data').textContent);
+  const blob = document.getElementById('msft-data');
+  const data = blob ? JSON.parse(blob.textContent) : { files: [] };
   let mode = 'unified';
   function cell(tr, text, cls) {
     const td = document.createElement('td');
@@ -157,6 +164,7 @@ JS = r"""
       rows.forEach(function (r) { body.appendChild(r); });
     });
   });
+  document.querySelectorAll('details.file[open]').forEach(render);
   if (location.hash.startsWith('#file-')) {
     const d = document.getElementById(location.hash.slice(1));
     if (d && d.tagName === 'DETAILS') d.open = true;

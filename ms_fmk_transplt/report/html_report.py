@@ -8,7 +8,6 @@ user's code is escaped (``html.escape``) or travels as JSON read with ``textCont
 
 from __future__ import annotations
 
-import difflib
 import html
 import json
 from collections import Counter
@@ -17,8 +16,9 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ms_fmk_transplt import __version__
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation
+from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.report.html_assets import CSS, JS
+from ms_fmk_transplt.report.html_diff import file_diff
 from ms_fmk_transplt.report.statistics import count_buckets
 from ms_fmk_transplt.rule_pages import page, summary
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import FileRecord, RunResult
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
-CONTEXT = 3  # unchanged lines around each change in a diff
-MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output tree)
 
 
 def esc(text: object) -> str:
@@ -35,7 +33,8 @@ def esc(text: object) -> str:
 
 
 def rule_link(rule_id: str) -> str:
-    return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{esc(rule_id)}</a>'
+    shown = esc(rule_id).replace(".", ".<wbr>")
+    return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{shown}</a>'
 
 
 def folder_of(path: str) -> str:
@@ -68,12 +67,17 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     migrated = output_root is not None
     notices = [n for f in result.files for n in f.notices]
     files = [f for f in result.files if f.events and f.status == FileStatus.CHANGED]
-    diffs = [_file_diff(f, sources) for f in files] if migrated else []
+    diffs = (
+        [file_diff(f, sources.lines(f.path, False), sources.lines(f.path, True)) for f in files]
+        if migrated
+        else []
+    )
     used = sorted({e.rule for e in result.events} | {n.rule for n in notices})
     body = [
         _header(result),
         "<main>",
         _cards(result, notices),
+        _nav(notices, files, used),
         _open_work(notices, sources, migrated),
         _charts(result, notices),
         _folders(result),
@@ -141,6 +145,20 @@ def _cards(result: RunResult, notices: list[Notice]) -> str:
     return f'<div class="cards" id="summary">{items}</div>'
 
 
+def _nav(notices: list[Notice], files: list[FileRecord], used: list[str]) -> str:
+    open_rows = sum(1 for n in notices if n.open_work or n.advice)
+    links = (
+        ("open-work-title", f"Open work ({open_rows})"),
+        ("summary-title", "Summary"),
+        ("folders-title", "Per folder"),
+        ("files-title", f"Files ({len(files)})"),
+        ("rules-title", f"Rules ({len(used)})"),
+    )
+    return (
+        '<nav class="filters">' + " · ".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
+    )
+
+
 def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
     rows = [n for n in notices if n.open_work or n.advice]
     order = {"manual": 0, "caveat": 1}
@@ -152,7 +170,9 @@ def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
         f'<p class="muted">Manual items first, then caveats, then advice. Lines are those of the '
         f"{numbering}; open a location to see the code around it.</p>",
         options,
-        '<table id="open-work" data-filterable><thead><tr><th>Location</th><th>API</th>'
+        '<table id="open-work" data-filterable><colgroup><col class="loc"><col class="api">'
+        '<col class="cat"><col class="act"><col class="tip"><col class="rule"></colgroup>'
+        "<thead><tr><th>Location</th><th>API</th>"
         "<th>Category</th><th>Action</th><th>What to do</th><th>Rule</th></tr></thead><tbody>",
     ]
     for n in rows:
@@ -227,7 +247,7 @@ def _charts(result: RunResult, notices: list[Notice]) -> str:
     categories = Counter(n.category for n in notices if n.open_work)
     rules = Counter(e.rule for e in result.events)
     return (
-        '<h2>Summary</h2><div class="cards"><div><h3>Open work by category</h3>'
+        '<h2 id="summary-title">Summary</h2><div class="cards"><div><h3>Open work by category</h3>'
         f"{_bars(categories, False, 'manual')}</div><div><h3>Changes by rule</h3>"
         f"{_bars(rules, True)}</div></div>"
     )
@@ -254,14 +274,15 @@ def _folders(result: RunResult) -> str:
         for folder, c in sorted(stats.items())
     )
     return (
-        '<h2>Per folder</h2><table id="folders"><thead><tr><th class="sort">folder</th>'
+        '<h2 id="folders-title">Per folder</h2><table id="folders"><thead><tr>'
+        '<th class="sort">folder</th>'
         f"{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
 def _changed_files(files: list[FileRecord], diffs: list[dict]) -> str:
     out = [
-        f"<h2>Changed files ({len(files)})</h2>",
+        f'<h2 id="files-title">Changed files ({len(files)})</h2>',
         '<div class="filters"><label>Diff <select id="diff-mode"><option value="unified">'
         'unified</option><option value="split">side by side</option></select></label>'
         '<span class="muted">Open a file to see its diff; each changed line names its rule.'
@@ -287,42 +308,10 @@ def _would_change(files: list[FileRecord]) -> str:
         for f in files
     )
     return (
-        f'<h2>Files that would change ({len(files)})</h2><p class="muted">An analysis writes no '
+        f'<h2 id="files-title">Files that would change ({len(files)})</h2><p class="muted">'
+        "An analysis writes no "
         f"code: migrate to see the diffs.</p><ul>{items}</ul>"
     )
-
-
-def _file_diff(record: FileRecord, sources: _Sources) -> dict:
-    old = sources.lines(record.path, False)
-    new = sources.lines(record.path, True)
-    new_rules: dict[int, list[str]] = {}
-    old_rules: dict[int, list[str]] = {}
-    for e in record.events:
-        _mark(new_rules, e.out_start_line, e.out_end_line, e)
-        if e.operation != Operation.INSERT:
-            _mark(old_rules, e.start_line, e.end_line, e)
-    hunks, total = [], 0
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for group in matcher.get_grouped_opcodes(CONTEXT):
-        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
-        lines: list[list] = []
-        for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                lines += [[" ", a1 + k + 1, b1 + k + 1, old[a1 + k], []] for k in range(a2 - a1)]
-                continue
-            lines += [["-", a + 1, "", old[a], old_rules.get(a + 1, [])] for a in range(a1, a2)]
-            lines += [["+", "", b + 1, new[b], new_rules.get(b + 1, [])] for b in range(b1, b2)]
-        total += len(lines)
-        if total > MAX_DIFF_LINES:
-            return {"hunks": hunks, "cut": True}
-        hunks.append({"header": f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@", "lines": lines})
-    return {"hunks": hunks, "cut": False}
-
-
-def _mark(where: dict[int, list[str]], start: int, end: int, event: ChangeEvent) -> None:
-    for line in range(start, max(start, end) + 1):
-        if event.rule not in where.setdefault(line, []):
-            where[line].append(event.rule)
 
 
 def _other_notes(notices: list[Notice]) -> str:
@@ -346,7 +335,7 @@ def _rule_pages(used: list[str]) -> str:
     from markdown_it import MarkdownIt  # a dependency of rich
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    out = [f"<h2>Rules used in this run ({len(used)})</h2>"]
+    out = [f'<h2 id="rules-title">Rules used in this run ({len(used)})</h2>']
     for rule_id in used:
         text = page(rule_id) or f"# {rule_id}\n\n(no page)"
         out.append(

@@ -1,4 +1,4 @@
-"""Span pass: what cannot run on the NPU as is (rule unsupported.api); see
+"""Span pass: what cannot run on the NPU as is (rules unsupported.<category>); see
 engine/unsupported.py for the rule. Nothing is rewritten: each occurrence is a notice."""
 
 from __future__ import annotations

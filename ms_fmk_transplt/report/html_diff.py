@@ -1,0 +1,109 @@
+"""The diffs of report.html: input vs migrated file, each changed line with the rules that
+changed it. Taken straight from the events where the output is the input with lines changed in
+place and whole lines inserted (always, for the engine's own changes); difflib otherwise."""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+from ms_fmk_transplt.events import ChangeEvent, Operation
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.pipeline import FileRecord
+
+CONTEXT = 3  # unchanged lines around each change in a diff
+MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output tree)
+
+
+def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict:
+    """The JSON the page's script renders: hunks of [tag, input line, output line, text,
+    rule ids] (unified or side by side), cut after MAX_DIFF_LINES lines."""
+    new_rules: dict[int, list[str]] = {}
+    old_rules: dict[int, list[str]] = {}
+    notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
+    for e in [] if notebook else record.events:
+        _mark(new_rules, e.out_start_line, e.out_end_line, e)
+        if e.operation != Operation.INSERT:
+            _mark(old_rules, e.start_line, e.end_line, e)
+    merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
+    lines = [
+        [tag, o or "", n or "", old[o - 1] if tag == "-" or not n else new[n - 1], []]
+        for tag, o, n in merged
+    ]
+    for line in lines:
+        if line[0] == "-":
+            line[4] = old_rules.get(line[1], [])
+        elif line[0] == "+":
+            line[4] = new_rules.get(line[2], [])
+    hunks, total = [], 0
+    for first, last in _hunk_ranges([line[0] != " " for line in lines]):
+        part = lines[first:last]
+        total += len(part)
+        if total > MAX_DIFF_LINES:
+            return {"hunks": hunks, "cut": True}
+        o = [line[1] for line in part if line[1]]
+        n = [line[2] for line in part if line[2]]
+        header = f"@@ -{o[0] if o else 0},{len(o)} +{n[0] if n else 0},{len(n)} @@"
+        hunks.append({"header": header, "lines": part})
+    return {"hunks": hunks, "cut": False}
+
+
+Merged = list[tuple[str, int, int]]  # (" ", "-" or "+"; input line or 0; output line or 0)
+
+
+def _aligned(old: list[str], new: list[str], events: list[ChangeEvent]) -> Merged | None:
+    """The diff straight from the events: the engine changes lines in place and inserts whole
+    lines, so the output is the input with the INSERT lines added (None if not: then difflib)."""
+    inserted = {
+        n
+        for e in events
+        if e.operation == Operation.INSERT
+        for n in range(e.out_start_line, e.out_end_line + 1)
+    }
+    if len(new) - len(inserted) != len(old):
+        return None
+    merged: Merged = []
+    o = 0
+    for n in range(1, len(new) + 1):
+        if n in inserted:
+            merged.append(("+", 0, n))
+            continue
+        o += 1
+        if old[o - 1] == new[n - 1]:
+            merged.append((" ", o, n))
+        else:
+            merged += [("-", o, 0), ("+", 0, n)]
+    return merged
+
+
+def _matched(old: list[str], new: list[str]) -> Merged:
+    merged: Merged = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag == "equal":
+            merged += [(" ", a1 + k + 1, b1 + k + 1) for k in range(a2 - a1)]
+        else:
+            merged += [("-", a + 1, 0) for a in range(a1, a2)]
+            merged += [("+", 0, b + 1) for b in range(b1, b2)]
+    return merged
+
+
+def _hunk_ranges(changed: list[bool]) -> list[tuple[int, int]]:
+    """[first, last) index ranges of the changed entries with CONTEXT entries around them."""
+    ranges: list[tuple[int, int]] = []
+    for i, flag in enumerate(changed):
+        if not flag:
+            continue
+        first, last = max(0, i - CONTEXT), min(len(changed), i + CONTEXT + 1)
+        if ranges and first <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], last)
+        else:
+            ranges.append((first, last))
+    return ranges
+
+
+def _mark(where: dict[int, list[str]], start: int, end: int, event: ChangeEvent) -> None:
+    for line in range(start, max(start, end) + 1):
+        if event.rule not in where.setdefault(line, []):
+            where[line].append(event.rule)

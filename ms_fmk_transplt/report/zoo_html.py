@@ -1,0 +1,45 @@
+"""<zoo>_zoo_report.html: the index page of a --zoo run, one row per model with a link to the
+model's own report.html (same styling; sortable columns)."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+from ms_fmk_transplt.report.html_assets import CSS, JS
+
+NUMERIC = {"Files", "Python files", "Changed files", "Changes", "Unsupported", "Needs manual work",
+           "Failed files", "Conversion rate"}  # fmt: skip
+
+
+def write(path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple]) -> None:
+    """``rows`` are the zoo summary's (the last column is the model's output folder)."""
+    heads = "".join(
+        f'<th class="sort{" num" if h in NUMERIC else ""}">{html.escape(h)}</th>'
+        for h in header[:-1]
+    )
+    body = []
+    for row in rows:
+        cells = []
+        for name, value in zip(header[:-1], row):
+            if name == "Conversion rate":
+                cells.append(f'<td class="num">{float(value):.1%}</td>')
+            elif name in NUMERIC:
+                cells.append(f'<td class="num">{html.escape(str(value))}</td>')
+            else:
+                cells.append(f"<td>{html.escape(str(value))}</td>")
+        report = Path(str(row[-1])) / "report.html"
+        if report.is_file():
+            link = os.path.relpath(report, path.parent).replace(os.sep, "/")
+            cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(str(row[0]))}</a></td>'
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(zoo)}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
+        f"</head><body><header><h1>{html.escape(zoo)}: model zoo migration</h1>"
+        f'<div class="run">{len(rows)} models · open a model for its report</div></header>'
+        f'<main><table id="zoo"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}'
+        f"</tbody></table></main><script>{JS}</script></body></html>\n"
+    )
+    path.write_text(page, encoding="utf-8", newline="\n")
