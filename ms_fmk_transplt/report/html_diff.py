@@ -27,18 +27,13 @@ def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict:
         if e.operation != Operation.INSERT:
             _mark(old_rules, e.start_line, e.end_line, e)
     merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
-    lines = [
-        [tag, o or "", n or "", old[o - 1] if tag == "-" or not n else new[n - 1], []]
-        for tag, o, n in merged
-    ]
-    for line in lines:
-        if line[0] == "-":
-            line[4] = old_rules.get(line[1], [])
-        elif line[0] == "+":
-            line[4] = new_rules.get(line[2], [])
     hunks, total = [], 0
-    for first, last in _hunk_ranges([line[0] != " " for line in lines]):
-        part = lines[first:last]
+    for first, last in _hunk_ranges([tag != " " for tag, _, _ in merged]):
+        part = []
+        for tag, o, n in merged[first:last]:
+            text = new[n - 1] if n else old[o - 1]
+            rules = old_rules.get(o, []) if tag == "-" else new_rules.get(n, []) if n else []
+            part.append([tag, o or "", n or "", text, rules if tag != " " else []])
         total += len(part)
         if total > MAX_DIFF_LINES:
             return {"hunks": hunks, "cut": True}
