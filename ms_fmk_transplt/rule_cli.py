@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_OK
@@ -12,7 +13,15 @@ USAGE = "usage: ms_fmk_transplt rule [RULE_ID]   (or: ms_fmk_transplt --explain 
 
 def rule_main(args: list[str]) -> int:
     """Print the page of ``args[0]`` (exit 0), every id with its summary when no id is given,
-    or one error line with the closest ids (exit 2)."""
+    or one error line with the closest ids (exit 2). Piping into ``head`` is fine."""
+    try:
+        return _rule_main(args)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _rule_main(args: list[str]) -> int:
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         print("Print the documentation page of a rule id (as in change_list.csv, the reports,")

@@ -96,7 +96,7 @@ def run_zoo(options: RunOptions, progress=None) -> ZooResult:
         out.mkdir(parents=True, exist_ok=True)
         part = _part_path(root, out, options.shard)
         part.write_text(json.dumps({"rows": rows}, ensure_ascii=False), encoding="utf-8")
-        return ZooResult(root, rows, part, part)
+        return ZooResult(root, rows, part, part, part)
     return _write_summary(root, out, rows)
 
 

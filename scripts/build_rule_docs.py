@@ -27,7 +27,7 @@ def main() -> None:
         if stale.name not in wanted:
             stale.unlink()
     for name, text in wanted.items():
-        (folder / name).write_text(text, encoding="utf-8", newline="\n")
+        (folder / name).write_bytes(text.encode("utf-8"))
     print(f"{len(rules)} rule pages in {folder.relative_to(ROOT)}")
 
 

@@ -92,6 +92,7 @@ def test_zoo_parts_merged_give_the_zoo_summary(tmp_path: Path) -> None:
         f"{m}_msft" for m in ("amp_loop", "ddp", "imagenet", "streams", "notebooks")
     )
     assert not list(parts.glob("*.shard-*"))
+    assert (parts / "zoo_zoo_report.html").read_text().count("report.html") == 5
 
 
 def test_missing_or_mismatched_parts_stop_the_merge(tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px so
 pre.excerpt span { display: block; padding: 0 8px; white-space: pre; }
 pre.excerpt span.hit { background: #fff4cc; }
 .ln { color: var(--muted); display: inline-block; min-width: 4em; user-select: none; }
-.diff { width: 100%; table-layout: fixed; margin: 6px 0 14px; }
+.diff { width: 100%; table-layout: fixed; margin: 6px 0 14px;
+  font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
 .diff td { border: 0; padding: 0 6px; white-space: pre-wrap; word-break: break-all; }
 .diff td.ln { width: 4.5em; text-align: right; }
 .diff td.rules { width: 16em; white-space: normal; font-size: 12px; }
@@ -120,6 +121,13 @@ JS = r"""
     let table = details.querySelector('table.diff');
     if (table) table.remove();
     table = document.createElement('table'); table.className = 'diff';
+    const widths = mode === 'unified' ? ['4.5em', '4.5em', '', '16em']
+      : ['4.5em', '', '4.5em', '', '14em'];
+    const group = document.createElement('colgroup');
+    widths.forEach(function (w) {
+      const col = document.createElement('col'); if (w) col.style.width = w; group.appendChild(col);
+    });
+    table.appendChild(group);
     (mode === 'unified' ? renderUnified : renderSideBySide)(table, file);
     details.appendChild(table);
   }

@@ -96,7 +96,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         f'<script type="application/json" id="msft-data">{data}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
     )
-    path.write_text(text, encoding="utf-8", newline="\n")
+    path.write_bytes(text.encode("utf-8"))
 
 
 def _header(result: RunResult) -> str:

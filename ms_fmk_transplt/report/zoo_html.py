@@ -42,4 +42,4 @@ def write(path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple]) -> N
         f'<main><table id="zoo"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}'
         f"</tbody></table></main><script>{JS}</script></body></html>\n"
     )
-    path.write_text(page, encoding="utf-8", newline="\n")
+    path.write_bytes(page.encode("utf-8"))
