@@ -43,6 +43,11 @@ SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far
 """
 
 
+def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--select / --ignore values: repeated and/or comma-separated rule ids or id prefixes."""
+    return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
+
+
 def _fail(message: str) -> None:
     click.echo(f"ms_fmk_transplt: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -156,7 +161,26 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors (no progress, no summary).")
 @click.option("--verbose", is_flag=True, help="One line per Python file.")
 @click.option(
+    "--select",
+    multiple=True,
+    metavar="IDS",
+    help="Apply only these rule ids or id prefixes (comma-separated or repeated).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="IDS",
+    help="Do not apply these rule ids or id prefixes (as `# msft: ignore[...]` on every line).",
+)
+@click.option(
+    "--no-todo-comments",
+    is_flag=True,
+    help="No `# msft: TODO[...]` comments on lines distributed -m could not finish (rows stay).",
+)
+@click.option(
+    "--output-format",
     "--report-format",
+    "report_format",
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
@@ -183,6 +207,9 @@ def main(
     merge_shards: int | None,
     quiet: bool,
     verbose: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    no_todo_comments: bool,
     report_format: str,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
@@ -214,6 +241,9 @@ def main(
         specify_device=specify_device,
         similar=similar,
         target_version=version,
+        select=rule_patterns(select),
+        ignore=rule_patterns(ignore),
+        todo_comments=not no_todo_comments,
         jobs=jobs,
         max_file_mib=max_file_mib,
         use_cache=not no_cache,

@@ -1,11 +1,39 @@
-"""Console-script entry point: the path modes (--check/--diff/--inplace FILES...) or the migration
-CLI. Kept tiny so that a pre-commit hook only imports what it uses."""
+"""Console-script entry point: the path modes (--check/--diff/--inplace FILES...), the rule pages
+(``rule ID``, ``--explain ID``) or the migration CLI. Kept tiny so that a pre-commit hook only
+imports what it uses. Modes that exclude each other stop here with exit code 2."""
 
 from __future__ import annotations
 
 import sys
 
 PATH_MODES = ("--check", "--diff", "--inplace")
+EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
+TAKES_VALUE = ("-i", "--input", "-o", "--output", "-r", "--rule", "--cache-dir", "-m", "--main")
+
+
+def _refuse(message: str) -> None:
+    print(f"ms_fmk_transplt: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _conflicts(args: list[str]) -> None:
+    modes = list(dict.fromkeys(a for a in args if a in PATH_MODES))
+    if len(modes) > 1:
+        _refuse(f"{modes[0]} and {modes[1]} cannot be combined: choose one mode")
+    if modes and ("-i" in args or "--input" in args or "--zoo" in args):
+        _refuse(f"{modes[0]} works on the files given to it and cannot be combined with -i/--zoo")
+    quiet = next((a for a in args if a in EXCLUSIVE[0]), None)
+    verbose = next((a for a in args if a in EXCLUSIVE[1]), None)
+    if quiet and verbose:
+        _refuse(f"{quiet} and {verbose} cannot be combined")
+
+
+def _sub_command_help(args: list[str]) -> bool:
+    """``... distributed -h``: the sub-command's help (its group's -i/-o are not needed)."""
+    for i, arg in enumerate(args):
+        if arg == "distributed" and (i == 0 or args[i - 1] not in TAKES_VALUE):
+            return bool({"-h", "--help"} & set(args[i:]))
+    return False
 
 
 def entry() -> None:
@@ -17,10 +45,15 @@ def entry() -> None:
             at = args.index("--explain")
             args = ["", *args[at + 1 : at + 2]]
         sys.exit(rule_main(args[1:]))
-    if any(arg in PATH_MODES for arg in sys.argv[1:]):
+    _conflicts(args)
+    if any(arg in PATH_MODES for arg in args):
         from ms_fmk_transplt.paths_cli import paths_main
 
         paths_main(prog_name="ms_fmk_transplt")
+    elif _sub_command_help(args):
+        from ms_fmk_transplt.cli import distributed  # its help needs no -i/-o
+
+        distributed.main(["--help"], prog_name="ms_fmk_transplt [OPTIONS] distributed")
     else:
         from ms_fmk_transplt.cli import main
 

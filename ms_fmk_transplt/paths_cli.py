@@ -15,18 +15,26 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.syntax import Syntax
 
+from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
-from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.events import FileResult, FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, engine_options, migrate_file
+from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.tables import resolve_version
 
-SEVERITY = {"change": set(), "manual": {"manual"}, "caveat": {"manual", "caveat"}}
+FAILING = {
+    "change": {"change"},
+    "manual": {"change", "manual"},
+    "caveat": {"change", "manual", "caveat"},
+}
+COLOURS = {"change": "red", "manual": "red", "caveat": "yellow", "advice": "blue", "note": "white"}
 CODE_SUFFIXES = (".py", ".ipynb")
 
 
@@ -70,6 +78,21 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+@dataclass
+class Checked:
+    """One file's outcome in a path mode."""
+
+    path: Path
+    before: bytes
+    output: bytes
+    status: FileStatus
+    findings: list[report.Finding] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.output != self.before
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--check", "mode", flag_value="check", help="Report, write nothing; exit 1 on findings."
@@ -92,131 +115,169 @@ def _atomic_write(path: Path, data: bytes) -> None:
     show_default=True,
     help="--check fails on changes, plus unsupported rows needing manual work, plus caveats.",
 )
-@click.option("--report-format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--select", multiple=True, metavar="IDS", help="Only these rule ids or id prefixes.")
+@click.option("--ignore", multiple=True, metavar="IDS", help="Not these rule ids or id prefixes.")
+@click.option(
+    "--statistics", is_flag=True, help="Counts per rule and per file instead of findings."
+)
+@click.option(
+    "--output-format",
+    "--report-format",
+    "output_format",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    show_default=True,
+    help="text (path:line:col: rule message), json, github (workflow annotations), sarif (2.1.0).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-def paths_main(
-    mode, paths, rule_file, specify_device, similar, target_version, fail_on, report_format, quiet
-):
+def paths_main(mode, paths, rule_file, specify_device, similar, target_version, fail_on, select,
+               ignore, statistics, output_format, quiet):  # fmt: skip
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
+    from ms_fmk_transplt.cli import rule_patterns
+
     try:
         try:
             version = resolve_version(target_version) if target_version else ""
         except ValueError as exc:
-            raise UserError(f"-v/--target-version: {exc}") from exc
-        options = engine_options(
-            RunOptions(
-                input=".",
-                output=".",
-                rule_file=rule_file,
-                specify_device=specify_device,
-                similar=similar,
-                target_version=version,
-            )
+            raise UserError("-v/--target-version", str(exc)) from exc
+        run = RunOptions(
+            input=".",
+            output=".",
+            rule_file=rule_file,
+            specify_device=specify_device,
+            similar=similar,
+            target_version=version,
+            select=rule_patterns(select),
+            ignore=rule_patterns(ignore),
         )
+        options = engine_options(run)
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     console = Console(highlight=False, soft_wrap=True, markup=False)
-    findings, results, failed, would_change = [], [], 0, 0
-    for path in files:
-        rel = path.as_posix()
-        before = path.read_bytes()
-        output, record = migrate_file(path, rel, options)
-        failed += record.status == FileStatus.FAILED
-        changed = output != before
-        would_change += changed
-        open_work = [n for n in record.notices if n.open_work and n.action in SEVERITY[fail_on]]
-        for e in record.events:
-            findings.append(f"{rel}:{e.start_line}: {e.rule} {e.message}")
-        for n in open_work:
-            findings.append(f"{rel}:{n.line}: {n.rule} [{n.category}] {n.message.splitlines()[0]}")
-        results.append(
-            {
-                "path": rel,
-                "status": record.status.value,
-                "changed": changed,
-                "changes": [
-                    {"line": e.start_line, "rule": e.rule, "message": e.message}
-                    for e in record.events
-                ],
-                "unsupported": [
-                    {
-                        "line": n.line,
-                        "op": n.api,
-                        "category": n.category,
-                        "action": n.action,
-                        "tip": n.tip,
-                    }
-                    for n in record.notices
-                    if n.open_work
-                ],
-                "advice": [
-                    {"line": n.line, "rule": n.rule, "api": n.api, "tip": n.tip}
-                    for n in record.notices
-                    if n.advice
-                ],
-            }
-        )
-        if mode == "diff" and changed and report_format == "text":
-            diff = "".join(
-                difflib.unified_diff(
-                    before.decode("utf-8", "replace").splitlines(keepends=True),
-                    output.decode("utf-8", "replace").splitlines(keepends=True),
-                    f"a/{rel.lstrip('/')}",
-                    f"b/{rel.lstrip('/')}",
-                )
-            )
-            console.print(
-                Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end=""
-            )
-        if mode == "inplace" and changed:
-            try:
-                _atomic_write(path, output)
-            except OSError as exc:  # e.g. a full disk: this file is untouched, earlier ones done
-                click.echo(
-                    f"ms_fmk_transplt: error: {path}: cannot write ({exc.strerror}); "
-                    "this file and the ones after it were not changed",
-                    err=True,
-                )
-                sys.exit(EXIT_BAD_INPUT)
-            if report_format == "text" and not quiet:
-                console.print(f"migrated {rel} ({len(record.events)} changes)")
+    checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
+    failing = [f for c in checked for f in c.findings if f.kind in FAILING[fail_on]]
+    failed = sum(1 for c in checked if c.status == FileStatus.FAILED)
     if mode == "check":
-        code = EXIT_FILE_FAILURES if (findings or failed) else EXIT_OK
+        code = EXIT_FILE_FAILURES if (failing or failed) else EXIT_OK
     else:
         code = EXIT_FILE_FAILURES if failed else EXIT_OK
-    if report_format == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "mode": mode,
-                    "exit_code": code,
-                    "files": results,
-                    "counts": {
-                        "files": len(files),
-                        "would_change" if mode != "inplace" else "changed": would_change,
-                        "findings": len(findings),
-                        "failed": failed,
-                    },
-                },
-                indent=2,
-            )
-        )
-    else:
-        if mode == "check":
-            for line in findings:
-                click.echo(line)
-        if not quiet:
-            verb = {"check": "would change", "diff": "would change", "inplace": "changed"}[mode]
+    _render(checked, failing, mode, output_format, statistics, code)
+    if output_format == "text" and not quiet:
+        _closing(checked, failing, mode, failed)
+    sys.exit(code)
+
+
+def _one(path: Path, options, mode: str, output_format: str, quiet: bool, console) -> Checked:
+    before = path.read_bytes()
+    output, record = migrate_file(path, path.as_posix(), options)
+    result = FileResult(path.as_posix(), record.status, output, record.events, record.notices)
+    checked = Checked(path, before, output, record.status)
+    checked.findings = report.findings_of(result, path.as_posix(), before)
+    if mode == "diff" and checked.changed and output_format == "text":
+        _print_diff(console, path.as_posix(), before, output)
+    if mode == "inplace" and checked.changed:
+        try:
+            _atomic_write(path, output)
+        except OSError as exc:  # e.g. a full disk: this file is untouched, earlier ones done
             click.echo(
-                f"{len(files)} file(s) checked, {would_change} {verb}, "
-                f"{len(findings)} finding(s), {failed} failed",
+                f"ms_fmk_transplt: error: {path}: cannot write ({exc.strerror}); "
+                "this file and the ones after it were not changed",
                 err=True,
             )
-            if findings:
-                first = findings[0].split(": ", 2)[1].split(" ", 1)[0]
-                click.echo(
-                    f"what a rule does and how to opt out: ms_fmk_transplt rule {first}", err=True
-                )
-    sys.exit(code)
+            sys.exit(EXIT_BAD_INPUT)
+        if output_format == "text" and not quiet:
+            console.print(f"migrated {path.as_posix()} ({len(record.events)} changes)")
+    return checked
+
+
+def _print_diff(console, rel: str, before: bytes, output: bytes) -> None:
+    diff = "".join(
+        difflib.unified_diff(
+            before.decode("utf-8", "replace").splitlines(keepends=True),
+            output.decode("utf-8", "replace").splitlines(keepends=True),
+            f"a/{rel.lstrip('/')}",
+            f"b/{rel.lstrip('/')}",
+        )
+    )
+    console.print(Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end="")
+
+
+def _render(checked: list[Checked], failing, mode: str, output_format: str, statistics: bool,
+            code: int) -> None:  # fmt: skip
+    everything = [f for c in checked for f in c.findings]
+    if output_format == "json":
+        click.echo(json.dumps(_as_json(checked, mode, code), indent=2))
+    elif output_format == "sarif":
+        from ms_fmk_transplt.rule_pages import summary
+
+        summaries = {f.rule: summary(f.rule) for f in everything}
+        click.echo(json.dumps(report.sarif(everything, __version__, summaries), indent=2))
+    elif output_format == "github":
+        for line in report.github_lines(failing if mode == "check" else everything):
+            click.echo(line)
+    elif statistics:
+        for line in report.statistics(failing if mode == "check" else everything):
+            click.echo(line)
+    elif mode == "check":
+        colour = sys.stdout.isatty()
+        for f in failing:
+            text = f"{f.location}: {f.rule} {f.message}"
+            if colour:
+                where = click.style(f.location, bold=True)
+                rule = click.style(f.rule, fg=COLOURS[f.kind], bold=True)
+                text = f"{where}: {rule} {f.message}"
+            click.echo(text)
+
+
+def _closing(checked: list[Checked], failing, mode: str, failed: int) -> None:
+    changed = sum(1 for c in checked if c.changed)
+    verb = {"check": "would change", "diff": "would change", "inplace": "changed"}[mode]
+    click.echo(
+        f"{len(checked)} file(s) checked, {changed} {verb}, {len(failing)} finding(s), "
+        f"{failed} failed",
+        err=True,
+    )
+    if mode == "check" and changed:
+        click.echo(
+            f"{changed} file{'s' * (changed != 1)} would change: run --inplace (or --diff to "
+            "preview)",
+            err=True,
+        )
+    if mode == "check" and failing:
+        click.echo(
+            f"what a rule does and how to opt out: ms_fmk_transplt rule {failing[0].rule}", err=True
+        )
+
+
+def _as_json(checked: list[Checked], mode: str, code: int) -> dict[str, object]:
+    def of(c: Checked, kinds: tuple[str, ...]) -> list[dict[str, object]]:
+        return [f.as_dict() for f in c.findings if f.kind in kinds]
+
+    files = [
+        {
+            "path": c.path.as_posix(),
+            "status": c.status.value,
+            "changed": c.changed,
+            "changes": of(c, ("change",)),
+            "open_items": of(c, ("manual", "caveat")),
+            "advice": of(c, ("advice",)),
+            "warnings": of(c, ("note",)),
+        }
+        for c in checked
+    ]
+    counts = {
+        "files": len(checked),
+        "would_change" if mode != "inplace" else "changed": sum(c.changed for c in checked),
+        "findings": sum(len(c.findings) for c in checked),
+        "failed": sum(c.status == FileStatus.FAILED for c in checked),
+    }
+    return {
+        "schema_version": report.SCHEMA_VERSION,
+        "mode": mode,
+        "exit_code": code,
+        "line_numbers": "input",
+        "files": files,
+        "counts": counts,
+    }

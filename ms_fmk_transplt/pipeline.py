@@ -62,6 +62,9 @@ class RunOptions:
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
     target_version: str = ""  # -v/--target-version, resolved ("": the newest known)
+    select: tuple[str, ...] = ()  # --select: only these rule ids / id prefixes
+    ignore: tuple[str, ...] = ()  # --ignore: not these
+    todo_comments: bool = True  # off: --no-todo-comments
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
@@ -122,14 +125,29 @@ def _rel(path: Path) -> str:
     return path.as_posix()
 
 
+def _check_rule_pattern(flag: str, pattern: str) -> None:
+    from ms_fmk_transplt.rule_pages import known_ids, suggestions
+
+    if not any(i == pattern or i.startswith(pattern + ".") for i in known_ids()):
+        close = suggestions(pattern)[:3]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UserError(flag, f"{pattern}: not a rule id or id prefix{hint}")
+
+
 def engine_options(options: RunOptions) -> EngineOptions:
     """Validates what the user asked for (-r file) before anything is written."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
+    for flag, patterns in (("--select", options.select), ("--ignore", options.ignore)):
+        for pattern in patterns:
+            _check_rule_pattern(flag, pattern)
     engine = EngineOptions(
         user_rules=rules,
         specify_device=options.specify_device,
         similar=options.similar,
         target_version=options.target_version,
+        select=options.select,
+        ignore=options.ignore,
+        todo_comments=options.todo_comments,
     )
     if options.max_file_mib is None:
         return engine
@@ -335,6 +353,7 @@ def _engine_fingerprint(engine: EngineOptions) -> str:
             str(engine.specify_device),
             str(engine.similar),
             load_tables(engine.target_version).torch_npu_version,
+            ",".join(engine.select) + "|" + ",".join(engine.ignore) + f"|{engine.todo_comments}",
         ]
     )
     return fingerprint(extra)

@@ -36,6 +36,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.spans.profiler_spans",
     "ms_fmk_transplt.engine.spans.tensor_methods_spans",
     "ms_fmk_transplt.engine.spans.torch_npu_spans",
+    "ms_fmk_transplt.engine.todo_comments",
     "ms_fmk_transplt.engine.user_rules",
     "ms_fmk_transplt.pipeline",
 )

@@ -103,11 +103,22 @@ def test_main_without_dataloader_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-def test_target_never_assigned_warns_and_skips_wrapping(tmp_path: Path) -> None:
+def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) -> None:
     code, text = run(
         "-i", str(PROJECT), "-o", str(tmp_path), "distributed", "-m", "main.py", "-t", "net"
     )
     assert code == 0, text
     out = tmp_path / "imagenet_1p_msft"
-    assert "DistributedDataParallel" not in (out / "main.py").read_text()
+    main = (out / "main.py").read_text()
+    assert "DistributedDataParallel(" not in main
+    assert "msft_init_distributed()  # msft: TODO[distributed_mode.unwrapped_model]:" in main
     assert "-t net: never assigned in this file" in (out / "msFmkTranspltlog.txt").read_text()
+    rows = (out / "unsupported_op.csv").read_text().splitlines()
+    assert any(
+        r.endswith(",manual,distributed_mode.unwrapped_model") and ",-t net," in r for r in rows
+    )
+    assert "-t net" in text and "needs manual work" in text  # the terminal's closing tables
+    plain = tmp_path / "plain"
+    run("-i", str(PROJECT), "-o", str(plain), "--no-todo-comments", "distributed", "-m",
+        "main.py", "-t", "net")  # fmt: skip
+    assert "msft: TODO" not in (plain / "imagenet_1p_msft" / "main.py").read_text()

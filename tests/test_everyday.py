@@ -31,9 +31,9 @@ def test_check_names_the_lines_and_fails(script: Path) -> None:
     proc = tool("--check", str(script))
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
-        f"{script.as_posix()}:2: imports.torch_npu import torch_npu inserted (registers the NPU "
+        f"{script.as_posix()}:2:1: imports.torch_npu import torch_npu inserted (registers the NPU "
         "device with torch)",
-        f"{script.as_posix()}:3: tensor_methods.cuda_call .cuda() -> .npu()",
+        f"{script.as_posix()}:3:5: tensor_methods.cuda_call .cuda() -> .npu()",
     ]
     assert script.read_text() == CUDA  # nothing written
 
@@ -51,7 +51,7 @@ def test_check_severity(tmp_path: Path) -> None:
     assert tool("--check", str(path)).returncode == 0  # a caveat, below the default "manual"
     failing = tool("--check", "--fail-on", "caveat", str(path))
     assert failing.returncode == 1
-    assert f"{path.as_posix()}:2: unsupported.backend_switch [backend_switch]" in failing.stdout
+    assert f"{path.as_posix()}:2:1: unsupported.backend_switch torch.backends" in failing.stdout
 
 
 def test_diff_writes_nothing(script: Path) -> None:
@@ -124,7 +124,7 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
     run("git", "add", "train.py")
     check = run(pre_commit, "try-repo", str(ROOT), "ms-fmk-transplt-check", "--files", "train.py")
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "train.py:3: tensor_methods.cuda_call .cuda() -> .npu()" in check.stdout
+    assert "train.py:3:5: tensor_methods.cuda_call .cuda() -> .npu()" in check.stdout
     fix = run(pre_commit, "try-repo", str(ROOT), "ms-fmk-transplt-fix", "--files", "train.py")
     assert fix.returncode == 1  # pre-commit fails a hook that modified files
     text = (repo / "train.py").read_text()
@@ -133,3 +133,12 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
     run("git", "add", "train.py")
     again = run(pre_commit, "try-repo", str(ROOT), "ms-fmk-transplt-check", "--files", "train.py")
     assert again.returncode == 0, again.stdout + again.stderr
+    # notebooks are covered too (types_or: [python, jupyter])
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook = {"cells": [{**cell, "source": ["import torch\n", "x = torch.ones(2).cuda()\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    (repo / "explore.ipynb").write_text(json.dumps(notebook))
+    run("git", "add", "explore.ipynb")
+    nb = run(pre_commit, "try-repo", str(ROOT), "ms-fmk-transplt-check", "--files", "explore.ipynb")
+    assert nb.returncode == 1, nb.stdout + nb.stderr
+    assert "explore.ipynb#cell0:2:5: tensor_methods.cuda_call" in nb.stdout

@@ -30,8 +30,10 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.todo_comments import CATEGORY, TODO_COMMENT, todo_text
 from ms_fmk_transplt.events import Severity
-from ms_fmk_transplt.rule_catalog import NOTICE, declare
+from ms_fmk_transplt.rule_catalog import NOTICE, OPEN_WORK, declare
+from ms_fmk_transplt.unsupported_table import Entry
 
 _OPTION = "distributed -m MAIN -t MODEL"
 INIT = declare(
@@ -93,6 +95,28 @@ DEVICE = declare(
     "`.cuda(i)` / `.npu(i)` lose the fixed index so that they use the process's current NPU.",
     option=_OPTION,
 )
+UNSHARDED_LOADER = declare(
+    "distributed_mode.unsharded_loader",
+    "distributed -m: a DataLoader the tool cannot shard (own sampler, `**kwargs`): manual row",
+    "A loader with its own `sampler`/`batch_sampler`, or configured through `**kwargs` (so whether "
+    "it shuffles is unknown), is not given a DistributedSampler: every rank would read the whole "
+    "dataset. It is an open-work row (category `incomplete_migration`, counted against the "
+    "conversion rate) and the line gets a `# msft: TODO[distributed_mode.unsharded_loader]` "
+    "comment: pass `shuffle=` explicitly, or shard it with a DistributedSampler yourself.",
+    kind=OPEN_WORK,
+    option=_OPTION,
+)
+UNWRAPPED_MODEL = declare(
+    "distributed_mode.unwrapped_model",
+    "distributed -m: the -t model is never assigned in MAIN, so nothing is wrapped in DDP",
+    "Without DistributedDataParallel every rank trains its own replica and they drift apart. "
+    "When no statement of MAIN assigns the `-t` name, the run lists an open-work row (category "
+    "`incomplete_migration`) and the inserted `msft_init_distributed()` line gets a "
+    "`# msft: TODO[distributed_mode.unwrapped_model]` comment: give the right name with `-t`, or "
+    "wrap the model yourself.",
+    kind=OPEN_WORK,
+    option=_OPTION,
+)
 NO_DATALOADER = declare(
     "distributed_mode.no_dataloader",
     "distributed -m on a file without a DataLoader: the run stops (exit 2)",
@@ -145,6 +169,8 @@ def _body(scope: Scope) -> Sequence[cst.BaseStatement]:
 
 
 class DistributedMode(Concern):
+    UNWRAPPED_TIP = "wrap the model in DistributedDataParallel yourself, or name it with -t"
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         t = self.tables.distributed_mode
@@ -161,6 +187,8 @@ class DistributedMode(Concern):
         self.dp_statements: set[int] = set()
         self.found_loader = False
         self.done = False
+        self.unwrapped = False  # the -t model is never assigned
+        self.todo_calls: dict[int, str] = {}  # DataLoader call -> its TODO comment
 
     # -- planning on the original tree ------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -216,11 +244,10 @@ class DistributedMode(Concern):
                 if "batch_sampler" in keywords or (
                     sampler is not None and get_full_name_for_node(sampler.value) != "None"
                 ):
-                    self.ctx.warn(
+                    self._open_loader(
                         call,
-                        SAMPLER,
-                        "DataLoader with its own "
-                        "sampler: shard it across ranks yourself (not changed)",
+                        "DataLoader with its own sampler: not sharded",
+                        "shard it across ranks yourself (a DistributedSampler)",
                     )
                     continue
                 positional = (
@@ -231,12 +258,11 @@ class DistributedMode(Concern):
                 shuffle = keywords.get("shuffle")
                 shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
                 if shuffle is None and any(a.star == "**" for a in call.args):
-                    self.ctx.warn(
+                    self._open_loader(
                         call,
-                        SAMPLER,
-                        "DataLoader configured through "
-                        "**kwargs: whether it shuffles is unknown, so it is not sharded; "
-                        "pass shuffle= explicitly or add a DistributedSampler yourself",
+                        "DataLoader configured through **kwargs: whether it shuffles is unknown, "
+                        "so it is not sharded",
+                        "pass shuffle= explicitly, or add a DistributedSampler yourself",
                     )
                     continue
                 if not shuffles:
@@ -316,12 +342,13 @@ class DistributedMode(Concern):
                     self.ctx.claim(cur)
                     cur = cur.value if isinstance(cur, cst.Attribute) else None
         if not candidates:
-            self.ctx.warn(
-                module,
-                DDP,
-                f"-t {self.target}: never assigned in this "
-                "file; the model is not wrapped in DistributedDataParallel",
+            self.unwrapped = True
+            entry = Entry(f"-t {self.target}", CATEGORY, "manual", self.UNWRAPPED_TIP)
+            message = (
+                f"-t {self.target}: never assigned in this file; the model is not wrapped in "
+                "DistributedDataParallel"
             )
+            self.ctx.unsupported_at((1, 1), entry.key, entry, message, UNWRAPPED_MODEL)
             return
         candidates.sort(key=lambda c: c[0])
         _, scope, body, hits = candidates[0]
@@ -370,8 +397,18 @@ class DistributedMode(Concern):
                 for stmt in _body(other):
                     stmt.visit(Collect())
 
+    def _open_loader(self, call: cst.Call, message: str, tip: str) -> None:
+        """A training loader left unsharded: an open-work row and a TODO on its line."""
+        entry = Entry("DataLoader", CATEGORY, "manual", tip)
+        self.ctx.unsupported(call, "torch.utils.data.DataLoader", entry, message, UNSHARDED_LOADER)
+        if self.ctx.options.todo_comments:
+            self.todo_calls[id(call)] = todo_text(UNSHARDED_LOADER, tip)
+
     def _plan_entry(self, module: cst.Module) -> None:
-        init = (self.t.init_call, INIT, "join the hccl process group first")
+        call = self.t.init_call
+        if self.unwrapped and self.ctx.options.todo_comments:
+            call += "  " + todo_text(UNWRAPPED_MODEL, self.UNWRAPPED_TIP)
+        init = (call, INIT, "join the hccl process group first")
         for stmt in module.body:
             if (
                 isinstance(stmt, cst.If)
@@ -506,7 +543,26 @@ class DistributedMode(Concern):
         )
         return new
 
+    def _with_todo(self, original, updated):
+        todo = next((self.todo_calls[id(c)] for c in self._calls_in(original)
+                     if id(c) in self.todo_calls), None)  # fmt: skip
+        if todo is None or "msft: TODO[" in self.ctx.code(original):
+            return updated
+        trailing = updated.trailing_whitespace
+        text = f"{trailing.comment.value}  {todo}" if trailing.comment else todo
+        new = updated.with_changes(
+            trailing_whitespace=trailing.with_changes(
+                whitespace=trailing.whitespace if trailing.comment else cst.SimpleWhitespace("  "),
+                comment=cst.Comment(text),
+            )
+        )
+        last = self.ctx.lines(original)[1]
+        self.ctx.record_lines(last, last, TODO_COMMENT, "open work noted in the code", "", todo,
+                              needs_torch_npu=False)  # fmt: skip
+        return new
+
     def leave_SimpleStatementLine(self, original, updated):
+        updated = self._with_todo(original, updated)
         # `model = model` left by a removed DataParallel wrapper: the line becomes a pass
         if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
             assign = updated.body[0]

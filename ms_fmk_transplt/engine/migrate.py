@@ -89,7 +89,7 @@ def _migrate(
             if not (n.advice and n.line in replaced)
         )
     analysed = time.perf_counter()
-    result = done if isinstance(done, FileResult) else _finish(source, path, done)
+    result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
     result.declined = declined
     result.timings.update(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
@@ -111,6 +111,8 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
         scanned = None
         if len(source) <= options.max_file_bytes:
             scanned = target_notices(source, path, tables)
+            if scanned and (options.select or options.ignore):
+                scanned = [n for n in scanned if kept_rule(n.rule, options)]
         return FileResult(
             path, FileStatus.UNCHANGED, source, notices=scanned or [], analysed=scanned is not None
         )
@@ -120,14 +122,17 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
     return None
 
 
-def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
+def _finish(source: bytes, path: str, done: PassOutput, options: EngineOptions) -> FileResult:
     notices = done.notices
     ignored = ignored_lines(source) if done.events or notices else {}
+    comments = set(ignored)  # lines whose ignore comment gets a note (optout.ignore)
+    if options.select or options.ignore:
+        ignored = _with_selection(ignored, done.events, notices, options)
     if ignored:
         notices, dropped_rows = _drop_ignored_rows(notices, ignored)
     if not done.events:
         if ignored:
-            notices += _kept_lines(path, Counter(), dropped_rows)
+            notices += _kept_lines(path, Counter(), dropped_rows, comments)
         return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     output = _keep_final_cr(source, done.output)
     events = _with_output_lines(done.events, done.line_inserts, done.insert_order)
@@ -135,7 +140,7 @@ def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
         output, events, kept, dropped_changes = _apply_ignores(
             source, output, events, ignored, done.line_inserts
         )
-        notices += _kept_lines(path, dropped_changes, dropped_rows)
+        notices += _kept_lines(path, dropped_changes, dropped_rows, comments)
         if not kept:
             return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     if done.parse_check:
@@ -152,6 +157,36 @@ def _finish(source: bytes, path: str, done: PassOutput) -> FileResult:
     return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
 
 
+def matches(rule: str, patterns: tuple[str, ...] | frozenset[str]) -> bool:
+    """A rule id matches an id or an id prefix ("device_strings" matches device_strings.*)."""
+    return any(rule == p or rule.startswith(p + ".") for p in patterns)
+
+
+def kept_rule(rule: str, options: EngineOptions) -> bool:
+    """Whether --select / --ignore keep this rule's changes and rows."""
+    chosen = not options.select or matches(rule, options.select)
+    return chosen and not matches(rule, options.ignore)
+
+
+def _with_selection(
+    ignored: dict[int, frozenset[str] | None],
+    events: list[ChangeEvent],
+    notices: list[Notice],
+    options: EngineOptions,
+) -> dict[int, frozenset[str] | None]:
+    """--select / --ignore as if each line carried `# msft: ignore[<the rules not kept>]`."""
+    out = dict(ignored)
+    lines = [(e.start_line, e.rule) for e in events if e.operation != Operation.INSERT]
+    for line, rule in [*lines, *((n.line, n.rule) for n in notices)]:
+        if kept_rule(rule, options):
+            continue
+        if line not in out:
+            out[line] = frozenset({rule})
+        elif out[line] is not None:
+            out[line] = out[line] | {rule}  # type: ignore[operator]
+    return out
+
+
 def _drop_ignored_rows(
     notices: list[Notice], ignored: dict[int, frozenset[str] | None]
 ) -> tuple[list[Notice], Counter[int]]:
@@ -165,10 +200,12 @@ def _drop_ignored_rows(
     return kept, dropped
 
 
-def _kept_lines(path: str, changes: Counter[int], rows: Counter[int]) -> list[Notice]:
+def _kept_lines(
+    path: str, changes: Counter[int], rows: Counter[int], comments: set[int]
+) -> list[Notice]:
     """One INFO notice per line an ignore comment kept (rule optout.ignore)."""
     out = []
-    for line in sorted(set(changes) | set(rows)):
+    for line in sorted((set(changes) | set(rows)) & comments):
         what = [
             f"{count} {noun}{'s' if count > 1 else ''}"
             for count, noun in ((changes[line], "change"), (rows[line], "row"))
@@ -221,7 +258,7 @@ def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None])
     if line not in ignored:
         return False
     rules = ignored[line]
-    return rules is None or any(rule == r or rule.startswith(r + ".") for r in rules)
+    return rules is None or matches(rule, rules)
 
 
 def _apply_ignores(source, output, events, ignored, inserts):

@@ -15,6 +15,11 @@ class EngineOptions:
     distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
     target_version: str = ""  # -v: the torch_npu version the output targets ("": the newest)
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
+    # --select / --ignore: rule ids or id prefixes (device_strings, unsupported.environment);
+    # a change or row of a rule not selected, or ignored, is dropped as by `# msft: ignore[...]`
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    todo_comments: bool = True  # `# msft: TODO[...]` on lines a structural option could not finish
     # larger files are copied unchanged (--max-file-size sets both): the span pass needs about
     # 40 times a file's size in memory, the LibCST pass about a thousand times
     max_file_bytes: int = 32 * 2**20

@@ -82,7 +82,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         _charts(result, notices),
         _folders(result),
         _changed_files(files, diffs) if migrated else _would_change(files),
-        _other_notes(notices),
+        _other_notes(notices, migrated),
         _rule_pages(used),
         "</main>",
     ]
@@ -314,19 +314,21 @@ def _would_change(files: list[FileRecord]) -> str:
     )
 
 
-def _other_notes(notices: list[Notice]) -> str:
+def _other_notes(notices: list[Notice], migrated: bool) -> str:
     notes = [n for n in notices if not n.category]
     if not notes:
         return ""
     rows = "".join(
-        f"<tr><td><code>{esc(n.file)}:{n.line}</code></td><td>{esc(n.severity.value)}</td>"
+        f"<tr><td><code>{esc(n.file)}:{n.lines(migrated)[0]}</code></td>"
+        f"<td>{esc(n.severity.value)}</td>"
         f"<td>{esc(n.message.splitlines()[0])}</td><td>{rule_link(n.rule)}</td></tr>"
         for n in sorted(notices, key=lambda n: (n.file, n.line))
         if not n.category
     )
     return (
         f'<h2>Other notes ({len(notes)})</h2><p class="muted">Warnings and notes of the log '
-        "(input line numbers).</p><table><thead><tr><th>Location</th><th>Level</th><th>Note</th>"
+        "(lines as in the rest of this page).</p><table><thead><tr><th>Location</th>"
+        "<th>Level</th><th>Note</th>"
         f"<th>Rule</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 

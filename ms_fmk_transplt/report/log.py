@@ -67,14 +67,13 @@ def _head(result: RunResult) -> list[str]:
         _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
         _line(result.started, "INFO", f"target: {target_line(result)}"),
     ]
-    if opts.analyse:
-        out.append(
-            _line(
-                result.started,
-                "INFO",
-                "analysis only: no code written; line numbers refer to the input files",
-            )
-        )
+    numbering = (
+        "analysis only: no code written; line numbers are those of the input files"
+        if opts.analyse
+        else "line numbers are those of the migrated files (as in change_list.csv, "
+        "unsupported_op.xlsx/.csv, advice.csv and report.html)"
+    )
+    out.append(_line(result.started, "INFO", numbering))
     for severity, message in result.notes:
         out.append(_line(result.started, severity, message))
     return out
@@ -94,12 +93,13 @@ def _file_lines(result: RunResult) -> list[str]:
         else:
             what = "FAILED, copied unchanged"
         out.append(_line(record.time, "INFO", f"analysed {record.path}: {what}"))
-        for notice in sorted(record.notices, key=lambda n: n.line):
+        migrated = not result.options.analyse
+        for notice in sorted(record.notices, key=lambda n: n.lines(migrated)):
             out.append(
                 _line(
                     record.time,
                     notice.severity,
-                    f"{notice.file}:{notice.line}: [{notice.rule}] {notice.message}",
+                    f"{notice.file}:{notice.lines(migrated)[0]}: [{notice.rule}] {notice.message}",
                 )
             )
     return out

@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.events import ChangeEvent, Notice
 
-NOT_COUNTED = {TORCH_NPU}  # bookkeeping, not a CUDA construct of the user's code
+NOT_COUNTED = {TORCH_NPU, TODO_COMMENT}  # bookkeeping, not CUDA constructs of the user's code
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.events import Notice, Severity
+from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_line, target_version
 from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
@@ -69,7 +70,10 @@ def as_json(result: RunResult, exit_code: int) -> dict:
     from ms_fmk_transplt.report.unsupported import buckets
 
     b = buckets(result)
+    migrated = not result.options.analyse
     return {
+        "schema_version": SCHEMA_VERSION,
+        "line_numbers": "input" if result.options.analyse else "migrated",
         "input": str(result.options.input),
         "output": str(result.output_dir),
         "target_version": target_version(result),
@@ -89,6 +93,17 @@ def as_json(result: RunResult, exit_code: int) -> dict:
                 "changes": len(f.events),
                 "unsupported": sum(1 for n in f.notices if n.open_work),
                 "advice": sum(1 for n in f.notices if n.advice),
+                "open_items": [_item(n, migrated) for n in f.notices if n.open_work or n.advice],
+                "warnings": [
+                    {
+                        "line": n.lines(migrated)[0],
+                        "rule": n.rule,
+                        "level": n.severity.value,
+                        "message": n.message.splitlines()[0],
+                    }
+                    for n in f.notices
+                    if not n.category
+                ],
             }
             for f in result.files
             if f.python
@@ -97,6 +112,13 @@ def as_json(result: RunResult, exit_code: int) -> dict:
         "timings": timings(result),
         "libcst_pass": libcst_pass(result),
     }
+
+
+def _item(n: Notice, migrated: bool) -> dict[str, object]:
+    start, end = n.lines(migrated)
+    action = n.action if n.open_work else "advice"
+    return {"line": start, "end_line": end, "rule": n.rule, "api": n.api,
+            "category": n.category, "action": action, "tip": n.tip}  # fmt: skip
 
 
 def timings(result: RunResult) -> dict[str, float]:

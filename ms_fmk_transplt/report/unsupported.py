@@ -89,6 +89,8 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     _header(summary, ("Item", "Count"))
     target = load_tables(result.options.target_version)
     summary.append(["target torch_npu version", target.torch_npu_version])
+    numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
+    summary.append(["line numbers are those of the", numbering])
     operators = target.operators
     summary.append(["operator support list used", operators.document_version or "none"])
     summary.append(["migrated automatically", b.automatic])

@@ -1,0 +1,168 @@
+"""What ``--check`` / ``--diff`` / ``--inplace`` report, one structure for every output format:
+text (``path:line:col: rule message``, as ruff prints), JSON, GitHub workflow commands and
+SARIF 2.1.0. Line and column numbers are those of the files as given (the input); a notebook
+cell is named ``nb.ipynb#cellN`` and its lines are the cell's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
+
+SCHEMA_VERSION = 1
+KINDS = ("change", "manual", "caveat", "advice", "note")
+SARIF_LEVEL = {"change": "error", "manual": "error", "caveat": "warning", "advice": "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str  # the file as given; notebooks: "nb.ipynb#cellN"
+    line: int
+    col: int
+    end_line: int
+    rule: str
+    kind: str  # one of KINDS
+    message: str
+    category: str = ""
+    api: str = ""
+    tip: str = ""
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _column(lines: list[str], line: int, needles: Iterable[str]) -> int:
+    """1-based column of the first needle found on the line (first non-blank character if none)."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    for needle in needles:
+        at = text.find(needle) if needle else -1
+        if at >= 0:
+            return at + 1
+    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+
+
+def _cell_lines(source: str, path: str) -> list[str]:
+    """The lines a finding's line number counts: the file's, or a notebook cell's."""
+    if "#cell" not in path:
+        return source.splitlines()
+    import json
+
+    try:
+        cells = json.loads(source).get("cells", [])
+        cell = cells[int(path.rsplit("#cell", 1)[1])]
+    except (ValueError, IndexError, AttributeError):
+        return []
+    text = cell.get("source", "")
+    return ("".join(text) if isinstance(text, list) else str(text)).splitlines()
+
+
+def of_change(e: ChangeEvent, path: str, lines: list[str]) -> Finding:
+    before = e.before.replace("…", "")[:40]
+    col = 1 if e.operation == Operation.INSERT else _column(lines, e.start_line, [before])
+    return Finding(path, e.start_line, col, e.end_line, e.rule, "change", e.message)
+
+
+def of_notice(n: Notice, path: str, lines: list[str]) -> Finding:
+    kind = n.action if n.open_work else "advice" if n.advice else "note"
+    leaf = n.api.rsplit(".", 1)[-1] if n.api else ""
+    col = _column(lines, n.line, [n.api, leaf])
+    message = n.message.splitlines()[0]
+    return Finding(
+        path, n.line, col, max(n.line, n.end_line), n.rule, kind, message, n.category, n.api, n.tip
+    )
+
+
+def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
+    """The findings of one file, sorted by line and column (input numbering)."""
+    text = source.decode("utf-8", errors="replace")
+    cache: dict[str, list[str]] = {}
+
+    def where(file: str) -> tuple[str, list[str]]:
+        cell = file.rsplit("#", 1)[1] if "#cell" in file else ""
+        path = f"{given}#{cell}" if cell else given
+        if path not in cache:
+            cache[path] = _cell_lines(text, path)
+        return path, cache[path]
+
+    out = [of_change(e, *where(e.file)) for e in result.events]
+    out += [of_notice(n, *where(n.file)) for n in result.notices]
+    return sorted(out, key=lambda f: (f.path, f.line, f.col, f.rule))
+
+
+def statistics(findings: list[Finding]) -> list[str]:
+    """``--statistics``: counts per rule, then per file."""
+    by_rule = Counter((f.rule, f.kind) for f in findings)
+    by_file = Counter(f.path.split("#", 1)[0] for f in findings)
+    width = max((len(r) for r, _ in by_rule), default=4)
+    out = [f"{count:>6}  {rule:<{width}}  {kind}" for (rule, kind), count in by_rule.most_common()]
+    out += ["", *(f"{count:>6}  {path}" for path, count in by_file.most_common())]
+    return out
+
+
+def github_lines(findings: list[Finding]) -> list[str]:
+    """GitHub Actions workflow commands: one annotation per finding."""
+    out = []
+    for f in findings:
+        level = {"change": "error", "manual": "error", "caveat": "warning"}.get(f.kind, "notice")
+        path = f.path.split("#", 1)[0]
+        text = f.message + (f" (tip: {f.tip})" if f.tip else "")
+        out.append(
+            f"::{level} file={_prop(path)},line={f.line},endLine={f.end_line},col={f.col},"
+            f"title={_prop(f.rule)}::{_data(text)}"
+        )
+    return out
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def sarif(findings: list[Finding], version: str, summaries: dict[str, str]) -> dict[str, object]:
+    """A SARIF 2.1.0 log (what GitHub code scanning uploads take)."""
+    rule_ids = sorted({f.rule for f in findings})
+    index = {r: i for i, r in enumerate(rule_ids)}
+    rules = [
+        {
+            "id": r,
+            "name": r,
+            "shortDescription": {"text": summaries.get(r) or r},
+            "help": {
+                "text": f"ms_fmk_transplt rule {r} prints the rule's page (docs/rules/{r}.md)"
+            },
+        }
+        for r in rule_ids
+    ]
+    results = []
+    for f in findings:
+        if f.kind == "note":
+            continue
+        physical = {
+            "artifactLocation": {"uri": f.path.split("#", 1)[0]},
+            "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line},
+        }
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": SARIF_LEVEL[f.kind],
+                "message": {"text": f.message + (f" (tip: {f.tip})" if f.tip else "")},
+                "locations": [{"physicalLocation": physical}],
+            }
+        )
+    driver = {"name": "ms_fmk_transplt", "version": version, "rules": rules}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results}],
+    }

@@ -1,0 +1,178 @@
+"""The command line says what is left to do, the same way everywhere: conflicting modes refused,
+ruff-like --check lines, --statistics, --select/--ignore, JSON / GitHub / SARIF output, one line
+numbering per report."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from ms_fmk_transplt.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SOURCE = (
+    "import torch\n"
+    "torch.backends.cudnn.benchmark = True\n"
+    "model = torch.nn.DataParallel(net).cuda()\n"
+    "x = torch.ones(2, device='cuda')\n"
+    "y = torch.ones(2).cuda()  # msft: ignore\n"
+)
+
+
+def tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(SOURCE)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--diff", "--inplace"], "--diff and --inplace"),
+        (["--check", "--diff"], "--check and --diff"),
+        (["--diff", "--check"], "--diff and --check"),
+        (["--check", "-i", "x"], "--check works on the files given to it"),
+        (["-i", "x", "-o", "y", "-q", "--verbose"], "-q and --verbose"),
+    ],
+)
+def test_conflicting_modes_exit_2_naming_both(script: Path, args: list[str], named: str) -> None:
+    proc = tool(*args, str(script))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"ms_fmk_transplt: error: {named}")
+    assert len(proc.stderr.splitlines()) == 1
+    assert script.read_text() == SOURCE
+
+
+def test_distributed_help_needs_no_input() -> None:
+    proc = tool("distributed", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "-m, --main MAIN" in proc.stdout and "--input" not in proc.stdout
+
+
+def test_check_lines_are_sorted_with_columns_and_a_closing_line(script: Path) -> None:
+    proc = tool("--check", "--fail-on", "caveat", str(script))
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    where = [tuple(map(int, re.match(r".*?:(\d+):(\d+): ", line).groups())) for line in lines]
+    assert where == sorted(where)
+    assert f"{script.as_posix()}:2:1: unsupported.backend_switch torch.backends" in proc.stdout
+    assert f"{script.as_posix()}:3:9: unsupported.data_parallel " in proc.stdout
+    assert f"{script.as_posix()}:4:26: device_strings.literal " in proc.stdout  # the 'cuda' literal
+    assert "1 file would change: run --inplace (or --diff to preview)" in proc.stderr
+    assert ":5:" not in proc.stdout  # the ignored line
+
+
+def test_statistics_count_per_rule_and_file(script: Path) -> None:
+    proc = tool("--check", "--statistics", "--fail-on", "caveat", str(script))
+    lines = proc.stdout.splitlines()
+    assert re.match(r"\s+1\s+unsupported\.backend_switch\s+caveat$", "\n".join(lines), re.M) or any(
+        re.fullmatch(r"\s+1\s+unsupported\.backend_switch\s+caveat", line) for line in lines
+    )
+    assert any(re.fullmatch(rf"\s+\d+\s+{re.escape(script.as_posix())}", line) for line in lines)
+
+
+def test_select_and_ignore_take_ids_and_prefixes(script: Path, tmp_path: Path) -> None:
+    only = tool("--check", "--select", "unsupported", "--fail-on", "caveat", str(script))
+    assert {line.split(": ")[1].split()[0] for line in only.stdout.splitlines()} == {
+        "unsupported.backend_switch",
+        "unsupported.data_parallel",
+    }
+    diff = tool("--diff", "--ignore", "device_strings,imports.torch_npu", str(script))
+    assert "+x = torch.ones(2, device='npu')" not in diff.stdout  # line 4 kept as written
+    assert "+model = torch.nn.DataParallel(net).npu()" in diff.stdout
+    wrong = tool("--check", "--select", "tensor_method", str(script))
+    assert wrong.returncode == 2
+    assert "--select: tensor_method: not a rule id or id prefix; did you mean" in wrong.stderr
+    out = CliRunner().invoke(
+        main, ["-i", str(script), "-o", str(tmp_path / "o"), "-q", "--ignore", "device_strings"]
+    )
+    assert out.exit_code == 0, out.output
+    migrated = next((tmp_path / "o").glob("*_msft")) / "train.py"
+    assert "device='cuda'" in migrated.read_text() and ".npu()" in migrated.read_text()
+
+
+def test_github_annotations(script: Path) -> None:
+    proc = tool("--check", "--output-format", "github", "--fail-on", "caveat", str(script))
+    lines = proc.stdout.splitlines()
+    switch = next(line for line in lines if "title=unsupported.backend_switch::" in line)
+    assert switch.startswith(f"::warning file={script.as_posix()},line=2,endLine=2,col=1,")
+    assert "(tip: harmless no-op on the NPU" in switch
+    assert all(re.match(r"::(error|warning|notice) file=", line) for line in lines)
+
+
+def test_sarif_validates_against_the_2_1_0_schema(script: Path) -> None:
+    proc = tool("--check", "--output-format", "sarif", str(script))
+    log = json.loads(proc.stdout)
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(log, schema)
+    results = log["runs"][0]["results"]
+    rules = [r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]]
+    assert {r["ruleId"] for r in results} <= set(rules)
+    data_parallel = next(r for r in results if r["ruleId"] == "unsupported.data_parallel")
+    assert data_parallel["level"] == "error"
+    region = data_parallel["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (3, 9)
+
+
+def _keys(node: object) -> set[str]:
+    if isinstance(node, dict):
+        return set(node) | {k for v in node.values() for k in _keys(v)}
+    if isinstance(node, list):
+        return {k for v in node for k in _keys(v)}
+    return set()
+
+
+def test_json_has_a_schema_version_snake_case_keys_and_every_item(script: Path) -> None:
+    data = json.loads(tool("--check", "--output-format", "json", str(script)).stdout)
+    assert data["schema_version"] == 1 and data["line_numbers"] == "input"
+    assert all(re.fullmatch(r"[a-z_]+", k) for k in _keys(data))
+    (file,) = data["files"]
+    assert [i["rule"] for i in file["open_items"]] == [
+        "unsupported.backend_switch",
+        "unsupported.data_parallel",
+    ]
+    assert [w["rule"] for w in file["warnings"]] == ["optout.ignore"]
+    assert file["advice"] and file["changes"]
+
+
+def test_notebook_cells_are_named_with_their_lines(tmp_path: Path) -> None:
+    proc = tool("--check", str(FIXTURES / "projects" / "notebooks"))
+    lines = proc.stdout.splitlines()
+    assert any(
+        re.search(r"explore\.ipynb#cell3:1:\d+: tensor_methods\.cuda_call", x) for x in lines
+    )
+    assert not any(re.search(r"explore\.ipynb:\d", x) for x in lines)
+
+
+def test_log_csv_and_json_name_a_row_by_the_same_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["-i", str(FIXTURES / "projects" / "imagenet"), "-o", str(tmp_path), "--output-format",
+         "json"],
+    )  # fmt: skip
+    data = json.loads(result.output)
+    assert data["line_numbers"] == "migrated"
+    item = next(i for i in data["files"][0]["open_items"] if i["api"] == "torch.nn.DataParallel")
+    out = tmp_path / "imagenet_msft"
+    log = (out / "msFmkTranspltlog.txt").read_text()
+    csv_row = next(
+        r for r in (out / "unsupported_op.csv").read_text().splitlines() if "DataPar" in r
+    )
+    assert f"main.py:{item['line']}: [unsupported.data_parallel]" in log
+    assert csv_row.startswith(f"main.py,{item['line']},")
+    assert "line numbers are those of the migrated files" in log
