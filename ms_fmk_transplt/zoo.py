@@ -8,17 +8,17 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.styles import Font
-from openpyxl.utils import get_column_letter
 
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
+from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.unsupported import buckets
 
@@ -47,11 +47,24 @@ class ZooResult:
 
     @property
     def failed(self) -> int:
-        return sum(1 for r in self.rows if r[9] != "ok")
+        return sum(1 for r in self.rows if r[9] not in ("ok", "needs work"))
 
 
 def models(root: Path) -> list[Path]:
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    """The model folders: sub-folders holding Python code (``docs/``, ``cpp/`` ... are not)."""
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and not p.is_symlink() and _has_code(p)
+    )
+
+
+def _has_code(folder: Path) -> bool:
+    for _, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if any(n.endswith((".py", ".ipynb")) for n in names):
+            return True
+    return False
 
 
 def _row(name: str, result: RunResult) -> tuple:
@@ -67,7 +80,7 @@ def _row(name: str, result: RunResult) -> tuple:
         b.manual,
         failed,
         round(b.conversion_rate, 4),
-        "ok" if not failed else "some files failed",
+        "some files failed" if failed else "needs work" if b.manual else "ok",
         str(result.output_dir),
     )
 
@@ -121,6 +134,33 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple]:
     return rows
 
 
+NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9)
+
+
+def _write_xlsx(path: Path, rows: list[tuple]) -> None:
+    """The zoo sheet: one row per model (its name links to its report.html), a totals row."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Zoo"
+    style.header(ws, HEADER, NUMERIC)
+    for row in rows:
+        style.body_row(ws, row, NUMERIC)
+        ws.cell(row=ws.max_row, column=9).number_format = "0.0%"
+        report = Path(str(row[10])) / "report.html"
+        if row[10] and report.is_file():
+            name = ws.cell(row=ws.max_row, column=1)
+            name.hyperlink = os.path.relpath(report, path.parent).replace(os.sep, "/")
+            name.style = "Hyperlink"
+    totals = ["Total"] + [sum(int(r[i]) for r in rows) for i in range(1, 8)]
+    needs = sum(1 for r in rows if r[9] != "ok")
+    style.totals_row(ws, [*totals, "", f"{needs} of {len(rows)} need work", ""], NUMERIC)
+    style.widths(ws, (28, 8, 12, 13, 9, 12, 18, 12, 15, 22, 60))
+    ws.freeze_panes = "A2"
+    ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
+    style.printable(ws)
+    wb.save(path)
+
+
 def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
@@ -129,21 +169,7 @@ def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
         writer.writerow(HEADER)
         writer.writerows(rows)
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
-    wb = Workbook()
-    ws = wb.active
-    ws.title = "Zoo"
-    ws.append(list(HEADER))
-    for cell in ws[1]:
-        cell.font = Font(bold=True)
-    for row in rows:
-        ws.append(list(row))
-    for cell in ws["I"][1:]:
-        cell.number_format = "0.0%"
-    for i, width in enumerate((28, 8, 12, 13, 9, 12, 18, 12, 15, 22, 60), start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
-    ws.freeze_panes = "A2"
-    ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
-    wb.save(xlsx_path)
+    _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"
     zoo_html.write(html_path, root.name, HEADER, rows)
     return ZooResult(root, rows, csv_path, xlsx_path, html_path)

@@ -176,3 +176,62 @@ def test_log_csv_and_json_name_a_row_by_the_same_line(tmp_path: Path) -> None:
     assert f"main.py:{item['line']}: [unsupported.data_parallel]" in log
     assert csv_row.startswith(f"main.py,{item['line']},")
     assert "line numbers are those of the migrated files" in log
+
+
+LONG_NAMES = (
+    "import torch\n"
+    "import apex.normalization.fused_layer_norm as fln\n"
+    "a = fln.fused_rms_norm_affine(x, w, s)\n"
+    "b = fln.fused_rms_norm(x, s)\n"
+    "c = torch.nn.DataParallel(net).cuda()\n"
+)
+
+
+def test_terminal_ends_with_the_headline_and_never_cuts_a_name(tmp_path: Path) -> None:
+    project = tmp_path / "long"
+    project.mkdir()
+    (project / "train.py").write_text(LONG_NAMES)
+    env = {**__import__("os").environ, "COLUMNS": "80", "LINES": "24", "TERM": "dumb"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", "-i", str(project), "-o", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.startswith("review: "))
+    assert lines[-1] == f"review: {tmp_path / 'o' / 'long_msft' / 'report.html'}"
+    last = "\n".join(lines[-4:])
+    assert "long -> torch_npu 2.14.0: " in last and "% converted" in last
+    assert (
+        "4 need manual work" in last
+        and "(1 change, 0 caveats)" in last
+        and "review: " in last
+        and "report.html" in last
+    )
+    assert "…" not in proc.stdout  # long API names wrap, never cut
+    apis: list[str] = []
+    start = next(i for i, line in enumerate(lines) if "Top open work" in line)
+    for line in lines[start:]:
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 3:
+            apis += [cells[0]] if cells[2] else []
+            apis[-1] += "" if cells[2] else cells[0]  # a wrapped name continues
+    assert {
+        "apex.normalization.fused_layer_norm.fused_rms_norm_affine",
+        "apex.normalization.fused_layer_norm.fused_rms_norm",
+    } <= set(apis)
+
+
+def test_progress_bar_labels_its_times() -> None:
+    from rich.console import Console
+
+    from ms_fmk_transplt.report.progress import Progress
+
+    console = Console(record=True, force_terminal=True, width=100)
+    with Progress(console, enabled=True, verbose=False) as progress:
+        progress.start(4)
+        progress.bar.refresh()
+        shown = console.export_text()
+    assert "elapsed" in shown and "remaining" in shown

@@ -45,6 +45,10 @@ def test_workbook_rows_match_csv_and_golden(out: Path) -> None:
     ws = wb["Unsupported"]
     sheet = [["" if v is None else str(v) for v in row] for row in ws.iter_rows(values_only=True)]
     assert tuple(sheet[0]) == HEADER
+    *sheet, total = sheet  # a totals row closes the sheet
+    assert ws["B1"].alignment.horizontal == "right" == ws["B2"].alignment.horizontal  # numbers
+    assert ws["F2"].alignment.wrap_text and ws["F2"].alignment.vertical == "top"  # long tips
+    assert total[0] == f"Total: {len(sheet) - 1} rows" and total[6].endswith(" manual")
     assert sheet == csv_rows(out / "unsupported_op.csv")
     assert sheet == csv_rows(FIXTURES / "expected" / "legacy_gpu_msft" / "unsupported_op.csv")
     assert ws.freeze_panes == "A2"
@@ -110,7 +114,7 @@ def test_summary_sheet(out: Path) -> None:
 def test_log_and_terminal_show_the_open_work(tmp_path: Path) -> None:
     code, text = migrate(tmp_path)
     assert code == 0
-    assert "Top unsupported APIs" in text and "torch.nn.DataParallel" in text
+    assert "Top open work" in text and "torch.nn.DataParallel" in text
     log = (tmp_path / "legacy_gpu_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
     assert "needs manual work 10" in log and "conversion rate" in log
 
@@ -159,4 +163,4 @@ def test_libreoffice_opens_the_workbook(out: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     converted = csv_rows(tmp_path / "unsupported_op.csv")
     assert converted[0] == list(HEADER)
-    assert len(converted) == len(csv_rows(out / "unsupported_op.csv"))
+    assert len(converted) == len(csv_rows(out / "unsupported_op.csv")) + 1  # + the totals row

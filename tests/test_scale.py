@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -120,7 +121,33 @@ def test_zoo_batch_mode(tmp_path: Path) -> None:
     assert int(rows["legacy_gpu"]["Unsupported"]) == legacy_unsupported
     assert rows["amp_loop"]["Status"] == "ok"
     sheet = load_workbook(out / "zoo_zoo_summary.xlsx")["Zoo"]
-    assert [c.value for c in sheet[1]][0] == "Model" and sheet.max_row == 3
+    assert [c.value for c in sheet[1]][0] == "Model" and sheet.max_row == 4  # + totals
+
+
+def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -> None:
+    zoo = tmp_path / "zoo"
+    for name in ("amp_loop", "legacy_gpu"):
+        shutil.copytree(ROOT / "fixtures/projects" / name, zoo / name)
+    (zoo / "docs").mkdir()
+    (zoo / "docs" / "index.md").write_text("# models\n")
+    (zoo / "cpp" / "kernels").mkdir(parents=True)
+    (zoo / "cpp" / "kernels" / "gelu.cu").write_text("__global__ void k() {}\n")
+    result = cli("-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    assert not (out / "docs_msft").exists() and not (out / "cpp_msft").exists()
+    with (out / "zoo_zoo_summary.csv").open(newline="") as fh:
+        rows = {r["Model"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"amp_loop", "legacy_gpu"}
+    assert int(rows["legacy_gpu"]["Needs manual work"]) > 0
+    assert rows["legacy_gpu"]["Status"] == "needs work"
+    ws = load_workbook(out / "zoo_zoo_summary.xlsx")["Zoo"]
+    assert ws.page_setup.orientation == "landscape"
+    total = [c.value for c in ws[ws.max_row]]
+    assert total[0] == "Total" and total[1] == sum(int(r["Files"]) for r in rows.values())
+    assert total[9] == "1 of 2 need work"
+    assert ws["A2"].hyperlink.target == "amp_loop_msft/report.html"
+    assert ws["B1"].alignment.horizontal == "right" == ws["B2"].alignment.horizontal
 
 
 def test_verbose_and_quiet(tmp_path: Path) -> None:

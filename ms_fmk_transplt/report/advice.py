@@ -8,10 +8,10 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -53,18 +53,15 @@ def write_csv(path: Path, result: RunResult) -> None:
         writer.writerows(rows(result))
 
 
-def add_sheet(wb: Workbook, result: RunResult, header, printable) -> None:
-    """The "Advice" sheet (header/printable: the workbook's own styling helpers)."""
+def add_sheet(wb: Workbook, result: RunResult) -> None:
+    """The "Advice" sheet."""
     data = rows(result)
     ws = wb.create_sheet("Advice")
-    header(ws, HEADER)
-    wrap = Alignment(wrap_text=True, vertical="top")
+    style.header(ws, HEADER, (2,))
     for row in data:
-        ws.append(list(row))
-        for cell in ws[ws.max_row]:
-            cell.alignment = wrap
-    for i, width in enumerate(WIDTHS, start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
+        style.body_row(ws, row, (2,))
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
-    printable(ws)
+    style.totals_row(ws, [f"Total: {len(data)} rows"] + [""] * (len(HEADER) - 1))
+    style.widths(ws, WIDTHS)
+    style.printable(ws)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.statistics import count_buckets
 
 if TYPE_CHECKING:
@@ -101,14 +102,14 @@ def write_csv(path: Path, result: RunResult) -> None:
         writer.writerows(rows(result))
 
 
-def add_sheet(wb: Workbook, result: RunResult, header, printable) -> None:
+def add_sheet(wb: Workbook, result: RunResult) -> None:
     ws = wb.create_sheet("Effort")
-    header(ws, HEADER)
+    numeric = (3, 4, 5, 6, 7)
+    style.header(ws, HEADER, numeric)
     data = rows(result)
     for row in data:
-        ws.append(list(row))
-    for i, width in enumerate(WIDTHS, start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
+        style.body_row(ws, row, numeric)
+    style.widths(ws, WIDTHS)
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
-    printable(ws)
+    style.printable(ws)

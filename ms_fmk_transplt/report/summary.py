@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
-from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_line, target_version
+from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_version
 from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
 if TYPE_CHECKING:
@@ -19,31 +19,21 @@ if TYPE_CHECKING:
 
 
 def show(result: RunResult, console: Console) -> None:
-    table = Table(
-        title=f"ms_fmk_transplt: {result.project.name}",
-        caption=f"target: {escape(target_line(result))}",
-        show_header=True,
-    )
+    """Details first (they may scroll away), then the reports, then the headline: the last lines
+    of a run, visible on an 80x24 terminal."""
+    table = Table(title=f"ms_fmk_transplt: {result.project.name}", show_header=True)
     table.add_column("What")
     table.add_column("Count", justify="right")
     for key, value in summary_counts(result).items():
         table.add_row(key, str(value))
     for rule, n in rule_counts(result):
         table.add_row(f"  {escape(rule)}", str(n))
-    b = buckets(result)
-    table.add_row("migrated automatically", str(b.automatic))
-    table.add_row("migrated with a caveat", str(b.caveat))
-    table.add_row("needs manual work", str(b.manual))
-    table.add_row("conversion rate", f"{b.conversion_rate:.1%}")
-    if result.finished is not None:
-        seconds = max((result.finished - result.started).total_seconds(), 1e-6)
-        table.add_row("wall time", f"{seconds:.2f}s ({len(result.files) / seconds:.0f} files/s)")
     console.print(table)
     top = top_apis(result)
     if top:
-        apis = Table(title="Top unsupported APIs (unsupported_op.xlsx)")
-        apis.add_column("API")
-        apis.add_column("Category")
+        apis = Table(title="Top open work (unsupported_op.xlsx, report.html)")
+        apis.add_column("API", overflow="fold")  # never cut: two names may differ at the end
+        apis.add_column("Category", overflow="fold")
         apis.add_column("Count", justify="right")
         for api, category, count in top:
             apis.add_row(escape(api), category, str(count))
@@ -60,9 +50,37 @@ def show(result: RunResult, console: Console) -> None:
         console.print(
             f"[yellow]{severity.value}[/] {escape(message)}", highlight=False, soft_wrap=True
         )
-    console.print(f"output: {escape(str(result.output_dir))}", highlight=False, soft_wrap=True)
-    for name, path in result.report_paths.items():
-        console.print(f"{name}: {escape(str(path))}", highlight=False, soft_wrap=True)
+    names = ", ".join(escape(p.name) for p in result.report_paths.values())
+    console.print(f"reports in {escape(str(result.output_dir))}: {names}", highlight=False)
+    for line in headline(result):  # a path is printed whole (the terminal wraps it)
+        console.print(line, highlight=False, soft_wrap=line.startswith("review: "))
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
+def headline(result: RunResult) -> list[str]:
+    """The closing lines: what was converted, what is left, where to look."""
+    b = buckets(result)
+    notices = result.notices
+    advice = sum(1 for n in notices if n.advice)
+    python = [f for f in result.files if f.python]
+    changed = sum(1 for f in python if f.status.value == "changed")
+    failed = sum(1 for f in python if f.status.value in ("failed", "skipped"))
+    seconds = ""
+    if result.finished is not None:
+        seconds = f" in {max((result.finished - result.started).total_seconds(), 0):.1f} s"
+    manual = f"[bold red]{b.manual} need manual work[/]" if b.manual else "0 need manual work"
+    html = result.report_paths.get("html")
+    return [
+        f"[bold]{escape(result.project.name)} -> torch_npu {escape(target_version(result))}: "
+        f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
+        f"{_n(b.caveat, 'caveat')})",
+        f"{manual} · {b.caveat} caveats to check · {advice} advice rows",
+        f"{len(python)} Python files: {changed} changed, {failed} not migrated{seconds}",
+        *([f"review: {escape(str(html))}"] if html else []),
+    ]
 
 
 def as_json(result: RunResult, exit_code: int) -> dict:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openpyxl import Workbook
-from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from ms_fmk_transplt.report import advice, effort
+from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.statistics import Buckets, count_buckets
 from ms_fmk_transplt.tables import load_tables
 
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
-_BOLD = Font(bold=True)
-_FILL = PatternFill("solid", fgColor="DDEBF7")
 
 
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
@@ -52,71 +50,73 @@ def write_csv(path: Path, result: RunResult) -> None:
         writer.writerows(rows(result))
 
 
-def _header(ws, values) -> None:
-    ws.append(list(values))
-    for cell in ws[ws.max_row]:
-        cell.font, cell.fill = _BOLD, _FILL
-
-
-def _printable(ws) -> None:
-    """Landscape, all columns on one page width (for printing / PDF export)."""
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_title_rows = "1:1"
-
-
 def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") -> None:
-    """The workbook; each row's Rule cell links to the rule's page in ``html_name``."""
-    table = load_tables().unsupported
+    """The workbook; each row's File cell links to the migrated file, its Rule cell to the
+    rule's page in ``html_name``."""
     data = rows(result)
     wb = Workbook()
     ws = wb.active
     ws.title = "Unsupported"
-    _header(ws, HEADER)
+    _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
+    _summary_sheet(wb.create_sheet("Summary"), result, data)
+    advice.add_sheet(wb, result)
+    if result.options.analyse:
+        effort.add_sheet(wb, result)
+    wb.save(path)
+
+
+def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None:
+    numeric = (2, 3)
+    style.header(ws, HEADER, numeric)
     for row in data:
-        ws.append(list(row))
-        rule = ws.cell(row=ws.max_row, column=len(HEADER))
+        style.body_row(ws, row, numeric)
+        file, rule = ws.cell(row=ws.max_row, column=1), ws.cell(row=ws.max_row, column=8)
+        if link_files and "#" not in row[0]:
+            file.hyperlink, file.style = row[0], "Hyperlink"
+            file.alignment = style.WRAP
         rule.hyperlink, rule.style = f"{html_name}#rule-{row[7]}", "Hyperlink"
-    for i, width in enumerate(WIDTHS, start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
+        rule.alignment = style.WRAP
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
+    manual = sum(1 for r in data if r[6] != "caveat")
+    style.totals_row(
+        ws, [f"Total: {len(data)} rows", "", "", "", "", "", f"{manual} manual", ""], numeric
+    )
+    style.widths(ws, WIDTHS)
+    style.printable(ws)
 
-    summary = wb.create_sheet("Summary")
+
+def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
     b = buckets(result)
-    _header(summary, ("Item", "Count"))
+    style.header(summary, ("Item", "Count"), (2,))
     target = load_tables(result.options.target_version)
-    summary.append(["target torch_npu version", target.torch_npu_version])
     numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
-    summary.append(["line numbers are those of the", numbering])
-    operators = target.operators
-    summary.append(["operator support list used", operators.document_version or "none"])
-    summary.append(["migrated automatically", b.automatic])
-    summary.append(["migrated with a caveat", b.caveat])
-    summary.append(["needs manual work", b.manual])
-    summary.append(["conversion rate", b.conversion_rate])
-    summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
-    summary.append(["advice rows (sheet Advice, not counted above)", len(advice.rows(result))])
+    items = [
+        ("target torch_npu version", target.torch_npu_version),
+        ("line numbers are those of the", numbering),
+        ("operator support list used", target.operators.document_version or "none"),
+        ("migrated automatically", b.automatic),
+        ("migrated with a caveat", b.caveat),
+        ("needs manual work", b.manual),
+        ("conversion rate", b.conversion_rate),
+        ("advice rows (sheet Advice, not counted above)", len(advice.rows(result))),
+    ]
+    for item in items:
+        style.body_row(summary, item, (2,))
+        if item[0] == "conversion rate":
+            summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
     summary.append([])
-    _header(summary, ("Category", "Count", "Manual", "Caveat", "Description"))
+    style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
     by_cat = Counter(r[4] for r in data)
     manual = Counter(r[4] for r in data if r[6] != "caveat")
-    for category, description in table.categories.items():
-        count = by_cat.get(category, 0)
-        summary.append(
-            [category, count, manual.get(category, 0), count - manual.get(category, 0), description]
-        )
+    for category, description in load_tables().unsupported.categories.items():
+        count, hand = by_cat.get(category, 0), manual.get(category, 0)
+        style.body_row(summary, (category, count, hand, count - hand, description), (2, 3, 4))
+    hand = sum(manual.values())
+    style.totals_row(summary, ("Total", len(data), hand, len(data) - hand, ""), (2, 3, 4))
     summary.append([])
-    _header(summary, ("API", "Category", "Count"))
+    style.header(summary, ("API", "Category", "Count"), (3,))
     for (api, category), count in Counter((r[3], r[4]) for r in data).most_common():
-        summary.append([api, category, count])
-    for i, width in enumerate((45, 18, 12, 12, 60), start=1):
-        summary.column_dimensions[get_column_letter(i)].width = width
-    _printable(ws)
-    _printable(summary)
-    advice.add_sheet(wb, result, _header, _printable)
-    if result.options.analyse:
-        effort.add_sheet(wb, result, _header, _printable)
-    wb.save(path)
+        style.body_row(summary, (api, category, count), (3,))
+    style.widths(summary, (45, 18, 12, 12, 60))
+    style.printable(summary)

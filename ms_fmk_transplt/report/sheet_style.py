@@ -1,0 +1,53 @@
+"""How every workbook sheet looks: a bold shaded header, numbers right-aligned under
+right-aligned headers, long text wrapped at the top of its cell, a totals row, landscape pages
+one sheet wide. Shared by unsupported_op.xlsx (all its sheets) and the zoo summary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import get_column_letter
+
+BOLD = Font(bold=True)
+FILL = PatternFill("solid", fgColor="DDEBF7")
+TOTAL_FILL = PatternFill("solid", fgColor="F2F2F2")
+WRAP = Alignment(wrap_text=True, vertical="top")
+NUMBER = Alignment(horizontal="right", vertical="top")
+
+
+def header(ws, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
+    """The header row; ``numeric``: 1-based columns holding numbers (right-aligned)."""
+    ws.append(list(values))
+    numeric = set(numeric)
+    for i, cell in enumerate(ws[ws.max_row], start=1):
+        cell.font, cell.fill = BOLD, FILL
+        cell.alignment = NUMBER if i in numeric else Alignment(vertical="top", wrap_text=True)
+
+
+def body_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
+    """A data row: numbers right-aligned, text wrapped."""
+    ws.append(list(values))
+    numeric = set(numeric)
+    for i, cell in enumerate(ws[ws.max_row], start=1):
+        cell.alignment = NUMBER if i in numeric else WRAP
+
+
+def totals_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
+    body_row(ws, values, numeric)
+    for cell in ws[ws.max_row]:
+        cell.font, cell.fill = BOLD, TOTAL_FILL
+
+
+def widths(ws, values: Sequence[float]) -> None:
+    for i, width in enumerate(values, start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+
+
+def printable(ws) -> None:
+    """Landscape, all columns on one page width, the header repeated (printing / PDF export)."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
