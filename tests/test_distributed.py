@@ -117,7 +117,7 @@ def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) 
     assert any(
         r.endswith(",manual,distributed_mode.unwrapped_model") and ",-t net," in r for r in rows
     )
-    assert "-t net" in text and "needs manual work" in text  # the terminal's closing tables
+    assert "-t net" in text and "need manual work" in text  # the terminal's closing lines
     plain = tmp_path / "plain"
     run("-i", str(PROJECT), "-o", str(plain), "--no-todo-comments", "distributed", "-m",
         "main.py", "-t", "net")  # fmt: skip

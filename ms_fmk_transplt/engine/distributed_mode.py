@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.todo_comments import CATEGORY, TODO_COMMENT, todo_text
+from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import NOTICE, OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
@@ -544,22 +544,11 @@ class DistributedMode(Concern):
         return new
 
     def _with_todo(self, original, updated):
-        todo = next((self.todo_calls[id(c)] for c in self._calls_in(original)
-                     if id(c) in self.todo_calls), None)  # fmt: skip
-        if todo is None or "msft: TODO[" in self.ctx.code(original):
-            return updated
-        trailing = updated.trailing_whitespace
-        text = f"{trailing.comment.value}  {todo}" if trailing.comment else todo
-        new = updated.with_changes(
-            trailing_whitespace=trailing.with_changes(
-                whitespace=trailing.whitespace if trailing.comment else cst.SimpleWhitespace("  "),
-                comment=cst.Comment(text),
-            )
+        todo = next(
+            (self.todo_calls[id(c)] for c in self._calls_in(original) if id(c) in self.todo_calls),
+            None,
         )
-        last = self.ctx.lines(original)[1]
-        self.ctx.record_lines(last, last, TODO_COMMENT, "open work noted in the code", "", todo,
-                              needs_torch_npu=False)  # fmt: skip
-        return new
+        return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
 
     def leave_SimpleStatementLine(self, original, updated):
         updated = self._with_todo(original, updated)

@@ -122,7 +122,9 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
     return None
 
 
-def _finish(source: bytes, path: str, done: PassOutput, options: EngineOptions) -> FileResult:
+def _finish(
+    source: bytes, path: str, done: PassOutput, options: EngineOptions = DEFAULT_OPTIONS
+) -> FileResult:
     notices = done.notices
     ignored = ignored_lines(source) if done.events or notices else {}
     comments = set(ignored)  # lines whose ignore comment gets a note (optout.ignore)

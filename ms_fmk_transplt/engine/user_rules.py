@@ -27,13 +27,26 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.unsupported_table import Entry
 from ms_fmk_transplt.user_rules import ArgsModify, FuncNameModify, ModuleNameModify, UserRules
 
 _OPTION = "-r RULES.json"
 _MESSAGE = (
     " Each change's message starts with the rule's kind and position in your file "
     "(`{kind}[0]`), so a row leads back to the rule that made it."
+)
+INCOMPLETE = declare(
+    "user_rules.incomplete",
+    "your -r rule: a rename the file cannot use as is (a missing import): manual row",
+    "A FuncNameModifyRule to a dotted `new_name` whose module the file does not import leaves "
+    "code that raises NameError, and a from-import of several names cannot be re-pointed for one "
+    "of them. The rename is done where it can be; each such place is an open-work row (category "
+    "`incomplete_migration`) and its line gets a `# msft: TODO[user_rules.incomplete]` comment "
+    "saying what to add.",
+    kind=OPEN_WORK,
+    option=_OPTION,
 )
 RULE_OF_KIND = {
     ArgsModify: declare(
@@ -90,6 +103,20 @@ class UserRulesConcern(Concern):
         assert isinstance(rules, UserRules)
         self.rules = rules
         self.skip_names: set[int] = set()  # binding names (def/class/params/targets), not uses
+        self.todos: dict[int, str] = {}  # input line -> its TODO comment
+
+    def _incomplete(self, node: cst.CSTNode, label: str, message: str, tip: str) -> None:
+        """A rename that needs the user's hand: a row, and a TODO on the line."""
+        self.ctx.unsupported(
+            node, label, Entry(label, CATEGORY, "manual", tip), message, INCOMPLETE
+        )
+        if self.ctx.options.todo_comments:
+            self.todos[self.ctx.lines(node)[0]] = todo_text(INCOMPLETE, tip)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        start, end = self.ctx.lines(original)
+        todo = next((t for line, t in self.todos.items() if start <= line <= end), None)
+        return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
 
     def _record(self, node, rule: Rule, kind: str, before, after) -> None:
         self.ctx.record(
@@ -206,11 +233,12 @@ class UserRulesConcern(Concern):
                 new = _dotted(rule.new_name)
                 root = rule.new_name.split(".")[0]
                 if root not in self.ctx.module_bound and "." in rule.new_name:
-                    self.ctx.warn(
+                    module = rule.new_name.rsplit(".", 1)[0]
+                    self._incomplete(
                         original,
-                        RULE_OF_KIND[type(rule)],
-                        f"{rule.label}: {rule.new_name} needs `import "
-                        f"{rule.new_name.rsplit('.', 1)[0]}` in this file",
+                        rule.label,
+                        f"{rule.label}: {rule.new_name} needs `import {module}` in this file",
+                        f"add `import {module}` to this file",
                     )
                 self._record(original, rule, "renamed", original, new)
                 return new
@@ -262,11 +290,12 @@ class UserRulesConcern(Concern):
                 if f"{module}.{leaf}" == rule.old_name and "." in rule.new_name:
                     parent, new_leaf = rule.new_name.rsplit(".", 1)
                     if len(original.names) > 1 and parent != module:
-                        self.ctx.warn(
+                        self._incomplete(
                             alias,
-                            RULE_OF_KIND[type(rule)],
+                            rule.label,
                             f"{rule.label}: import {leaf} separately to rename it to "
                             f"{rule.new_name}",
+                            f"import {leaf} on its own line (then run again)",
                         )
                         continue
                     asname = (

@@ -37,7 +37,9 @@ def summary_counts(result: RunResult) -> dict[str, int]:
         "changes": len(result.events),
         "unsupported (open work)": sum(1 for n in result.notices if n.open_work),
         "advice": sum(1 for n in result.notices if n.advice),
-        "warnings": sum(1 for n in result.notices if n.severity != Severity.INFO),
+        "warnings": sum(
+            1 for n in result.notices if n.severity != Severity.INFO and not n.category
+        ),
     }
 
 

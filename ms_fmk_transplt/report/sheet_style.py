@@ -40,8 +40,26 @@ def totals_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> Non
 
 
 def widths(ws, values: Sequence[float]) -> None:
+    """Column widths, then row heights that fit the wrapped text (spreadsheet programs do not
+    grow a row for wrapped text they did not lay out themselves: LibreOffice prints it over the
+    next rows)."""
     for i, width in enumerate(values, start=1):
         ws.column_dimensions[get_column_letter(i)].width = width
+    for row in ws.iter_rows(min_row=2):
+        lines = max((_lines(cell, values) for cell in row), default=1)
+        if lines > 1:
+            ws.row_dimensions[row[0].row].height = LINE_HEIGHT * lines
+
+
+LINE_HEIGHT = 15  # points per line of 11 pt text
+
+
+def _lines(cell, values: Sequence[float]) -> int:
+    if cell.value is None or not (cell.alignment and cell.alignment.wrap_text):
+        return 1
+    width = values[cell.column - 1] if cell.column <= len(values) else 10
+    per_line = max(1, int(width * 1.1))
+    return sum(max(1, -(-len(part) // per_line)) for part in str(cell.value).split("\n"))
 
 
 def printable(ws) -> None:
