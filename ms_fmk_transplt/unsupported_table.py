@@ -95,6 +95,11 @@ class UnsupportedTable:
             )
             for e in raw["third_party"]
         }
+        # kernel languages: their uses are reported once per file, with the count (a Triton
+        # file has hundreds of tl.load/tl.store; one row per use would bury everything else)
+        self.per_file_modules = frozenset(
+            e["module"] for e in raw["third_party"] if e.get("per_file")
+        )
         ops = raw["torch_ops"]
         self.builtin_op_namespaces = frozenset(ops["builtin_namespaces"])
         self.torch_ops = Entry("torch.ops", ops["category"], ops["action"], ops["tip"], prefix=True)

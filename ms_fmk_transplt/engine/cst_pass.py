@@ -12,6 +12,7 @@ from libcst.metadata import MetadataWrapper
 
 from ms_fmk_transplt.engine.amp import Amp
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.capability import CapabilityProbes
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.device_api import DeviceApi
@@ -39,6 +40,7 @@ from ms_fmk_transplt.tables import Tables
 # imports last, since it inserts ``import torch_npu`` once everything else has run.
 CONCERNS = (
     Amp,
+    CapabilityProbes,
     DeviceApi,
     TensorMethods,
     DeviceStrings,

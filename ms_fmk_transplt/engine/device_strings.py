@@ -11,7 +11,14 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.device_strings_spans import FSTRING, INT_DEVICE, LITERAL
+from ms_fmk_transplt.engine.spans.device_strings_spans import (
+    CUDA_PREFIX,
+    DOTTED_NAME,
+    FSTRING,
+    INT_DEVICE,
+    LITERAL,
+    dotted_cuda_name,
+)
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
@@ -43,6 +50,8 @@ class DeviceStrings(Concern):
         if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
             return updated
         body = self.ctx.literal_body(updated)
+        if body is not None and body.startswith(CUDA_PREFIX):
+            return self._dotted_name(original, updated, body)
         if body is None or not body.startswith(self.old):
             return updated
         try:
@@ -60,6 +69,21 @@ class DeviceStrings(Concern):
             updated.value,
             new.value,
         )
+        return new
+
+    def _dotted_name(
+        self, original: cst.SimpleString, updated: cst.SimpleString, body: str
+    ) -> cst.SimpleString:
+        try:
+            value = original.evaluated_value
+        except Exception:  # noqa: BLE001 - exotic escapes: leave the literal alone
+            return updated
+        npu = dotted_cuda_name(body, self.tables) if value == body else None
+        if npu is None:
+            return updated
+        new = self.ctx.with_literal_body(updated, npu)
+        rule = self.ctx.rule_for(original, DOTTED_NAME)
+        self.ctx.record(original, rule, f"'{body}' -> '{npu}'", updated.value, new.value)
         return new
 
     def leave_FormattedString(

@@ -76,6 +76,7 @@ def _migrate(
 
             done = cst_pass(source, path, tables, options)
     if isinstance(done, PassOutput):
+        done.notices[:] = collapse_per_file(done.notices, tables)
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
         replaced = {
             line
@@ -95,6 +96,40 @@ def _migrate(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
     )
     return result
+
+
+def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:
+    """One row per file for each kernel language (``per_file`` modules of the unsupported
+    table: Triton, CuPy), at its first use, saying how many uses the file has."""
+    modules = tables.unsupported.per_file_modules
+    if not modules:
+        return notices
+    groups: dict[str, list[Notice]] = {}
+    for n in notices:
+        root = n.api.split(".", 1)[0]
+        if n.open_work and n.category == "third_party" and root in modules:
+            groups.setdefault(root, []).append(n)
+    if not any(len(g) > 1 for g in groups.values()):
+        return notices
+    for group in groups.values():
+        group.sort(key=lambda n: n.line)
+    dropped = {id(n) for g in groups.values() for n in g[1:]}
+    firsts = {id(g[0]): g for g in groups.values() if len(g) > 1}
+    out = []
+    for n in notices:
+        if id(n) in dropped:
+            continue
+        group = firsts.get(id(n))
+        if group is not None:
+            root, count = n.api.split(".", 1)[0], len(group)
+            n = dataclasses.replace(
+                n,
+                api=root,
+                message=f"{root}: {count} uses in this file (the first is here); left unchanged",
+                tip=f"{n.tip} ({count} uses in this file, lines {group[0].line}-{group[-1].line})",
+            )
+        out.append(n)
+    return out
 
 
 def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> FileResult | None:

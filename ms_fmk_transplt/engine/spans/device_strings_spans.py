@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
@@ -38,7 +39,33 @@ INT_DEVICE = declare(
     caveat="the expression is assumed to be an integer device index (by its name); check it is one",
 )
 
+DOTTED_NAME = declare(
+    "device_strings.dotted_name",
+    "a string naming a torch.cuda API: `'torch.cuda.HalfTensor'`, "
+    "`mock.patch('torch.cuda.synchronize')` -> `'torch.npu...'`",
+    "Some code names CUDA APIs in strings: tensor type names compared with `x.type()` "
+    "(`param.type() in ['torch.cuda.HalfTensor', 'torch.cuda.BFloat16Tensor']` -- on the NPU "
+    "`.type()` returns `torch.npu.HalfTensor`, so the test would fail and fp16 runs raise) and "
+    "dotted patch targets in tests (`mock.patch('torch.cuda.synchronize')`, which must patch what "
+    "the migrated code calls). A literal whose whole value is such a name is migrated exactly "
+    "like the code it names: only when the target's `torch.npu` has it, never a capability "
+    "probe (device_api.capability_probe keeps those on torch.cuda).",
+)
+CUDA_PREFIX = "torch.cuda."
+_DOTTED = re.compile(r"^torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def dotted_cuda_name(value: str, tables) -> str | None:
+    """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
+    if not _DOTTED.match(value):
+        return None
+    from ms_fmk_transplt.engine.spans.capability_spans import PROBES
+
+    if any(value == p or value.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
+        return None
+    mapped = tables.lookup_cuda(value)
+    return mapped[0] if mapped else None
 
 
 def is_integer(node: ast.AST) -> bool:
@@ -69,6 +96,9 @@ class DeviceStringsSpans(SpanConcern):
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         body = self.ctx.body(part)
+        if body is not None and body.startswith(CUDA_PREFIX):
+            self._dotted_name(part, body)
+            return
         if body is None or not body.startswith(self.old):
             return
         value = part.value
@@ -85,6 +115,16 @@ class DeviceStringsSpans(SpanConcern):
             before,
             self.ctx.token_text(part),
         )
+
+    def _dotted_name(self, part: StringPart, body: str) -> None:
+        npu = dotted_cuda_name(body, self.tables) if part.value == body else None
+        if npu is None:
+            return
+        before = self.ctx.token_text(part)
+        start = part.token.body_start
+        self.ctx.replace(start, start + len(body), npu, expect=body)
+        rule = self.ctx.rule_for(part.key, DOTTED_NAME)
+        self.ctx.record(part.lines, rule, f"'{body}' -> '{npu}'", before, self.ctx.token_text(part))
 
     def leave_FormattedString(self, node: ast.JoinedStr) -> None:
         token = self.ctx.string_token(node)

@@ -20,6 +20,7 @@ from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
 from ms_fmk_transplt.engine.spans.anchors import alias_pattern, anchor_lines, anchor_pattern
+from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
@@ -42,6 +43,7 @@ from ms_fmk_transplt.tables import Tables
 # the order of engine/__init__.py's CONCERNS
 SPAN_CONCERNS = (
     AmpSpans,
+    CapabilitySpans,
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,

@@ -1,0 +1,53 @@
+"""CUDA capability probes stay on ``torch.cuda`` (rule device_api.capability_probe, declared and
+explained in engine/spans/capability_spans.py, the span pass's counterpart)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.capability_spans import ENTRY, RULE, probe_calls
+
+
+def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nodes.append(n)
+            return True
+
+    node.visit(Collect())
+    return nodes
+
+
+class CapabilityProbes(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.active = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.active = "get_device_" in node.code  # once per file: most files have no probe
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._keep(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._keep(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._keep(node)
+
+    def _keep(self, node: cst.CSTNode) -> None:
+        if not self.active or self.ctx.is_claimed(node):
+            return
+        nodes = _subtree(node)
+        found = probe_calls(nodes, self.ctx.qname)
+        if not found:
+            return
+        for inner in nodes:
+            self.ctx.claim(inner)
+        for call in found:
+            api = self.ctx.qname(call.func) or ""
+            message = f"{api}: CUDA capability probe kept on torch.cuda"
+            self.ctx.unsupported(call, api, ENTRY, message, RULE)
