@@ -62,10 +62,12 @@ class DistributedTable:
     backends: Mapping[str, str]  # "nccl" -> "hccl"
     pairs: Mapping[str, str]  # "cuda:nccl" -> "npu:hccl"
     enums: Mapping[str, str]  # torch.distributed.Backend.NCCL -> HCCL
+    renames: Mapping[str, str]  # torch.distributed.is_nccl_available -> is_hccl_available
     enum_leaves: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "enum_leaves", _leaves(frozenset(self.enums)))
+        names = frozenset(self.enums) | frozenset(self.renames)
+        object.__setattr__(self, "enum_leaves", _leaves(names))
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
             dist["backend_literals"],
             dist["compound_pairs"],
             dist["enum_attributes"],
+            dist.get("function_renames", {}),
         ),
         "profiler": ProfilerTable(
             frozenset(prof["calls"]),

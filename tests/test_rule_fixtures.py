@@ -98,3 +98,13 @@ def test_advice_rows(case: Path) -> None:
         for n in result.notices
         if n.advice
     )
+
+
+def test_before_and_after_show_the_real_source_text() -> None:
+    """A chained call wrapped in parentheses over several lines (issue: rendered "….cuda _() )")."""
+    case = RULES / "tensor_methods.cuda_call" / "multiline_chain.py"
+    shown = [(e.before, e.after) for e in run_case(case).events if e.before]
+    assert shown == [
+        ("build_model(config).cuda()", "build_model(config).npu()"),
+        ("torch.ones(2).cuda()", "torch.ones(2).npu()"),
+    ]

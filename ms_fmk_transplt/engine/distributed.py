@@ -12,6 +12,7 @@ from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.distributed_spans import (
     BACKEND_ENUM,
     COMPOUND_BACKEND,
+    NCCL_AVAILABLE,
     NCCL_BACKEND,
 )
 
@@ -26,6 +27,7 @@ class Distributed(Concern):
             table.enums,
             table.enum_leaves,
         )
+        self.renames = table.renames
         self.compound_rule, self.pairs = COMPOUND_BACKEND, table.pairs
 
     def leave_SimpleString(
@@ -64,13 +66,14 @@ class Distributed(Concern):
         if original.attr.value not in self.enum_leaves:
             return updated
         qn = self.ctx.qname(original)
-        if qn not in self.enums:
+        new_leaf = self.enums.get(qn) or self.renames.get(qn)
+        if new_leaf is None:
             return updated
-        new = updated.with_changes(attr=updated.attr.with_changes(value=self.enums[qn]))
+        new = updated.with_changes(attr=updated.attr.with_changes(value=new_leaf))
         self.ctx.record(
             original,
-            self.enum_rule,
-            f"{qn} -> {qn.rsplit('.', 1)[0]}.{self.enums[qn]}",
+            NCCL_AVAILABLE if qn in self.renames else self.enum_rule,
+            f"{qn} -> {qn.rsplit('.', 1)[0]}.{new_leaf}",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
         )

@@ -40,7 +40,12 @@ class TensorMethods(Concern):
             func=updated.func.with_changes(attr=updated.func.attr.with_changes(value=new_name))
         )
         recv = receiver_text(self.ctx, updated.func.value)
-        args = self.ctx.snippet(new.with_changes(func=cst.Name("_")))[1:]
+        # "(args)": the call printed with `_` as its function, without the parentheses that
+        # wrap the whole call and the space before "(", minus that first character
+        bare = new.with_changes(
+            func=cst.Name("_"), lpar=[], rpar=[], whitespace_after_func=cst.SimpleWhitespace("")
+        )
+        args = self.ctx.snippet(bare)[1:]
         self.ctx.record(
             func.attr,
             self.call_rule,

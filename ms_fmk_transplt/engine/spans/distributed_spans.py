@@ -24,6 +24,14 @@ COMPOUND_BACKEND = declare(
     "torch accepts one backend per device type in a comma list; the CUDA pair becomes the NPU "
     "pair and the other pairs are kept.",
 )
+NCCL_AVAILABLE = declare(
+    "distributed.is_nccl_available",
+    "`dist.is_nccl_available()` -> `dist.is_hccl_available()`",
+    'A check for NCCL decides which backend a script uses (`"nccl" if dist.is_nccl_available() '
+    'else "gloo"`): on the NPU it is False, so the script would train on gloo. torch_npu '
+    'provides `torch.distributed.is_hccl_available()`, asked instead (the `"nccl"` beside it '
+    'becomes `"hccl"` by distributed.nccl_backend).',
+)
 BACKEND_ENUM = declare(
     "distributed.backend_enum",
     "`Backend.NCCL` -> `Backend.HCCL`",
@@ -42,6 +50,7 @@ class DistributedSpans(SpanConcern):
             table.enums,
             table.enum_leaves,
         )
+        self.renames = table.renames
         self.compound_rule, self.pairs = COMPOUND_BACKEND, table.pairs
 
     def _rewrite(self, part: StringPart, body: str, new_body: str, rule: str) -> None:
@@ -69,14 +78,15 @@ class DistributedSpans(SpanConcern):
         if node.attr not in self.enum_leaves:
             return
         qn = self.ctx.qname(node)
-        if qn not in self.enums:
+        new_leaf = self.enums.get(qn) or self.renames.get(qn)
+        if new_leaf is None:
             return
         before = self.ctx.snippet(node)
-        self.ctx.rename_attr(node, self.enums[qn])
+        self.ctx.rename_attr(node, new_leaf)
         self.ctx.record(
             self.ctx.lines(node),
-            self.enum_rule,
-            f"{qn} -> {qn.rsplit('.', 1)[0]}.{self.enums[qn]}",
+            NCCL_AVAILABLE if qn in self.renames else self.enum_rule,
+            f"{qn} -> {qn.rsplit('.', 1)[0]}.{new_leaf}",
             before,
             self.ctx.snippet(node),
         )

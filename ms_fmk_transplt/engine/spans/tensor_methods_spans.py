@@ -57,13 +57,11 @@ class TensorMethodsSpans(SpanConcern):
         new_name = self.call_map[func.attr]
         self.ctx.rename_attr(func, new_name)
         recv = self._receiver(func)
-        # the call with its receiver and method name cut off: "(args)" (as printed by LibCST
-        # for the call with `_` as its function, minus that first character)
-        start, end = self.ctx.owned(node)
-        func_start, func_end = self.ctx.source.span(func)
-        args = snippet_of(
-            self.ctx.edits.text(start, func_start) + "_" + self.ctx.edits.text(func_end, end)
-        )[1:]
+        # the call with its receiver and method name cut off: "(args)", without the
+        # parentheses that wrap the whole call (as the LibCST pass prints it)
+        end = self.ctx.source.span(node)[1]
+        func_end = self.ctx.source.span(func)[1]
+        args = snippet_of(self.ctx.edits.text(func_end, end).lstrip())
         self.ctx.record(
             (func.end_lineno, func.end_lineno),  # type: ignore[arg-type]
             self.call_rule,
