@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.capability_spans import ENTRY, RULE, probe_calls
+from ms_fmk_transplt.engine.spans.capability_spans import RULE, entry_for, probe_calls
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -47,7 +47,8 @@ class CapabilityProbes(Concern):
             return
         for inner in nodes:
             self.ctx.claim(inner)
+        entry = entry_for(nodes, self.ctx.qname)
         for call in found:
             api = self.ctx.qname(call.func) or ""
             message = f"{api}: CUDA capability probe kept on torch.cuda"
-            self.ctx.unsupported(call, api, ENTRY, message, RULE)
+            self.ctx.unsupported(call, api, entry, message, RULE)

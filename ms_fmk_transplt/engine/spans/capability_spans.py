@@ -36,10 +36,27 @@ RULE = declare(
     "and raise; so the smallest boolean or comparison holding the probe is left entirely on "
     "`torch.cuda` (its `is_available()` included), which is False on an NPU host: the non-NVIDIA "
     "branch runs. Each probe is a `caveat` row (category `capability_probe`) so you check that "
-    "branch.",
+    "branch; a probe its expression does not guard with `torch.cuda.is_available()` raises on an "
+    "NPU host and is a `manual` row.",
     kind=OPEN_WORK,
 )
 ENTRY = Entry("torch.cuda.get_device_capability", CATEGORY, "caveat", TIP)
+UNGUARDED = Entry(
+    "torch.cuda.get_device_capability",
+    CATEGORY,
+    "manual",
+    "kept on torch.cuda, but nothing here checks torch.cuda.is_available() first: on an NPU host "
+    "this call raises (no CUDA device); guard it (`torch.cuda.is_available() and ...`) so the "
+    "non-NVIDIA path runs",
+)
+AVAILABLE = "torch.cuda.is_available"
+
+
+def entry_for(nodes, qname) -> Entry:
+    """Caveat when the probe's expression checks torch.cuda.is_available() first, else manual."""
+    calls = [n for n in nodes if type(n).__name__ == "Call"]
+    guarded = any((qname(c.func) or "") == AVAILABLE for c in calls)
+    return ENTRY if guarded else UNGUARDED
 
 
 def probe_calls(nodes, qname) -> list:
@@ -78,9 +95,11 @@ class CapabilitySpans(SpanConcern):
         found = probe_calls(ast.walk(node), self.ctx.qname)
         if not found:
             return
-        for inner in ast.walk(node):
+        nodes = list(ast.walk(node))
+        for inner in nodes:
             self.ctx.claim(inner)
+        entry = entry_for(nodes, self.ctx.qname)
         for call in found:
             api = self.ctx.qname(call.func) or ""
             message = f"{api}: CUDA capability probe kept on torch.cuda"
-            self.ctx.unsupported(self.ctx.lines(call), api, ENTRY, message, RULE)
+            self.ctx.unsupported(self.ctx.lines(call), api, entry, message, RULE)
