@@ -115,6 +115,12 @@ class Tables:
                 return names is None or rest.split(".")[0] in names
         return True
 
+    def lookup_cuda_import(self, qualified: str) -> tuple[str, str] | None:
+        """``lookup_cuda`` for a name an import statement binds: only a counterpart with the
+        same name (``from torch.npu import CUDAGraph`` would not exist; the name stays on
+        torch.cuda and is reported)."""
+        return _same_leaf(qualified, self.lookup_cuda(qualified))
+
     def lookup_cuda(self, qualified: str) -> tuple[str, str] | None:
         """Map a ``torch.cuda...`` qualified name to ``(npu qualified name, rule id)``.
 
@@ -135,11 +141,22 @@ class Tables:
             rest = qualified[len(best.cuda) + 1 :]
             if rest and best.members is not None and rest.split(".")[0] not in best.members:
                 return None
+            member = best.npu.split(".")[2] if best.npu.count(".") >= 2 else ""
+            if member and member not in self.npu_names:
+                return None  # e.g. torch.npu.NPUGraph: only from some torch_npu version on
             return best.npu + qualified[len(best.cuda) :], best.rule
         member = qualified[len(prefix) + 1 :].split(".")[0]
         if member in self.npu_names:
             return ns["to"] + qualified[len(prefix) :], ns["fallback_rule"]
         return None
+
+
+def _same_leaf(qualified: str, mapped: tuple[str, str] | None) -> tuple[str, str] | None:
+    """``mapped`` when the torch.cuda member keeps its name under torch.npu."""
+    if mapped is None:
+        return None
+    old, new = qualified.split("."), mapped[0].split(".")
+    return mapped if len(old) < 3 or (len(new) > 2 and old[2] == new[2]) else None
 
 
 def _load_json(path: Path) -> dict[str, Any]:

@@ -23,6 +23,8 @@ class CudaChains:
         super().__init__(ctx)  # type: ignore[call-arg]
         # id(node that denotes torch.cuda) -> outermost attribute chain above it
         self.chain_of: dict[int, Any] = {}
+        # id(node that denotes torch.cuda) -> the attribute right above it (torch.cuda.<member>)
+        self.member_of: dict[int, Any] = {}
 
     def _cuda_base(self, node: Any) -> Any:
         cur = node.value
@@ -50,6 +52,17 @@ class CudaChains:
         base = self._cuda_base(node)
         if base is not None and id(base) not in self.chain_of:
             self.chain_of[id(base)] = node
+        if base is not None and node.value is base:
+            self.member_of[id(base)] = node
+
+    @staticmethod
+    def renamed_member(full: str, npu_name: str) -> str | None:
+        """The new member name when the counterpart is named differently (CUDAGraph ->
+        NPUGraph), else None."""
+        old, new = full.split("."), npu_name.split(".")
+        if len(old) > 2 and len(new) > 2 and old[2] != new[2]:
+            return new[2]
+        return None
 
     def _full_name(self, original: Any) -> tuple[Any, str]:
         """The outermost chain above a ``torch.cuda`` node and the name it resolves to."""

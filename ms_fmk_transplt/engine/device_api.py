@@ -20,6 +20,7 @@ class DeviceApi(CudaChains, Concern):
         super().__init__(ctx)
         # id(outermost chain node) -> (cuda name, npu name, rule) still to be recorded
         self.pending: dict[int, tuple[str, str, str]] = {}
+        self.member_renames: dict[int, str] = {}  # id(torch.cuda.<member> node) -> new member
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         # torch.cuda bound by an import alias: the import is migrated; warn about members the
@@ -28,11 +29,14 @@ class DeviceApi(CudaChains, Concern):
             return updated
         if id(original) in self.chain_of and self.ctx.qname(original) == CUDA:
             outer, full = self._full_name(original)
-            if self.tables.lookup_cuda(full) is None:
+            if self.tables.lookup_cuda_import(full) is None:  # an alias keeps member names
                 self.ctx.no_npu_counterpart(outer, full)
         return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        member = self.member_renames.pop(id(original), None)
+        if member is not None:
+            updated = updated.with_changes(attr=updated.attr.with_changes(value=member))
         pending = self.pending.pop(id(original), None)
         if pending is not None:
             cuda_name, npu_name, rule = pending
@@ -53,6 +57,9 @@ class DeviceApi(CudaChains, Concern):
             self.ctx.no_npu_counterpart(outer, full)
             return updated
         npu_name, rule = mapped
+        member = self.renamed_member(full, npu_name)
+        if member is not None and id(original) in self.member_of:
+            self.member_renames[id(self.member_of[id(original)])] = member
         new = updated.with_changes(attr=updated.attr.with_changes(value="npu"))
         if outer is original:
             self.ctx.record(

@@ -106,7 +106,7 @@ class Imports(Concern):
             full = get_full_name_for_node(alias.name) or ""
             if full != CUDA and not full.startswith(CUDA + "."):
                 continue
-            mapped = self.tables.lookup_cuda(full)
+            mapped = self.tables.lookup_cuda_import(full)
             if mapped is None:
                 self.ctx.no_npu_counterpart(alias, full, "import left")
                 continue
@@ -141,8 +141,8 @@ class Imports(Concern):
         supported, unsupported = [], []
         for orig_alias, alias in zip(original.names, updated.names):
             full = f"{module}.{get_full_name_for_node(orig_alias.name)}"
-            (supported if self.tables.lookup_cuda(full) else unsupported).append(alias)
-            if not self.tables.lookup_cuda(full):
+            (supported if self.tables.lookup_cuda_import(full) else unsupported).append(alias)
+            if not self.tables.lookup_cuda_import(full):
                 self.ctx.no_npu_counterpart(orig_alias, full, "import left")
         if not supported:
             return updated

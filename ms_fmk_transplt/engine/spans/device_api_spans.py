@@ -41,7 +41,7 @@ class DeviceApiSpans(CudaChains, SpanConcern):
             return
         if id(node) in self.chain_of and self.ctx.qname(node) == CUDA:
             outer, full = self._full_name(node)
-            if self.tables.lookup_cuda(full) is None:
+            if self.tables.lookup_cuda_import(full) is None:  # an alias keeps member names
                 self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
@@ -65,6 +65,9 @@ class DeviceApiSpans(CudaChains, SpanConcern):
             self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
             return
         npu_name, rule = mapped
+        member = self.renamed_member(full, npu_name)
+        if member is not None and id(node) in self.member_of:
+            self.ctx.rename_attr(self.member_of[id(node)], member)
         if outer is node:
             before = self.ctx.snippet(node, updated=False)
             self.ctx.rename_attr(node, "npu")

@@ -48,7 +48,7 @@ class ImportsSpans(SpanConcern):
             new_names.append(alias.name)
             if not _is_cuda(alias.name):
                 continue
-            mapped = self.tables.lookup_cuda(alias.name)
+            mapped = self.tables.lookup_cuda_import(alias.name)
             if mapped is None:
                 self.ctx.no_npu_counterpart_at(where.lines, alias.name, "import left")
                 continue
@@ -85,7 +85,7 @@ class ImportsSpans(SpanConcern):
         supported = unsupported = 0
         for alias, where in zip(node.names, spans.aliases):
             full = f"{module}.{alias.name}"
-            if self.tables.lookup_cuda(full):
+            if self.tables.lookup_cuda_import(full):
                 supported += 1
             else:
                 unsupported += 1
