@@ -61,6 +61,21 @@ def _longest(entries: dict[str, Entry], name: str, dotted: bool = True) -> Entry
     return best
 
 
+_REGISTERS = re.compile(
+    rb"(?:custom_op|triton_op|define|impl|register_fake|register_kernel|Library)\(\s*"
+    rb"[\"']([A-Za-z_][A-Za-z0-9_]*)(?:::|[\"'])"
+)
+
+
+def registered_op_namespaces(source: bytes) -> frozenset[str]:
+    """Operator namespaces a file registers in Python (``torch.library.custom_op("proj::f")``,
+    ``Library("proj", "DEF")``, ``@triton_op("proj::k")``): its ``torch.ops.proj.*`` are the
+    project's own Python/Triton operators, not a CUDA extension."""
+    if b"library" not in source and b"triton_op" not in source:
+        return frozenset()
+    return frozenset(m.decode() for m in _REGISTERS.findall(source))
+
+
 class UnsupportedTable:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw

@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS
+from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS, registered_op_namespaces
 
 
 class Unsupported(Concern):
@@ -29,8 +29,16 @@ class Unsupported(Concern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
+        self.own_ops: frozenset[str] = frozenset()  # op namespaces this file registers
         # identifiers that can occur in a reported API: anything else needs no name resolution
         # (the last part of each entry; `when` entries are checked at their calls)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if "torch.ops" in node.code:  # once per file
+            self.own_ops = registered_op_namespaces(node.code.encode("utf-8"))
+
+    def _registered(self, qualified: str) -> bool:
+        return qualified.split(".")[2] in self.own_ops
 
     # -- optional imports: `try: import flash_attn / except ImportError: ...` have a fallback --
     def visit_Try(self, node: cst.Try) -> None:
@@ -63,7 +71,7 @@ class Unsupported(Concern):
             return
         qn = self.ctx.qname(node)
         entry = self.table.reported_api(qn) if qn else None
-        if entry is None:
+        if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
         self.ctx.unsupported(node, qn, entry)
         self._cover(node)

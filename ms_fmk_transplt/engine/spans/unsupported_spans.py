@@ -9,7 +9,7 @@ from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart
-from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS
+from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS, registered_op_namespaces
 
 
 def catches_import_error(node: ast.Try) -> bool:
@@ -29,6 +29,12 @@ class UnsupportedSpans(SpanConcern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self._foreign_call: tuple[ast.AST, bool] | None = None
+        self._own_ops: frozenset[str] | None = None  # op namespaces this file registers
+
+    def _registered(self, qualified: str) -> bool:
+        if self._own_ops is None:
+            self._own_ops = registered_op_namespaces(self.ctx.source.data)
+        return qualified.split(".")[2] in self._own_ops
 
     def _guarded(self) -> bool:
         """Inside a ``try`` that catches ImportError: an optional import with a fallback."""
@@ -60,7 +66,7 @@ class UnsupportedSpans(SpanConcern):
             return
         qn = self.ctx.qname(node)
         entry = self.table.reported_api(qn) if qn else None
-        if entry is None:
+        if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
