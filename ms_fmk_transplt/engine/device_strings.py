@@ -17,6 +17,9 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
     FSTRING,
     INT_DEVICE,
     LITERAL,
+    NOT_A_DEVICE,
+    NOT_A_DEVICE_ENTRY,
+    NOT_DEVICE_KEYWORDS,
     dotted_cuda_name,
 )
 
@@ -35,6 +38,15 @@ class DeviceStrings(Concern):
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 
     def visit_Arg(self, node: cst.Arg) -> None:
+        keyword = node.keyword.value if node.keyword is not None else None
+        if keyword in NOT_DEVICE_KEYWORDS and isinstance(node.value, cst.SimpleString):
+            value = node.value.evaluated_value
+            if isinstance(value, str) and self.literal.match(value):
+                self.ctx.claim(node.value)
+                message = f'{keyword}="{value}": not a torch device; left unchanged'
+                api = f"{keyword}={value!r}"
+                self.ctx.unsupported(node.value, api, NOT_A_DEVICE_ENTRY, message, NOT_A_DEVICE)
+            return
         # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
         # (cuda for a GPU checkpoint), so they must stay as they are.
         if node.keyword is not None and node.keyword.value == "map_location":

@@ -9,7 +9,8 @@ import re
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.unsupported_table import Entry
 
 LITERAL = declare(
     "device_strings.literal",
@@ -51,6 +52,24 @@ DOTTED_NAME = declare(
     "like the code it names: only when the target's `torch.npu` has it, never a capability "
     "probe (device_api.capability_probe keeps those on torch.cuda).",
 )
+NOT_A_DEVICE = declare(
+    "device_strings.not_a_device",
+    '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row',
+    "Some libraries take a `cuda` string that is not a torch device: Lightning's "
+    '`Trainer(accelerator="cuda")` / `Fabric(accelerator="cuda")` names its CUDAAccelerator, and '
+    'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The literal '
+    "is left as it is and reported: run on the NPU through an NPU accelerator for Lightning, or "
+    "drive torch_npu directly.",
+    kind=OPEN_WORK,
+)
+NOT_DEVICE_KEYWORDS = frozenset({"accelerator"})  # keyword arguments whose "cuda" is no device
+NOT_A_DEVICE_ENTRY = Entry(
+    "accelerator",
+    "cuda_only_api",
+    "manual",
+    'Lightning\'s accelerator="cuda" selects its CUDAAccelerator (there is no built-in "npu" '
+    "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
+)
 CUDA_PREFIX = "torch.cuda."
 _DOTTED = re.compile(r"^torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
@@ -85,6 +104,15 @@ class DeviceStringsSpans(SpanConcern):
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
 
     def visit_keyword(self, node: ast.keyword) -> None:
+        value = node.value
+        if node.arg in NOT_DEVICE_KEYWORDS and isinstance(value, ast.Constant):
+            if isinstance(value.value, str) and self.literal.match(value.value):
+                self.ctx.claim(value)
+                message = f'{node.arg}="{value.value}": not a torch device; left unchanged'
+                api = f"{node.arg}={value.value!r}"
+                self.ctx.unsupported(self.ctx.lines(value), api, NOT_A_DEVICE_ENTRY, message,
+                                     NOT_A_DEVICE)  # fmt: skip
+            return
         # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
         if node.arg == "map_location" and isinstance(node.value, ast.Dict):
             for key in node.value.keys:
