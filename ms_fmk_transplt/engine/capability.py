@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.capability_spans import RULE, entry_for, probe_calls
+from ms_fmk_transplt.engine.spans.capability_spans import keep_probes
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -39,16 +39,5 @@ class CapabilityProbes(Concern):
         self._keep(node)
 
     def _keep(self, node: cst.CSTNode) -> None:
-        if not self.active or self.ctx.is_claimed(node):
-            return
-        nodes = _subtree(node)
-        found = probe_calls(nodes, self.ctx.qname)
-        if not found:
-            return
-        for inner in nodes:
-            self.ctx.claim(inner)
-        entry = entry_for(nodes, self.ctx.qname)
-        for call in found:
-            api = self.ctx.qname(call.func) or ""
-            message = f"{api}: CUDA capability probe kept on torch.cuda"
-            self.ctx.unsupported(call, api, entry, message, RULE)
+        if self.active and not self.ctx.is_claimed(node):
+            keep_probes(self.ctx, _subtree(node), lambda call: call)

@@ -75,6 +75,22 @@ def probe_calls(nodes, qname) -> list:
     return found
 
 
+def keep_probes(ctx, nodes: list, where) -> None:
+    """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
+    other rule migrates any of it, and record a row per probe (``where(call)``: its position
+    as the pass's context takes it)."""
+    found = probe_calls(nodes, ctx.qname)
+    if not found:
+        return
+    for inner in nodes:
+        ctx.claim(inner)
+    entry = entry_for(nodes, ctx.qname)
+    for call in found:
+        api = ctx.qname(call.func) or ""
+        message = f"{api}: CUDA capability probe kept on torch.cuda"
+        ctx.unsupported(where(call), api, entry, message, RULE)
+
+
 class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -90,16 +106,5 @@ class CapabilitySpans(SpanConcern):
         self._keep(node)
 
     def _keep(self, node: ast.AST) -> None:
-        if not self.active or self.ctx.is_claimed(node):
-            return
-        found = probe_calls(ast.walk(node), self.ctx.qname)
-        if not found:
-            return
-        nodes = list(ast.walk(node))
-        for inner in nodes:
-            self.ctx.claim(inner)
-        entry = entry_for(nodes, self.ctx.qname)
-        for call in found:
-            api = self.ctx.qname(call.func) or ""
-            message = f"{api}: CUDA capability probe kept on torch.cuda"
-            self.ctx.unsupported(self.ctx.lines(call), api, entry, message, RULE)
+        if self.active and not self.ctx.is_claimed(node):
+            keep_probes(self.ctx, list(ast.walk(node)), self.ctx.lines)
