@@ -24,7 +24,7 @@ from ms_fmk_transplt.errors import (
     UserError,
 )
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, run
+from ms_fmk_transplt.pipeline import RunOptions, rule_patterns, run
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.shards import parse_shard
@@ -41,11 +41,6 @@ listed in the log); 2 bad command line, input or output (nothing written); 3 int
 (nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or
 SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far it got).
 """
-
-
-def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
-    """--select / --ignore values: repeated and/or comma-separated rule ids or id prefixes."""
-    return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
 
 
 def _fail(message: str) -> None:

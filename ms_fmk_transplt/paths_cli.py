@@ -25,7 +25,7 @@ from rich.syntax import Syntax
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, engine_options, migrate_file
+from ms_fmk_transplt.pipeline import RunOptions, engine_options, migrate_file, rule_patterns
 from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.tables import resolve_version
 
@@ -133,8 +133,6 @@ class Checked:
 def paths_main(mode, paths, rule_file, specify_device, similar, target_version, fail_on, select,
                ignore, statistics, output_format, quiet):  # fmt: skip
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
-    from ms_fmk_transplt.cli import rule_patterns
-
     try:
         try:
             version = resolve_version(target_version) if target_version else ""

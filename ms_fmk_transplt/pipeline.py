@@ -125,6 +125,11 @@ def _rel(path: Path) -> str:
     return path.as_posix()
 
 
+def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--select / --ignore values: repeated and/or comma-separated rule ids or id prefixes."""
+    return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
+
+
 def _check_rule_pattern(flag: str, pattern: str) -> None:
     from ms_fmk_transplt.rule_pages import known_ids, suggestions
 

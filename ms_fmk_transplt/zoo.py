@@ -171,5 +171,5 @@ def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
     _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"
-    zoo_html.write(html_path, root.name, HEADER, rows)
+    zoo_html.write(html_path, root.name, HEADER, rows, NUMERIC)
     return ZooResult(root, rows, csv_path, xlsx_path, html_path)

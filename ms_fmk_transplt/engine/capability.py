@@ -24,10 +24,7 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
 class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = False
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.active = "get_device_" in node.code  # once per file: most files have no probe
+        self.active = b"get_device_" in ctx.source  # most files have no probe
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         self._keep(node)

@@ -28,10 +28,17 @@ class MigrationContext(Recorder):
     """Everything a concern needs while the single CST pass runs over one file."""
 
     def __init__(
-        self, path: str, module: cst.Module, tables: Tables, options: EngineOptions | None = None
+        self,
+        path: str,
+        module: cst.Module,
+        tables: Tables,
+        options: EngineOptions | None = None,
+        source: bytes | None = None,
     ) -> None:
         super().__init__(path, tables, options)
         self.module = module
+        # the code the module was parsed from (concerns test it for words before walking)
+        self.source = module.bytes if source is None else source
         # ids of string nodes that are docstrings or bare string statements: never rewritten.
         self.docstrings: set[int] = set()
         self.import_depth = 0

@@ -91,11 +91,11 @@ def cst_pass(
         return module
     first, first_notices = [], []
     if options.user_rules is not None:  # user rules first: the built-in rules see their result
-        user_ctx = MigrationContext(path, module, tables, options)
+        user_ctx = MigrationContext(path, module, tables, options, source)
         module = _run(module, source, user_ctx, (UserRulesConcern,), libcst_names)
         first, first_notices = user_ctx.events, user_ctx.notices
     code = module.bytes if first else source
-    ctx = MigrationContext(path, module, tables, options)
+    ctx = MigrationContext(path, module, tables, options, code)
     new_module = _run(module, code, ctx, concerns_for(options), libcst_names)
     events = first + ctx.events
     output = new_module.bytes if events else source

@@ -29,13 +29,9 @@ class Unsupported(Concern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
-        self.own_ops: frozenset[str] = frozenset()  # op namespaces this file registers
+        self.own_ops = registered_op_namespaces(ctx.source)  # op namespaces the file registers
         # identifiers that can occur in a reported API: anything else needs no name resolution
         # (the last part of each entry; `when` entries are checked at their calls)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        if "torch.ops" in node.code:  # once per file
-            self.own_ops = registered_op_namespaces(node.code.encode("utf-8"))
 
     def _registered(self, qualified: str) -> bool:
         return qualified.split(".")[2] in self.own_ops

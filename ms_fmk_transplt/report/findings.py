@@ -14,6 +14,7 @@ from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
 SCHEMA_VERSION = 1
 KINDS = ("change", "manual", "caveat", "advice", "note")
 SARIF_LEVEL = {"change": "error", "manual": "error", "caveat": "warning", "advice": "note"}
+GITHUB_LEVEL = {"change": "error", "manual": "error", "caveat": "warning"}  # else "notice"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -110,7 +111,7 @@ def github_lines(findings: list[Finding]) -> list[str]:
     """GitHub Actions workflow commands: one annotation per finding."""
     out = []
     for f in findings:
-        level = {"change": "error", "manual": "error", "caveat": "warning"}.get(f.kind, "notice")
+        level = GITHUB_LEVEL.get(f.kind, "notice")
         path = f.path.split("#", 1)[0]
         text = f.message + (f" (tip: {f.tip})" if f.tip else "")
         out.append(

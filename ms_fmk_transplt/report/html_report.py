@@ -19,8 +19,9 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
-from ms_fmk_transplt.report.statistics import count_buckets
+from ms_fmk_transplt.report.statistics import headline_counts
 from ms_fmk_transplt.rule_pages import page, summary
+from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import FileRecord, RunResult
@@ -76,7 +77,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     body = [
         _header(result),
         "<main>",
-        _cards(result, notices),
+        _cards(result),
         _nav(notices, files, used),
         _open_work(notices, sources, migrated),
         _charts(result, notices),
@@ -112,8 +113,6 @@ def _header(result: RunResult) -> str:
         )
         if on
     ]
-    from ms_fmk_transplt.tables import load_tables
-
     target = load_tables(options.target_version).torch_npu_version
     when = (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
     run = (
@@ -126,20 +125,18 @@ def _header(result: RunResult) -> str:
     )
 
 
-def _cards(result: RunResult, notices: list[Notice]) -> str:
-    b = count_buckets(result.events, notices)
-    python = [f for f in result.files if f.python]
-    failed = sum(1 for f in python if f.status in (FileStatus.FAILED, FileStatus.SKIPPED))
-    advice = sum(1 for n in notices if n.advice)
+def _cards(result: RunResult) -> str:
+    h = headline_counts(result.files)
+    b, failed = h.buckets, h.not_migrated
     cards = [
-        ("", len(python), "Python files scanned"),
-        ("", sum(1 for f in python if f.status == FileStatus.CHANGED), "changed"),
+        ("", h.python, "Python files scanned"),
+        ("", h.changed, "changed"),
         ("manual" if failed else "", failed, "not migrated (failed / skipped)"),
         ("", f"{b.conversion_rate:.0%}", "conversion rate"),
         ("", b.automatic, "changes"),
         ("manual", b.manual, "need manual work"),
         ("caveat", b.caveat, "caveats to check"),
-        ("advice", advice, "advice"),
+        ("advice", h.advice, "advice"),
     ]
     items = "".join(f'<div class="card {c}"><b>{esc(v)}</b>{esc(t)}</div>' for c, v, t in cards)
     return f'<div class="cards" id="summary">{items}</div>'

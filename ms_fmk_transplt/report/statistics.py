@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
-from ms_fmk_transplt.events import ChangeEvent, Notice
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice
 
 NOT_COUNTED = {TORCH_NPU, TODO_COMMENT}  # bookkeeping, not CUDA constructs of the user's code
 
@@ -37,4 +37,30 @@ def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> B
         caveat=sum(1 for e in counted if e.caveat)
         + sum(1 for n in open_work if n.action == "caveat"),
         manual=sum(1 for n in open_work if n.action != "caveat"),
+    )
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The numbers a run is summed up by (terminal headline, report.html cards)."""
+
+    python: int  # Python files scanned
+    changed: int
+    not_migrated: int  # failed or skipped (copied unchanged)
+    advice: int  # advice rows
+    buckets: Buckets
+
+
+def headline_counts(files: Iterable) -> Headline:
+    """From a run's file records (anything with python, status, events and notices)."""
+    files = list(files)
+    python = [f for f in files if f.python]
+    events = [e for f in files for e in f.events]
+    notices = [n for f in files for n in f.notices]
+    return Headline(
+        python=len(python),
+        changed=sum(1 for f in python if f.status == FileStatus.CHANGED),
+        not_migrated=sum(1 for f in python if f.status in (FileStatus.FAILED, FileStatus.SKIPPED)),
+        advice=sum(1 for n in notices if n.advice),
+        buckets=count_buckets(events, notices),
     )

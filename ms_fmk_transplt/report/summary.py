@@ -12,6 +12,7 @@ from rich.table import Table
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_version
+from ms_fmk_transplt.report.statistics import headline_counts
 from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
 if TYPE_CHECKING:
@@ -62,12 +63,8 @@ def _n(count: int, noun: str) -> str:
 
 def headline(result: RunResult) -> list[str]:
     """The closing lines: what was converted, what is left, where to look."""
-    b = buckets(result)
-    notices = result.notices
-    advice = sum(1 for n in notices if n.advice)
-    python = [f for f in result.files if f.python]
-    changed = sum(1 for f in python if f.status.value == "changed")
-    failed = sum(1 for f in python if f.status.value in ("failed", "skipped"))
+    h = headline_counts(result.files)
+    b = h.buckets
     seconds = ""
     if result.finished is not None:
         seconds = f" in {max((result.finished - result.started).total_seconds(), 0):.1f} s"
@@ -77,15 +74,14 @@ def headline(result: RunResult) -> list[str]:
         f"[bold]{escape(result.project.name)} -> torch_npu {escape(target_version(result))}: "
         f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
         f"{_n(b.caveat, 'caveat')})",
-        f"{manual} · {b.caveat} caveats to check · {advice} advice rows",
-        f"{len(python)} Python files: {changed} changed, {failed} not migrated{seconds}",
+        f"{manual} · {b.caveat} caveats to check · {h.advice} advice rows",
+        f"{h.python} Python files: {h.changed} changed, {h.not_migrated} not migrated{seconds}",
         *([f"review: {escape(str(html))}"] if html else []),
     ]
 
 
 def as_json(result: RunResult, exit_code: int) -> dict:
     """The machine-readable run summary (--report-format json)."""
-    from ms_fmk_transplt.report.unsupported import buckets
 
     b = buckets(result)
     migrated = not result.options.analyse

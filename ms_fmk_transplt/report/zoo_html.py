@@ -9,14 +9,15 @@ from pathlib import Path
 
 from ms_fmk_transplt.report.html_assets import CSS, JS
 
-NUMERIC = {"Files", "Python files", "Changed files", "Changes", "Unsupported", "Needs manual work",
-           "Failed files", "Conversion rate"}  # fmt: skip
 
-
-def write(path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple]) -> None:
-    """``rows`` are the zoo summary's (the last column is the model's output folder)."""
+def write(
+    path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple], numeric: tuple[int, ...]
+) -> None:
+    """``rows`` are the zoo summary's (the last column is the model's output folder);
+    ``numeric``: the 1-based columns holding numbers (as in the sheet)."""
+    numbers = {header[i - 1] for i in numeric}
     heads = "".join(
-        f'<th class="sort{" num" if h in NUMERIC else ""}">{html.escape(h)}</th>'
+        f'<th class="sort{" num" if h in numbers else ""}">{html.escape(h)}</th>'
         for h in header[:-1]
     )
     body = []
@@ -25,7 +26,7 @@ def write(path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple]) -> N
         for name, value in zip(header[:-1], row):
             if name == "Conversion rate":
                 cells.append(f'<td class="num">{float(value):.1%}</td>')
-            elif name in NUMERIC:
+            elif name in numbers:
                 cells.append(f'<td class="num">{html.escape(str(value))}</td>')
             else:
                 cells.append(f"<td>{html.escape(str(value))}</td>")
