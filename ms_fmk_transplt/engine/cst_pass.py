@@ -15,6 +15,7 @@ from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.capability import CapabilityProbes
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
+from ms_fmk_transplt.engine.cuda_only import CudaOnlyGuards
 from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
 from ms_fmk_transplt.engine.distributed import Distributed
@@ -41,6 +42,7 @@ from ms_fmk_transplt.tables import Tables
 CONCERNS = (
     Amp,
     CapabilityProbes,
+    CudaOnlyGuards,
     DeviceApi,
     TensorMethods,
     DeviceStrings,

@@ -57,7 +57,9 @@ class TensorMethods(Concern):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         name = original.attr.value
-        if name not in self.attr_map or not self._is_method_on_value(original):
+        if name not in self.attr_map or self.ctx.is_claimed(original):
+            return updated
+        if not self._is_method_on_value(original):
             return updated
         new_name = self.attr_map[name]
         recv = receiver_text(self.ctx, updated.value)

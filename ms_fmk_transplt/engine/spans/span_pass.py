@@ -22,6 +22,7 @@ from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
 from ms_fmk_transplt.engine.spans.anchors import alias_pattern, anchor_lines, anchor_pattern
 from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
+from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
 from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
@@ -44,6 +45,7 @@ from ms_fmk_transplt.tables import Tables
 SPAN_CONCERNS = (
     AmpSpans,
     CapabilitySpans,
+    CudaOnlySpans,
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,

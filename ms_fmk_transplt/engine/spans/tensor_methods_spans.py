@@ -72,7 +72,9 @@ class TensorMethodsSpans(SpanConcern):
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
         name = node.attr
-        if name not in self.attr_map or not self._is_method_on_value(node):
+        if name not in self.attr_map or self.ctx.is_claimed(node):
+            return
+        if not self._is_method_on_value(node):
             return
         new_name = self.attr_map[name]
         recv = self._receiver(node)

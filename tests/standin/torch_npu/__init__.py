@@ -24,7 +24,9 @@ What it deliberately does not do: anything CUDA. On the CPU build of PyTorch, ``
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import datetime
 import re
 import sys
 import time
@@ -425,8 +427,56 @@ torch.load = _load_on_cpu
 
 
 # -- hccl: a real backend named "hccl", implemented by gloo -----------------------------------
+# Exit: torch_npu's atexit hook synchronizes the device before the interpreter goes
+# (_npu_shutdown). The stand-in needs the same for gloo: DDP keeps its process group alive past
+# destroy_process_group, so the gloo worker thread lives on, and it drops its last reference to
+# a finished collective when it gets round to it -- possibly while the interpreter is
+# finalizing. If that work held a tensor whose Python object PyTorch preserved, the release
+# takes the GIL, CPython ends the thread inside a noexcept destructor, and the process aborts
+# ("terminate called without an active exception": gdb shows runLoop -> ~AsyncBarrierWork ->
+# ~AsyncAllreduceWork -> TensorImpl::decref_pyobject -> take_gil -> pthread_exit). It happens to
+# the unmigrated script on plain CPU/gloo as well. So each hccl backend runs ONE worker thread,
+# which executes works in order, and at exit every rank runs one more allreduce and waits until
+# the worker has released it: every earlier work has then been released too, with the
+# interpreter alive.
+_HCCL_BACKENDS: list = []
+_DRAIN_TIMEOUT_S = 60.0
+
+
 def _create_hccl(store, rank, size, timeout):
-    return dist.ProcessGroupGloo(store, rank, size, timeout)
+    options = dist.ProcessGroupGloo._Options()
+    options._timeout = timeout
+    options._devices = [dist.ProcessGroupGloo.create_default_device()]
+    options._threads = 1
+    backend = dist.ProcessGroupGloo(store, rank, size, options)
+    _HCCL_BACKENDS.append(backend)
+    return backend
+
+
+def _drain(backend) -> None:
+    token = torch.zeros(1)
+    weak = token.untyped_storage()._weak_ref()
+    try:
+        work = backend.allreduce([token])
+        work.wait(datetime.timedelta(seconds=_DRAIN_TIMEOUT_S))
+        del work, token  # from here the worker holds the last reference
+        deadline = time.monotonic() + _DRAIN_TIMEOUT_S
+        while not torch.UntypedStorage._expired(weak) and time.monotonic() < deadline:
+            time.sleep(0.001)  # the GIL is free meanwhile: the worker may need it
+    finally:
+        torch.UntypedStorage._free_weak_ref(weak)
+
+
+def _drain_hccl_at_exit() -> None:
+    for backend in _HCCL_BACKENDS:
+        try:
+            _drain(backend)
+        except Exception:  # noqa: BLE001 - a peer already gone: nothing left to wait for
+            pass
+    _HCCL_BACKENDS.clear()
+
+
+atexit.register(_drain_hccl_at_exit)
 
 
 if "hccl" not in dist.Backend.backend_list:

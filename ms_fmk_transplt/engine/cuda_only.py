@@ -1,0 +1,149 @@
+"""A CUDA condition that selects CUDA-only code keeps its CUDA (rule cuda_only.guard, declared
+and explained in engine/spans/cuda_only_spans.py, the span pass's counterpart).
+
+Which code is CUDA-only is decided on the stdlib tree of the file, as in the span pass: the
+guarded region's code is printed and parsed with ``ast`` (this pass is the rare one), so both
+passes ask the same question of the same names."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.cuda_only_spans import (
+    GUARD,
+    REGISTRARS,
+    REGISTRATION,
+    RULE,
+    guard_message,
+    guarded_code,
+    hinted,
+    registration_message,
+)
+
+_EMPTY = cst.Module(body=[])
+_DEVICE = re.compile(r"cuda(:\d+)?")
+
+
+def _is_cuda_string(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.SimpleString):
+        return False
+    try:
+        value = node.evaluated_value
+    except Exception:  # noqa: BLE001 - exotic escapes are no device
+        return False
+    return isinstance(value, str) and _DEVICE.fullmatch(value) is not None
+
+
+def _items(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return [e.value for e in node.elements]
+    return [node]
+
+
+def cuda_conditions(test: cst.CSTNode) -> list[cst.CSTNode]:
+    """As cuda_only_spans.cuda_conditions, on LibCST nodes (in source order)."""
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            sides = [node.left, *(t.comparator for t in node.comparisons)]
+            found.extend(i for s in sides for i in _items(s) if _is_cuda_string(i))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == "is_cuda":
+                found.append(node)
+
+    test.visit(Collect())
+    return found
+
+
+def _expression(node: cst.CSTNode) -> ast.AST | None:
+    try:
+        return ast.parse("(\n" + _EMPTY.code_for_node(node) + "\n)", mode="eval")
+    except SyntaxError:
+        return None
+
+
+def _statements(body: cst.BaseSuite) -> ast.AST | None:
+    if isinstance(body, cst.IndentedBlock):
+        module = cst.Module(body=list(body.body))
+    else:
+        module = cst.Module(body=[cst.SimpleStatementLine(body=list(body.body))])
+    try:
+        return ast.parse(module.code)
+    except SyntaxError:
+        return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Call):
+        node = node.func
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+class CudaOnlyGuards(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.active = hinted(ctx.source)
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.active:
+            self._guard(node.test, [_expression(node.test), _statements(node.body)])
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if self.active and isinstance(node.operator, cst.And):
+            self._guard(node, [_expression(node)])
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self.active:
+            self._guard(node.test, [_expression(node.test), _expression(node.body)])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.active:
+            return
+        strings = [
+            s
+            for d in node.decorators
+            if isinstance(d.decorator, cst.Call)
+            and _dotted(d.decorator).rsplit(".", 1)[-1] in REGISTRARS
+            for arg in d.decorator.args
+            if arg.keyword is None or arg.keyword.value == "device_types"
+            for s in _items(arg.value)
+            if _is_cuda_string(s) and not self.ctx.is_claimed(s)
+        ]
+        if not strings:
+            return
+        what = self._uses([_statements(node.body)])
+        if what is None:
+            return
+        for s in strings:
+            self.ctx.claim(s)
+        message = registration_message(what)
+        self.ctx.unsupported(strings[0], node.name.value, REGISTRATION, message, RULE)
+
+    def _uses(self, region: list[ast.AST | None]) -> str | None:
+        if any(r is None for r in region):
+            return None
+        return guarded_code(region, self.ctx.source)  # type: ignore[arg-type]
+
+    def _guard(self, test: cst.CSTNode, region: list[ast.AST | None]) -> None:
+        conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]
+        if not conditions:
+            return
+        what = self._uses(region)
+        if what is None:
+            return
+        for c in conditions:
+            self.ctx.claim(c)
+        api = what.split(" ", 1)[0]
+        self.ctx.unsupported(conditions[0], api, GUARD, guard_message(what), RULE)

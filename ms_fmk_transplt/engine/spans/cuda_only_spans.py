@@ -1,0 +1,290 @@
+"""Span pass: a CUDA condition that selects CUDA-only code keeps its CUDA (rule cuda_only.guard);
+the LibCST counterpart is engine/cuda_only.py.
+
+``if impl == 'cuda' and x.device.type == 'cuda' and _init(): return _plugin.op(x)`` runs an
+nvcc-built plugin when the tensor is on a GPU and a reference implementation otherwise. Migrated
+to ``'npu'``, the NPU tensor would be sent to the plugin, which cannot run there; kept, the
+condition is False on the NPU and the reference path runs. The same holds for ``x.is_cuda and
+...`` in front of a Triton kernel and for ``torch.library.custom_op(..., device_types="cuda")``
+on a function that launches one.
+
+CUDA-only code, as read from the file itself (cuda_only_names): functions decorated with
+``triton.jit``/``autotune``/``heuristics``; names bound to a cpp_extension ``load``/
+``load_inline`` result or to any call given ``.cu``/``.cuh`` sources; imported ``*_cuda``
+extension modules and names imported from a ``triton`` module; and, transitively, module-level
+functions and classes that use those without checking the device themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.unsupported_table import Entry
+
+RULE = declare(
+    "cuda_only.guard",
+    "a CUDA condition that selects CUDA-only code (a Triton kernel, a cpp_extension or `.cu` "
+    "plugin) keeps its `cuda`, with a row naming that code",
+    "`if impl == 'cuda' and x.device.type == 'cuda' and _init():` in front of an nvcc-built "
+    "plugin, `if x.is_cuda:` in front of a Triton kernel launch, "
+    '`@torch.library.custom_op(..., device_types="cuda")` on a function that launches one: '
+    "rewritten to `npu`, such a condition would send NPU tensors into code that only runs on "
+    "NVIDIA GPUs. When the guarded code (the `if` body, the other operands of the `and`, the "
+    "decorated function) uses CUDA-only code of the file -- a `@triton.jit` function, a name "
+    "bound to `cpp_extension.load`/`load_inline` or to a build given `.cu` sources, an imported "
+    "`*_cuda` extension or a name imported from a `triton` module, or a function of the file "
+    "that uses one of those without checking the device itself -- the `cuda` strings compared "
+    "in the condition and its `.is_cuda` stay as they are: on the NPU the condition is False "
+    "and the fallback runs. Each such condition is a `caveat` row naming the CUDA-only code "
+    "(port it to Ascend C or triton-ascend if the fallback is too slow); a `custom_op` "
+    "registered only for `cuda` is a `manual` row (the operator has no NPU kernel).",
+    kind=OPEN_WORK,
+)
+CATEGORY = "custom_cuda_code"
+GUARD = Entry(
+    "cuda_only_guard",
+    CATEGORY,
+    "caveat",
+    "condition kept on cuda: it selects CUDA-only code, so on the NPU the fallback runs; check "
+    "that path, or port the CUDA-only code to the NPU (Ascend C, triton-ascend)",
+)
+REGISTRATION = Entry(
+    "cuda_only_registration",
+    CATEGORY,
+    "manual",
+    "operator kernel registered for cuda only, and its code is CUDA-only: register an NPU "
+    "implementation (Ascend C, triton-ascend) or a fallback for the NPU",
+)
+_HINT = re.compile(
+    rb"triton|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
+)
+_TRITON_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
+_BUILDERS = frozenset({"load", "load_inline"})
+REGISTRARS = frozenset({"custom_op", "register_kernel", "impl", "triton_op"})
+
+
+def hinted(source: bytes) -> bool:
+    """Cheap test: could the file hold CUDA-only code at all?"""
+    return _HINT.search(source) is not None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _sources(call: ast.Call) -> list[str]:
+    return [
+        n.value
+        for n in ast.walk(call)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value.endswith((".cu", ".cuh"))
+    ]
+
+
+def _extension_build(call: ast.Call, uses_cpp_extension: bool) -> str | None:
+    cu = _sources(call)
+    if cu:
+        return f"CUDA extension built from {cu[0]}"
+    name = _dotted(call).rsplit(".", 1)[-1]
+    if uses_cpp_extension and name in _BUILDERS:
+        return f"cpp_extension.{name} module"
+    return None
+
+
+def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
+            for d in node.decorator_list:
+                dotted = _dotted(d)
+                if dotted.rsplit(".", 1)[-1] in _TRITON_DECORATORS and (
+                    "triton" in dotted or "." not in dotted
+                ):
+                    found[node.name] = f"Triton kernel {node.name}"
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            what = _extension_build(node.value, has_cpp)
+            if what:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found[target.id] = f"{target.id} ({what})"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.rsplit(".", 1)[-1].endswith("_cuda"):
+                    bound = alias.asname or alias.name.split(".")[0]
+                    found[bound] = f"{bound} (CUDA extension module {alias.name})"
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level >= 0:
+            parts = node.module.split(".")
+            if parts[0] == "torch":
+                continue
+            if any("triton" in p for p in parts) or parts[-1].endswith("_cuda"):
+                for alias in node.names:
+                    bound = alias.asname or alias.name
+                    found[bound] = f"{bound} (from {node.module})"
+    return found
+
+
+def names_in(nodes: Iterable[ast.AST]) -> set[str]:
+    return {n.id for root in nodes for n in ast.walk(root) if isinstance(n, ast.Name)}
+
+
+def cuda_conditions(test: ast.AST) -> list[ast.AST]:
+    """The parts of a condition that ask "is this CUDA?": device strings compared in it
+    (``x.device.type == 'cuda'``, ``impl in ('cuda', 'ref')``) and ``.is_cuda``."""
+    found: list[ast.AST] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                found.extend(i for i in items if _is_cuda_string(i))
+        elif isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+            found.append(node)
+    return found
+
+
+def _is_cuda_string(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"cuda(:\d+)?", node.value) is not None
+    )
+
+
+@lru_cache(maxsize=8)
+def cuda_only_names(source: bytes) -> dict[str, str]:
+    """Names of the file that stand for CUDA-only code, each with what it is."""
+    if not hinted(source):
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found = _bound_names(tree, b"triton" in source, b"cpp_extension" in source)
+    if not found:
+        return found
+    defs = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and n.name not in found
+        and not cuda_conditions(n)
+    ]
+    changed = True
+    while changed:  # functions and classes that use CUDA-only code unconditionally
+        changed = False
+        for d in defs:
+            if d.name in found:
+                continue
+            used = sorted(names_in(d.body) & found.keys())
+            if used:
+                found[d.name] = f"{d.name} -> {found[used[0]]}"
+                changed = True
+    return found
+
+
+def guarded_code(region: Iterable[ast.AST], source: bytes) -> str | None:
+    """What CUDA-only code the region (a condition and what it guards) uses, if any."""
+    known = cuda_only_names(source)
+    if not known:
+        return None
+    used = sorted(names_in(region) & known.keys())
+    return known[used[0]] if used else None
+
+
+def registrations(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Constant]:
+    """The ``"cuda"`` strings of kernel registrations decorating ``func``
+    (``custom_op(..., device_types="cuda")``, ``register_kernel("cuda")``)."""
+    found: list[ast.Constant] = []
+    for d in func.decorator_list:
+        if not isinstance(d, ast.Call) or _dotted(d).rsplit(".", 1)[-1] not in REGISTRARS:
+            continue
+        values = [*d.args, *(k.value for k in d.keywords if k.arg == "device_types")]
+        for v in values:
+            items = v.elts if isinstance(v, (ast.Tuple, ast.List, ast.Set)) else [v]
+            found.extend(i for i in items if _is_cuda_string(i))  # type: ignore[misc]
+    return found
+
+
+def guard_message(what: str) -> str:
+    return f"CUDA condition kept: it selects CUDA-only code ({what}); the NPU takes the fallback"
+
+
+def registration_message(what: str) -> str:
+    return f'kernel registered for "cuda" only, on CUDA-only code ({what}); no NPU kernel'
+
+
+class CudaOnlySpans(SpanConcern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.active = hinted(ctx.source.data)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self._expression(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self._expression(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._expression(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        if self.active:
+            self._guard(node.test, [node.test, node.body])
+
+    def visit_Call(self, node: ast.Call) -> None:
+        unit = self.ctx.unit
+        if not self.active or not unit.header:
+            return
+        func = unit.node
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            d is node for d in func.decorator_list
+        ):
+            self._registration(func, node)
+
+    def _expression(self, node: ast.AST) -> None:
+        if not self.active:
+            return
+        unit = self.ctx.unit
+        if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
+            self._guard(node, [node, *unit.node.body])
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            self._guard(node, [node])
+
+    def _guard(self, test: ast.AST, region: list[ast.AST]) -> None:
+        conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]
+        if not conditions:
+            return
+        what = guarded_code(region, self.ctx.source.data)
+        if what is None:
+            return
+        for c in conditions:
+            self.ctx.claim(c)
+        lines = self.ctx.lines(conditions[0])
+        self.ctx.unsupported(lines, what.split(" ", 1)[0], GUARD, guard_message(what), RULE)
+
+    def _registration(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> None:
+        """All of ``func``'s registrations at once, when the first registering decorator is
+        walked (as the LibCST pass does on entering the function)."""
+        strings = [s for s in registrations(func) if not self.ctx.is_claimed(s)]
+        if not strings:
+            return
+        what = guarded_code(func.body, self.ctx.source.data)
+        if what is None:
+            return
+        for s in strings:
+            self.ctx.claim(s)
+        lines = self.ctx.lines(strings[0])
+        self.ctx.unsupported(lines, func.name, REGISTRATION, registration_message(what), RULE)
