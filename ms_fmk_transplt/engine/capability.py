@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.capability_spans import keep_probes
+from ms_fmk_transplt.engine.spans.capability_spans import hinted, keep_probes
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -24,7 +24,7 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
 class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = b"get_device_" in ctx.source  # most files have no probe
+        self.active = hinted(ctx.source)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         self._keep(node)

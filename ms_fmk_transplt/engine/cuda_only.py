@@ -91,13 +91,49 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ".".join(reversed(parts))
 
 
+def _negated(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(t.operator, (cst.NotEqual, cst.NotIn)) for t in test.comparisons
+    )
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise))
+
+
 class CudaOnlyGuards(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source)
+        self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(list(node.body))
+
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        self.blocks.pop()
+        return updated
+
+    def _following(self, node: cst.If) -> ast.AST | None:
+        block = self.blocks[-1] if self.blocks else []
+        for i, stmt in enumerate(block):
+            if stmt is node:
+                return _statements(cst.IndentedBlock(body=block[i + 1 :]))
+        return _statements(cst.IndentedBlock(body=[]))
 
     def visit_If(self, node: cst.If) -> None:
-        if self.active:
+        if not self.active:
+            return
+        if _negated(node.test) and _exits(node.body):  # if not x.is_cuda: return fallback(x)
+            self._guard(node.test, [_expression(node.test), self._following(node)])
+        else:
             self._guard(node.test, [_expression(node.test), _statements(node.body)])
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:

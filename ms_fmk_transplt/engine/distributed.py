@@ -33,7 +33,7 @@ class Distributed(Concern):
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.SimpleString:
-        if id(original) in self.ctx.docstrings:
+        if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
             return updated
         body = self.ctx.literal_body(updated)
         if body is not None and body not in self.backends and ":" in body:
@@ -63,7 +63,7 @@ class Distributed(Concern):
         return new
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        if original.attr.value not in self.enum_leaves:
+        if original.attr.value not in self.enum_leaves or self.ctx.is_claimed(original):
             return updated
         qn = self.ctx.qname(original)
         new_leaf = self.enums.get(qn) or self.renames.get(qn)

@@ -17,7 +17,8 @@ from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
 
-PROBES = frozenset({"torch.cuda.get_device_capability"})  # always a probe
+# always a probe: which NVIDIA architecture / NCCL build is this?
+PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})
 PROPERTIES = "torch.cuda.get_device_properties"  # a probe when asked for one of PROBE_FIELDS
 PROBE_FIELDS = frozenset({"major", "minor", "multi_processor_count", "gcnArchName"})
 CATEGORY = "capability_probe"
@@ -31,7 +32,8 @@ RULE = declare(
     "a CUDA capability probe (`get_device_capability`, `get_device_properties(i).major`) stays "
     "on torch.cuda, with a caveat row",
     "Code that asks which NVIDIA architecture it runs on (`get_device_capability() >= (9, 0)`, "
-    "`get_device_properties(i).major`, `.multi_processor_count`, `.gcnArchName`) selects "
+    "`get_device_properties(i).major`, `.multi_processor_count`, `.gcnArchName`) or "
+    "which NCCL it has (`torch.cuda.nccl.version()`) selects "
     "NVIDIA-only paths. Migrated to `torch.npu`, the probe would return None or lack the field "
     "and raise; so the smallest boolean or comparison holding the probe is left entirely on "
     "`torch.cuda` (its `is_available()` included), which is False on an NPU host: the non-NVIDIA "
@@ -50,6 +52,11 @@ UNGUARDED = Entry(
     "non-NVIDIA path runs",
 )
 AVAILABLE = "torch.cuda.is_available"
+
+
+def hinted(source: bytes) -> bool:
+    """Cheap test: could the file hold a probe at all (most files have none)?"""
+    return b"get_device_" in source or b"nccl.version" in source
 
 
 def entry_for(nodes, qname) -> Entry:
@@ -94,7 +101,7 @@ def keep_probes(ctx, nodes: list, where) -> None:
 class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = b"get_device_" in ctx.source.data
+        self.active = hinted(ctx.source.data)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._keep(node)

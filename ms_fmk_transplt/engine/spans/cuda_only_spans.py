@@ -62,6 +62,7 @@ REGISTRATION = Entry(
 )
 _HINT = re.compile(
     rb"triton|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
+    rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
 )
 _TRITON_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
 _BUILDERS = frozenset({"load", "load_inline"})
@@ -96,10 +97,15 @@ def _sources(call: ast.Call) -> list[str]:
 
 
 def _extension_build(call: ast.Call, uses_cpp_extension: bool) -> str | None:
+    name = _dotted(call).rsplit(".", 1)[-1]
+    first = call.args[0] if call.args else None
+    if name == "import_module" and isinstance(first, ast.Constant):
+        module = first.value
+        if isinstance(module, str) and module.rsplit(".", 1)[-1].endswith("_cuda"):
+            return f"CUDA extension module {module}"
     cu = _sources(call)
     if cu:
         return f"CUDA extension built from {cu[0]}"
-    name = _dotted(call).rsplit(".", 1)[-1]
     if uses_cpp_extension and name in _BUILDERS:
         return f"cpp_extension.{name} module"
     return None
@@ -195,6 +201,29 @@ def cuda_only_names(source: bytes) -> dict[str, str]:
     return found
 
 
+def negated(test: ast.AST) -> bool:
+    """``not x.is_cuda`` / ``x.device.type != "cuda"``: the CUDA path is what follows."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return isinstance(test, ast.Compare) and all(
+        isinstance(op, (ast.NotEq, ast.NotIn)) for op in test.ops
+    )
+
+
+def exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def following(parent: ast.AST | None, node: ast.AST) -> list[ast.stmt]:
+    """The statements after ``node`` in the block of ``parent`` that holds it."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None) or []
+        for i, stmt in enumerate(block):
+            if stmt is node:
+                return block[i + 1 :]
+    return []
+
+
 def guarded_code(region: Iterable[ast.AST], source: bytes) -> str | None:
     """What CUDA-only code the region (a condition and what it guards) uses, if any."""
     known = cuda_only_names(source)
@@ -240,6 +269,9 @@ class CudaOnlySpans(SpanConcern):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._expression(node)
 
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        self._expression(node)
+
     def visit_IfExp(self, node: ast.IfExp) -> None:
         if self.active:
             self._guard(node.test, [node.test, node.body])
@@ -259,7 +291,12 @@ class CudaOnlySpans(SpanConcern):
             return
         unit = self.ctx.unit
         if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
-            self._guard(node, [node, *unit.node.body])
+            stmt = unit.node
+            if negated(node) and exits(stmt.body):  # if not x.is_cuda: return fallback(x)
+                parent = unit.ancestors[-1] if unit.ancestors else None
+                self._guard(node, [node, *following(parent, stmt)])
+            else:
+                self._guard(node, [node, *stmt.body])
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             self._guard(node, [node])
 

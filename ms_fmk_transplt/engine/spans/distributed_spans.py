@@ -62,7 +62,7 @@ class DistributedSpans(SpanConcern):
         )
 
     def leave_SimpleString(self, part: StringPart) -> None:
-        if part.docstring:
+        if part.docstring or self.ctx.is_claimed(part.key):
             return
         body = self.ctx.body(part)
         if body is not None and body not in self.backends and ":" in body:
@@ -75,7 +75,7 @@ class DistributedSpans(SpanConcern):
         self._rewrite(part, body, self.backends[body], self.backend_rule)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr not in self.enum_leaves:
+        if node.attr not in self.enum_leaves or self.ctx.is_claimed(node):
             return
         qn = self.ctx.qname(node)
         new_leaf = self.enums.get(qn) or self.renames.get(qn)
