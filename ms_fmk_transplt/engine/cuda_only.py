@@ -11,6 +11,7 @@ import ast
 import re
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
@@ -79,18 +80,6 @@ def _statements(body: cst.BaseSuite) -> ast.AST | None:
         return None
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Call):
-        node = node.func
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def _negated(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return True
@@ -109,7 +98,7 @@ def _exits(body: cst.BaseSuite) -> bool:
 class CudaOnlyGuards(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source)
+        self.active = hinted(ctx.source, ctx.tables.unsupported)
         self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -151,7 +140,7 @@ class CudaOnlyGuards(Concern):
             s
             for d in node.decorators
             if isinstance(d.decorator, cst.Call)
-            and _dotted(d.decorator).rsplit(".", 1)[-1] in REGISTRARS
+            and (get_full_name_for_node(d.decorator) or "").rsplit(".", 1)[-1] in REGISTRARS
             for arg in d.decorator.args
             if arg.keyword is None or arg.keyword.value == "device_types"
             for s in _items(arg.value)
@@ -170,7 +159,8 @@ class CudaOnlyGuards(Concern):
     def _uses(self, region: list[ast.AST | None]) -> str | None:
         if any(r is None for r in region):
             return None
-        return guarded_code(region, self.ctx.source)  # type: ignore[arg-type]
+        table = self.tables.unsupported
+        return guarded_code(region, self.ctx.source, table)  # type: ignore[arg-type]
 
     def _guard(self, test: cst.CSTNode, region: list[ast.AST | None]) -> None:
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]

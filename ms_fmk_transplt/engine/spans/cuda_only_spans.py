@@ -34,10 +34,13 @@ RULE = declare(
     "plugin, `if x.is_cuda:` in front of a Triton kernel launch, "
     '`@torch.library.custom_op(..., device_types="cuda")` on a function that launches one: '
     "rewritten to `npu`, such a condition would send NPU tensors into code that only runs on "
-    "NVIDIA GPUs. When the guarded code (the `if` body, the other operands of the `and`, the "
-    "decorated function) uses CUDA-only code of the file -- a `@triton.jit` function, a name "
-    "bound to `cpp_extension.load`/`load_inline` or to a build given `.cu` sources, an imported "
-    "`*_cuda` extension or a name imported from a `triton` module, or a function of the file "
+    "NVIDIA GPUs. When the guarded code (the `if` body; after `if not x.is_cuda: return ...`, "
+    "the statements that follow; the other operands of the `and`; the decorated function) uses "
+    "CUDA-only code of the file -- a `@triton.jit` function, a name bound to "
+    "`cpp_extension.load`/`load_inline`, to a build given `.cu` sources or to "
+    '`importlib.import_module("..._cuda")`, an imported `*_cuda` extension, a name imported from '
+    "a `triton` module or from a CUDA-only library of the unsupported table (apex.normalization, "
+    "flash_attn, xformers, ...), or a function of the file "
     "that uses one of those without checking the device itself -- the `cuda` strings compared "
     "in the condition and its `.is_cuda` stay as they are: on the NPU the condition is False "
     "and the fallback runs. Each such condition is a `caveat` row naming the CUDA-only code "
@@ -69,9 +72,31 @@ _BUILDERS = frozenset({"load", "load_inline"})
 REGISTRARS = frozenset({"custom_op", "register_kernel", "impl", "triton_op"})
 
 
-def hinted(source: bytes) -> bool:
+CUDA_ONLY_CATEGORIES = frozenset({"third_party", "custom_cuda_code"})
+
+
+@lru_cache(maxsize=4)
+def _library_imports(table) -> re.Pattern[bytes]:
+    """Imports of the CUDA-only libraries of the unsupported table (apex.normalization,
+    flash_attn, xformers, ...)."""
+    roots = sorted({m.split(".")[0] for m, e in table.modules.items() if not e.supported})
+    words = b"|".join(re.escape(r.encode()) for r in roots) or b"(?!)"
+    return re.compile(rb"(?:from|import)\s+(?:" + words + rb")\b")
+
+
+def hinted(source: bytes, table) -> bool:
     """Cheap test: could the file hold CUDA-only code at all?"""
-    return _HINT.search(source) is not None
+    return _HINT.search(source) is not None or _library_imports(table).search(source) is not None
+
+
+def _cuda_only_module(module: str, table) -> bool:
+    if module.split(".")[0] == "torch":
+        return False
+    parts = module.split(".")
+    if any("triton" in p for p in parts) or parts[-1].endswith("_cuda"):
+        return True
+    entry = table.module(module)
+    return entry is not None and entry.category in CUDA_ONLY_CATEGORIES
 
 
 def _dotted(node: ast.AST) -> str:
@@ -111,7 +136,7 @@ def _extension_build(call: ast.Call, uses_cpp_extension: bool) -> str | None:
     return None
 
 
-def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool) -> dict[str, str]:
+def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool, table) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
@@ -129,14 +154,11 @@ def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool) -> dict[str,
                         found[target.id] = f"{target.id} ({what})"
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.rsplit(".", 1)[-1].endswith("_cuda"):
+                if _cuda_only_module(alias.name, table):
                     bound = alias.asname or alias.name.split(".")[0]
-                    found[bound] = f"{bound} (CUDA extension module {alias.name})"
+                    found[bound] = f"{bound} (CUDA-only module {alias.name})"
         elif isinstance(node, ast.ImportFrom) and node.module and node.level >= 0:
-            parts = node.module.split(".")
-            if parts[0] == "torch":
-                continue
-            if any("triton" in p for p in parts) or parts[-1].endswith("_cuda"):
+            if _cuda_only_module(node.module, table):
                 for alias in node.names:
                     bound = alias.asname or alias.name
                     found[bound] = f"{bound} (from {node.module})"
@@ -170,15 +192,16 @@ def _is_cuda_string(node: ast.AST) -> bool:
 
 
 @lru_cache(maxsize=8)
-def cuda_only_names(source: bytes) -> dict[str, str]:
-    """Names of the file that stand for CUDA-only code, each with what it is."""
-    if not hinted(source):
+def cuda_only_names(source: bytes, table) -> dict[str, str]:
+    """Names of the file that stand for CUDA-only code, each with what it is (``table``: the
+    unsupported table, whose CUDA-only libraries count)."""
+    if not hinted(source, table):
         return {}
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
-    found = _bound_names(tree, b"triton" in source, b"cpp_extension" in source)
+    found = _bound_names(tree, b"triton" in source, b"cpp_extension" in source, table)
     if not found:
         return found
     defs = [
@@ -224,9 +247,9 @@ def following(parent: ast.AST | None, node: ast.AST) -> list[ast.stmt]:
     return []
 
 
-def guarded_code(region: Iterable[ast.AST], source: bytes) -> str | None:
+def guarded_code(region: Iterable[ast.AST], source: bytes, table) -> str | None:
     """What CUDA-only code the region (a condition and what it guards) uses, if any."""
-    known = cuda_only_names(source)
+    known = cuda_only_names(source, table)
     if not known:
         return None
     used = sorted(names_in(region) & known.keys())
@@ -258,7 +281,7 @@ def registration_message(what: str) -> str:
 class CudaOnlySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source.data)
+        self.active = hinted(ctx.source.data, ctx.tables.unsupported)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._expression(node)
@@ -304,7 +327,7 @@ class CudaOnlySpans(SpanConcern):
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]
         if not conditions:
             return
-        what = guarded_code(region, self.ctx.source.data)
+        what = guarded_code(region, self.ctx.source.data, self.tables.unsupported)
         if what is None:
             return
         for c in conditions:
@@ -318,7 +341,7 @@ class CudaOnlySpans(SpanConcern):
         strings = [s for s in registrations(func) if not self.ctx.is_claimed(s)]
         if not strings:
             return
-        what = guarded_code(func.body, self.ctx.source.data)
+        what = guarded_code(func.body, self.ctx.source.data, self.tables.unsupported)
         if what is None:
             return
         for s in strings:
