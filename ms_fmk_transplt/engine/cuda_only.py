@@ -8,13 +8,13 @@ passes ask the same question of the same names."""
 from __future__ import annotations
 
 import ast
-import re
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
+    CUDA_VALUE,
     GUARD,
     REGISTRARS,
     REGISTRATION,
@@ -26,7 +26,6 @@ from ms_fmk_transplt.engine.spans.cuda_only_spans import (
 )
 
 _EMPTY = cst.Module(body=[])
-_DEVICE = re.compile(r"cuda(:\d+)?")
 
 
 def _is_cuda_string(node: cst.CSTNode) -> bool:
@@ -36,7 +35,7 @@ def _is_cuda_string(node: cst.CSTNode) -> bool:
         value = node.evaluated_value
     except Exception:  # noqa: BLE001 - exotic escapes are no device
         return False
-    return isinstance(value, str) and _DEVICE.fullmatch(value) is not None
+    return isinstance(value, str) and CUDA_VALUE.fullmatch(value) is not None
 
 
 def _items(node: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -102,12 +101,14 @@ class CudaOnlyGuards(Concern):
         self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(list(node.body))
+        if self.active:  # most files hold no CUDA-only code: no block stack kept
+            self.blocks.append(list(node.body))
 
     def leave_IndentedBlock(
         self, original: cst.IndentedBlock, updated: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        self.blocks.pop()
+        if self.active:
+            self.blocks.pop()
         return updated
 
     def _following(self, node: cst.If) -> ast.AST | None:

@@ -67,6 +67,7 @@ _HINT = re.compile(
     rb"triton|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
     rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
 )
+CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
 _TRITON_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
 _BUILDERS = frozenset({"load", "load_inline"})
 REGISTRARS = frozenset({"custom_op", "register_kernel", "impl", "triton_op"})
@@ -187,7 +188,7 @@ def _is_cuda_string(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Constant)
         and isinstance(node.value, str)
-        and re.fullmatch(r"cuda(:\d+)?", node.value) is not None
+        and CUDA_VALUE.fullmatch(node.value) is not None
     )
 
 
@@ -307,7 +308,7 @@ class CudaOnlySpans(SpanConcern):
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             d is node for d in func.decorator_list
         ):
-            self._registration(func, node)
+            self._registration(func)
 
     def _expression(self, node: ast.AST) -> None:
         if not self.active:
@@ -335,7 +336,7 @@ class CudaOnlySpans(SpanConcern):
         lines = self.ctx.lines(conditions[0])
         self.ctx.unsupported(lines, what.split(" ", 1)[0], GUARD, guard_message(what), RULE)
 
-    def _registration(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> None:
+    def _registration(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """All of ``func``'s registrations at once, when the first registering decorator is
         walked (as the LibCST pass does on entering the function)."""
         strings = [s for s in registrations(func) if not self.ctx.is_claimed(s)]
