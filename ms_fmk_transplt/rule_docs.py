@@ -31,6 +31,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.spans.amp_spans",
     "ms_fmk_transplt.engine.spans.capability_spans",
     "ms_fmk_transplt.engine.spans.cuda_only_spans",
+    "ms_fmk_transplt.engine.spans.dispatch_key_spans",
     "ms_fmk_transplt.engine.spans.device_api_spans",
     "ms_fmk_transplt.engine.spans.device_strings_spans",
     "ms_fmk_transplt.engine.spans.distributed_spans",

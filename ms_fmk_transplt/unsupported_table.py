@@ -76,6 +76,9 @@ def registered_op_namespaces(source: bytes) -> frozenset[str]:
     return frozenset(m.decode() for m in _REGISTERS.findall(source))
 
 
+CUDA_EXTENSION_SUFFIX = "_cuda"  # top-level modules named so are compiled CUDA extensions
+
+
 class UnsupportedTable:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
@@ -121,6 +124,10 @@ class UnsupportedTable:
         self.cuda_file_suffixes = tuple(raw["cuda_file_suffixes"])
         self.cuda_file = Entry(
             "cuda source file", "custom_cuda_code", "manual", raw["cuda_file_tip"]
+        )
+        # import selective_scan_cuda: a compiled extension, named by convention
+        self.cuda_extension = Entry(
+            "cuda extension", "custom_cuda_code", "manual", raw["cuda_extension_tip"], prefix=True
         )
         files = raw["files"]
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
@@ -177,6 +184,8 @@ class UnsupportedTable:
 
     def module(self, dotted: str) -> Entry | None:
         entry = _longest(self.modules, dotted)
+        if entry is None and dotted.split(".", 1)[0].endswith(CUDA_EXTENSION_SUFFIX):
+            return self.cuda_extension
         return None if entry is None or entry.supported else entry
 
     def torch_op(self, qualified: str) -> Entry | None:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.capability_spans import hinted, keep_probes
+from ms_fmk_transplt.engine.spans.capability_spans import (
+    PROBE_FIELDS,
+    guard_of_probes,
+    hinted,
+    keep_patch,
+    keep_probes,
+)
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -25,6 +31,16 @@ class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source)
+        self.guarded: set[int] = set()
+        self.if_bodies: dict[int, cst.BaseSuite] = {}  # id(if test) -> its body
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.active:
+            self.if_bodies[id(node.test)] = node.body
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count
+            self._keep(node)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         self._keep(node)
@@ -36,5 +52,14 @@ class CapabilityProbes(Concern):
         self._keep(node)
 
     def _keep(self, node: cst.CSTNode) -> None:
-        if self.active and not self.ctx.is_claimed(node):
-            keep_probes(self.ctx, _subtree(node), lambda call: call)
+        if not self.active or self.ctx.is_claimed(node):
+            return
+        body = self.if_bodies.get(id(node))
+        if body is not None:  # the test of an if (as the span pass sees it)
+            guard_of_probes(self.ctx, _subtree(node), _subtree(body), self.guarded)
+        nodes = _subtree(node)
+        if isinstance(node, cst.Call) and keep_patch(
+            self.ctx, node, nodes, lambda call: call, self.ctx.source
+        ):
+            return
+        keep_probes(self.ctx, nodes, lambda call: call, self.guarded)

@@ -18,6 +18,7 @@ from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.cuda_only import CudaOnlyGuards
 from ms_fmk_transplt.engine.device_api import DeviceApi
 from ms_fmk_transplt.engine.device_strings import DeviceStrings
+from ms_fmk_transplt.engine.dispatch_key import DispatchKeys
 from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.distributed_mode import DistributedMode
 from ms_fmk_transplt.engine.environment import Environment
@@ -43,6 +44,7 @@ CONCERNS = (
     Amp,
     CapabilityProbes,
     CudaOnlyGuards,
+    DispatchKeys,
     DeviceApi,
     TensorMethods,
     DeviceStrings,

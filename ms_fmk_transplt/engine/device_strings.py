@@ -12,7 +12,6 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
-    CUDA_PREFIX,
     DOTTED_NAME,
     FSTRING,
     INT_DEVICE,
@@ -21,6 +20,7 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
     NOT_A_DEVICE_ENTRY,
     NOT_DEVICE_KEYWORDS,
     dotted_cuda_name,
+    names_cuda_api,
 )
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
@@ -62,7 +62,7 @@ class DeviceStrings(Concern):
         if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
             return updated
         body = self.ctx.literal_body(updated)
-        if body is not None and body.startswith(CUDA_PREFIX):
+        if body is not None and names_cuda_api(body):
             return self._dotted_name(original, updated, body)
         if body is None or not body.startswith(self.old):
             return updated

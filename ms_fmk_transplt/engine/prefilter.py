@@ -3,6 +3,7 @@ act on or report is copied without parsing. Conservative: a false positive only 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.options import EngineOptions
@@ -24,14 +25,23 @@ BASE_TRIGGERS = (
 
 @lru_cache(maxsize=8)
 def triggers(tables: Tables) -> tuple[bytes, ...]:
-    roots = {m.split(".")[0].encode() for m in tables.unsupported.modules}
     # integer device indices (x.to(local_rank)) need no "cuda" anywhere in the file
     names = {n.encode() for n in tables.int_device.identifiers | tables.int_device.sequences}
-    return BASE_TRIGGERS + tuple(sorted(roots | names))
+    return BASE_TRIGGERS + tuple(sorted(names))
+
+
+@lru_cache(maxsize=8)
+def library_roots(tables: Tables) -> re.Pattern[bytes]:
+    """The listed libraries' top-level names as whole words (a short root like ``fla`` must not
+    fire on ``flatten``)."""
+    roots = sorted({m.split(".")[0] for m in tables.unsupported.modules})
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(r.encode()) for r in roots) + rb")\b")
 
 
 def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) -> bool:
     if any(token in source for token in triggers(tables)):
+        return True
+    if library_roots(tables).search(source):
         return True
     rules = options.user_rules
     return rules is not None and any(name.encode() in source for name in rules.names())

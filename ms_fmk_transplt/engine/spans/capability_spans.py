@@ -12,6 +12,7 @@ NPU host and the code takes its non-NVIDIA path, which runs on the NPU.
 from __future__ import annotations
 
 import ast
+import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -52,6 +53,17 @@ UNGUARDED = Entry(
     "non-NVIDIA path runs",
 )
 AVAILABLE = "torch.cuda.is_available"
+PATCHED = frozenset({"get_device_capability", "get_device_properties"})  # patched probe names
+SETATTRS = frozenset({"setattr", "object"})  # monkeypatch.setattr / mock.patch.object
+PATCH = Entry(
+    "torch.cuda",
+    CATEGORY,
+    "caveat",
+    "test patch kept on torch.cuda: it patches a capability probe, which stays on torch.cuda "
+    "(device_api.capability_probe), so the patch still reaches the code under test",
+)
+# a string naming a probe: the file patches probes (so its is_available patches stay too)
+_PROBE_TARGET = re.compile(rb"[\"'](?:[\w.]*\.)?get_device_(?:capability|properties)[\"']")
 
 
 def hinted(source: bytes) -> bool:
@@ -59,11 +71,73 @@ def hinted(source: bytes) -> bool:
     return b"get_device_" in source or b"nccl.version" in source
 
 
-def entry_for(nodes, qname) -> Entry:
-    """Caveat when the probe's expression checks torch.cuda.is_available() first, else manual."""
+def checks_available(nodes, qname) -> bool:
+    """Whether ``nodes`` call ``torch.cuda.is_available()``."""
     calls = [n for n in nodes if type(n).__name__ == "Call"]
-    guarded = any((qname(c.func) or "") == AVAILABLE for c in calls)
-    return ENTRY if guarded else UNGUARDED
+    return any((qname(c.func) or "") == AVAILABLE for c in calls)
+
+
+def _string(node) -> str | None:
+    """The value of a plain string literal in either tree."""
+    kind = type(node).__name__
+    if kind == "Constant" and isinstance(node.value, str):
+        return node.value
+    if kind == "SimpleString":
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - exotic escapes name no API
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _args(call) -> list:
+    """The positional argument expressions of a call in either tree (LibCST wraps them)."""
+    return [a.value if type(a).__name__ == "Arg" else a for a in call.args]
+
+
+def patched_probe(call, qname, source: bytes) -> bool:
+    """``monkeypatch.setattr(torch.cuda, "get_device_capability", ...)`` (or
+    ``mock.patch.object``): a test patching a probe (or, in a file that patches probes,
+    ``is_available``) on torch.cuda -- the patch must stay where the kept probe reads."""
+    func = call.func
+    if type(func).__name__ != "Attribute":
+        return False
+    if getattr(func.attr, "value", func.attr) not in SETATTRS:
+        return False
+    args = _args(call)
+    if len(args) < 2 or (qname(args[0]) or "") != "torch.cuda":
+        return False
+    name = _string(args[1])
+    if name in PATCHED:
+        return True
+    return name == "is_available" and _PROBE_TARGET.search(source) is not None
+
+
+def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
+    """Keep a test's patch of a probe on torch.cuda (``nodes``: the call's subtree)."""
+    if not patched_probe(call, ctx.qname, source):
+        return False
+    for node in nodes:
+        ctx.claim(node)
+    name = _string(_args(call)[1])
+    message = f"torch.cuda.{name}: test patch of a capability probe kept on torch.cuda"
+    ctx.unsupported(where(call), f"torch.cuda.{name}", PATCH, message, RULE)
+    return True
+
+
+def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
+    """``if torch.cuda.is_available(): ... probe ...``: the test is part of the probe -- it is
+    kept on torch.cuda too (claimed), or the migrated branch would run the kept probe on an NPU
+    host, where it raises; the probes of the body are then guarded (``guarded``: their ids)."""
+    if not checks_available(test, ctx.qname):
+        return
+    found = probe_calls(body, ctx.qname)
+    if not found:
+        return
+    for node in test:
+        ctx.claim(node)
+    guarded.update(id(call) for call in found)
 
 
 def probe_calls(nodes, qname) -> list:
@@ -82,16 +156,19 @@ def probe_calls(nodes, qname) -> list:
     return found
 
 
-def keep_probes(ctx, nodes: list, where) -> None:
+def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
     other rule migrates any of it, and record a row per probe (``where(call)``: its position
-    as the pass's context takes it)."""
+    as the pass's context takes it; ``guarded``: ids of probes an enclosing ``if`` guards)."""
     found = probe_calls(nodes, ctx.qname)
     if not found:
         return
     for inner in nodes:
         ctx.claim(inner)
-    entry = entry_for(nodes, ctx.qname)
+    if checks_available(nodes, ctx.qname) or all(id(call) in guarded for call in found):
+        entry = ENTRY  # caveat: the probe runs only where CUDA is
+    else:
+        entry = UNGUARDED
     for call in found:
         api = ctx.qname(call.func) or ""
         message = f"{api}: CUDA capability probe kept on torch.cuda"
@@ -102,6 +179,11 @@ class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source.data)
+        self.guarded: set[int] = set()
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count
+            self._keep(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._keep(node)
@@ -113,5 +195,15 @@ class CapabilitySpans(SpanConcern):
         self._keep(node)
 
     def _keep(self, node: ast.AST) -> None:
-        if self.active and not self.ctx.is_claimed(node):
-            keep_probes(self.ctx, list(ast.walk(node)), self.ctx.lines)
+        if not self.active or self.ctx.is_claimed(node):
+            return
+        unit = self.ctx.unit
+        if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
+            body = [n for stmt in unit.node.body for n in ast.walk(stmt)]
+            guard_of_probes(self.ctx, list(ast.walk(node)), body, self.guarded)
+        nodes = list(ast.walk(node))
+        if isinstance(node, ast.Call) and keep_patch(
+            self.ctx, node, nodes, self.ctx.lines, self.ctx.source.data
+        ):
+            return
+        keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded)

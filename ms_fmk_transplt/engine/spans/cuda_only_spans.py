@@ -122,14 +122,40 @@ def _sources(call: ast.Call) -> list[str]:
     ]
 
 
-def _extension_build(call: ast.Call, uses_cpp_extension: bool) -> str | None:
+_LISTS = (ast.List, ast.Tuple, ast.ListComp, ast.BinOp, ast.Name)
+
+
+def _cu_lists(tree: ast.Module) -> dict[str, str]:
+    """Names bound to ``.cu`` source lists (``sources = ['op.cpp', 'op.cu']``, also rebuilt from
+    such a name: ``sources = [join(d, s) for s in sources]``), each with its first ``.cu``."""
+    assigns = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, _LISTS)
+    ]
+    found: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            cu = _sources(node.value) or [found[n] for n in names_in([node.value]) if n in found]
+            for target in node.targets:
+                if cu and isinstance(target, ast.Name) and target.id not in found:
+                    found[target.id] = cu[0]
+                    changed = True
+    return found
+
+
+def _extension_build(
+    call: ast.Call, uses_cpp_extension: bool, cu_lists: dict[str, str]
+) -> str | None:
     name = _dotted(call).rsplit(".", 1)[-1]
     first = call.args[0] if call.args else None
     if name == "import_module" and isinstance(first, ast.Constant):
         module = first.value
         if isinstance(module, str) and module.rsplit(".", 1)[-1].endswith("_cuda"):
             return f"CUDA extension module {module}"
-    cu = _sources(call)
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    cu = _sources(call) or [cu_lists[a.id] for a in arguments if isinstance(a, ast.Name)
+                            and a.id in cu_lists]  # fmt: skip
     if cu:
         return f"CUDA extension built from {cu[0]}"
     if uses_cpp_extension and name in _BUILDERS:
@@ -139,6 +165,7 @@ def _extension_build(call: ast.Call, uses_cpp_extension: bool) -> str | None:
 
 def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool, table) -> dict[str, str]:
     found: dict[str, str] = {}
+    cu_lists = _cu_lists(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
             for d in node.decorator_list:
@@ -148,7 +175,7 @@ def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool, table) -> di
                 ):
                     found[node.name] = f"Triton kernel {node.name}"
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            what = _extension_build(node.value, has_cpp)
+            what = _extension_build(node.value, has_cpp, cu_lists)
             if what:
                 for target in node.targets:
                     if isinstance(target, ast.Name):

@@ -43,14 +43,16 @@ INT_DEVICE = declare(
 DOTTED_NAME = declare(
     "device_strings.dotted_name",
     "a string naming a torch.cuda API: `'torch.cuda.HalfTensor'`, "
-    "`mock.patch('torch.cuda.synchronize')` -> `'torch.npu...'`",
+    "`mock.patch('torch.cuda.synchronize')`, `'pkg.mod.torch.cuda.device_count'` -> "
+    "`'torch.npu...'`",
     "Some code names CUDA APIs in strings: tensor type names compared with `x.type()` "
     "(`param.type() in ['torch.cuda.HalfTensor', 'torch.cuda.BFloat16Tensor']` -- on the NPU "
     "`.type()` returns `torch.npu.HalfTensor`, so the test would fail and fp16 runs raise) and "
-    "dotted patch targets in tests (`mock.patch('torch.cuda.synchronize')`, which must patch what "
-    "the migrated code calls). A literal whose whole value is such a name is migrated exactly "
-    "like the code it names: only when the target's `torch.npu` has it, never a capability "
-    "probe (device_api.capability_probe keeps those on torch.cuda).",
+    "dotted patch targets in tests (`mock.patch('torch.cuda.synchronize')`, also through a "
+    "module that imports torch: `mock.patch('pkg.utils.torch.cuda.device_count')`; they must "
+    "patch what the migrated code calls). A literal whose whole value is such a name is "
+    "migrated exactly like the code it names: only when the target's `torch.npu` has it, "
+    "never a capability probe (device_api.capability_probe keeps those on torch.cuda).",
 )
 NOT_A_DEVICE = declare(
     "device_strings.not_a_device",
@@ -71,20 +73,30 @@ NOT_A_DEVICE_ENTRY = Entry(
     "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
 )
 CUDA_PREFIX = "torch.cuda."
-_DOTTED = re.compile(r"^torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# "torch.cuda.X", or a patch target through a module: "pkg.utils.torch.cuda.X"
+_DOTTED = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*)(torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
+
+
+def names_cuda_api(body: str) -> bool:
+    """Cheap test: could this literal body be a dotted name of a torch.cuda API?"""
+    return CUDA_PREFIX in body
+
+
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
 def dotted_cuda_name(value: str, tables) -> str | None:
     """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
-    if not _DOTTED.match(value):
+    match = _DOTTED.match(value)
+    if match is None:
         return None
+    prefix, name = match.groups()
     from ms_fmk_transplt.engine.spans.capability_spans import PROBES
 
-    if any(value == p or value.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
+    if any(name == p or name.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
         return None
-    mapped = tables.lookup_cuda(value)
-    return mapped[0] if mapped else None
+    mapped = tables.lookup_cuda(name)
+    return prefix + mapped[0] if mapped else None
 
 
 def is_integer(node: ast.AST) -> bool:
@@ -124,7 +136,7 @@ class DeviceStringsSpans(SpanConcern):
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         body = self.ctx.body(part)
-        if body is not None and body.startswith(CUDA_PREFIX):
+        if body is not None and names_cuda_api(body):
             self._dotted_name(part, body)
             return
         if body is None or not body.startswith(self.old):

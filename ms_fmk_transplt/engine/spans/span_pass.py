@@ -26,6 +26,7 @@ from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
 from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
+from ms_fmk_transplt.engine.spans.dispatch_key_spans import DispatchKeySpans
 from ms_fmk_transplt.engine.spans.distributed_spans import DistributedSpans
 from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
 from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
@@ -46,6 +47,7 @@ SPAN_CONCERNS = (
     AmpSpans,
     CapabilitySpans,
     CudaOnlySpans,
+    DispatchKeySpans,
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,

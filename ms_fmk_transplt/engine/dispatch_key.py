@@ -1,0 +1,46 @@
+"""Kernels registered for a CUDA dispatch key are reported (rule cuda_only.dispatch_key, declared
+and explained in engine/spans/dispatch_key_spans.py, the span pass's counterpart)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.dispatch_key_spans import (
+    ENTRY,
+    REGISTRARS,
+    RULE,
+    hinted,
+    message,
+    registered_key,
+    registrar,
+)
+
+
+def _value(node: cst.BaseExpression) -> object:
+    if not isinstance(node, cst.SimpleString):
+        return None
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - exotic escapes name no dispatch key
+        return None
+
+
+class DispatchKeys(Concern):
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.active = hinted(ctx.source)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.active:
+            return
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Name):
+            last = func.value
+        if last not in REGISTRARS:
+            return
+        key = registered_key([_value(a.value) for a in node.args])
+        if key is not None:
+            api = registrar(self.ctx.qname(func))
+            self.ctx.unsupported(node, api, ENTRY, message(key), RULE)
