@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# NAME=value inside a longer string: a shell command line that sets a variable
+ENV_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_$])([A-Z][A-Z0-9_]*)=")
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")  # a fallback for imports
 
 
@@ -163,6 +165,18 @@ class UnsupportedTable:
         if not body or not ENV_NAME.match(body):
             return None
         return self.environment(body)
+
+    def env_assignments(self, text: str) -> list[tuple[str, Entry]]:
+        """The CUDA/NCCL variables a command line in a string sets (``"CUDA_VISIBLE_DEVICES=0
+        python train.py"``), each with its entry."""
+        if "=" not in text:
+            return []
+        found = []
+        for name in ENV_ASSIGNMENT.findall(text):
+            entry = self.environment(name)
+            if entry is not None:
+                found.append((name, entry))
+        return found
 
     def api(self, qualified: str) -> Entry | None:
         return _longest(self.apis, qualified)

@@ -9,6 +9,7 @@ docstrings never do.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
@@ -22,6 +23,7 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
     dotted_cuda_name,
     names_cuda_api,
 )
+from ms_fmk_transplt.engine.spans.npu_siblings import kept_device_strings
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
@@ -36,6 +38,11 @@ class DeviceStrings(Concern):
         self.int_rule = INT_DEVICE
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
+        self.kept = kept_device_strings(ctx.source, characters=True)
+
+    def _place(self, node: cst.CSTNode) -> tuple[int, int]:
+        pos = self.ctx.metadata(PositionProvider, node)
+        return pos.start.line, pos.start.column
 
     def visit_Arg(self, node: cst.Arg) -> None:
         keyword = node.keyword.value if node.keyword is not None else None
@@ -60,6 +67,9 @@ class DeviceStrings(Concern):
         self, original: cst.SimpleString, updated: cst.SimpleString
     ) -> cst.SimpleString:
         if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
+            return updated
+        if self.kept and self._place(original) in self.kept:
+            self.ctx.claim(original)  # beside an "npu" of its own (also for distributed)
             return updated
         body = self.ctx.literal_body(updated)
         if body is not None and names_cuda_api(body):

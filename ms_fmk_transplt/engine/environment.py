@@ -3,12 +3,13 @@ environment keys (rule environment.ascend_variable; data: the ``environment`` li
 rules/advice.json, entries marked ``exact``).
 
 ``os.environ["CUDA_VISIBLE_DEVICES"]``, ``os.getenv("PYTORCH_CUDA_ALLOC_CONF")``,
-``os.environ.get/setdefault/pop(...)``, ``os.putenv``/``os.unsetenv`` and the keys of an
-``env={...}`` argument (subprocess) are rewritten, only when the Ascend variable has the same
-role and the same values (``CUDA_VISIBLE_DEVICES`` -> ``ASCEND_RT_VISIBLE_DEVICES``). The change
-carries a caveat (what differs is in the advice table). Any other mention of such a name (a
-shell command in a string, a log message) is left alone and reported as before (rule
-unsupported.environment). Opt out with
+``"..." in os.environ``, ``os.environ.get/setdefault/pop(...)``, ``os.putenv``/``os.unsetenv``
+and the keys of an ``env={...}`` argument (subprocess) are rewritten, only when the Ascend
+variable has the same role and the same values (``CUDA_VISIBLE_DEVICES`` ->
+``ASCEND_RT_VISIBLE_DEVICES``). The change carries a caveat (what differs is in the advice
+table). Any other mention of such a name (a log message) is left alone; names set in a command
+line (``"CUDA_VISIBLE_DEVICES=0 python ..."``) are rows of rule unsupported.environment. A file
+whose only changes are such keys gets no ``import torch_npu``. Opt out with
 ``# msft: ignore[environment.ascend_variable]``.
 """
 
@@ -36,6 +37,13 @@ class Environment(Concern):
             if self.ctx.qname(node.value) == ENVIRON:
                 self._mark(node.slice[0].slice.value)
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:  # "CUDA_..." in os.environ
+        if len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                if self.ctx.qname(target.comparator) == ENVIRON:
+                    self._mark(node.left)
+
     def visit_Call(self, node: cst.Call) -> None:
         if node.args and node.args[0].keyword is None and node.args[0].star == "":
             if self.ctx.qname(node.func) in KEY_CALLS:
@@ -57,5 +65,5 @@ class Environment(Concern):
         entry = self.names[body]
         new = self.ctx.with_literal_body(updated, entry.ascend)
         text = message(body, entry.ascend, entry.caveat)
-        self.ctx.record(original, RULE, text, updated.value, new.value)
+        self.ctx.record(original, RULE, text, updated.value, new.value, needs_torch_npu=False)
         return new

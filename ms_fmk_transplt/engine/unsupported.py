@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.unsupported_spans import command_message
 from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS, registered_op_namespaces
 
 
@@ -143,6 +144,16 @@ class Unsupported(Concern):
         entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(node, body, entry)
+            return
+        for name, entry in self.table.env_assignments(body or ""):
+            self.ctx.unsupported(node, name, entry, command_message(name))
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        if self.ctx.import_depth:
+            return
+        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        for name, entry in self.table.env_assignments(text):
+            self.ctx.unsupported(node, name, entry, command_message(name))
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:

@@ -8,6 +8,7 @@ import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.npu_siblings import kept_device_strings
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
@@ -19,7 +20,12 @@ LITERAL = declare(
     "`torch.device`, a `.to()`, a `device=` argument, a default in argparse, a comparison with "
     "`x.device.type`), so it is rewritten everywhere to keep values consistent across the program. "
     'Strings that merely mention cuda (`"Using cuda: %s"`, help texts, docstrings, comments) are '
-    "not device specs and are left alone.",
+    'not device specs and are left alone. Nor is a `"cuda"` (or `"nccl"`) beside an '
+    '`"npu"` (`"hccl"`) of the code\'s own -- an if/elif chain with an NPU arm, a tuple or '
+    "list naming both, an enum table with an NPU member, a dict with both keys: rewritten, it "
+    "would shadow the NPU arm written for the NPU -- nor an option named `cuda` "
+    '(`{"cuda": cuda}`, and literal keys read back with `cfg.pop("cuda")` / `cfg["cuda"]` when '
+    'no dict of the file uses `"cuda"` as a device key).',
 )
 FSTRING = declare(
     "device_strings.fstring",
@@ -114,6 +120,7 @@ class DeviceStringsSpans(SpanConcern):
         self.int_rule = INT_DEVICE
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
+        self.kept = kept_device_strings(ctx.source.data)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -134,6 +141,10 @@ class DeviceStringsSpans(SpanConcern):
     # -- literals --------------------------------------------------------------------------
     def leave_SimpleString(self, part: StringPart) -> None:
         if part.docstring or self.ctx.is_claimed(part.key):
+            return
+        node = part.node
+        if part.whole and (node.lineno, node.col_offset) in self.kept:  # type: ignore[attr-defined]
+            self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
             return
         body = self.ctx.body(part)
         if body is not None and names_cuda_api(body):

@@ -27,6 +27,11 @@ class EnvironmentSpans(SpanConcern):
         if self.ctx.qname(node.value) == ENVIRON:
             self._mark(node.slice)
 
+    def visit_Compare(self, node: ast.Compare) -> None:  # "CUDA_..." in os.environ
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            if self.ctx.qname(node.comparators[0]) == ENVIRON:
+                self._mark(node.left)
+
     def visit_Call(self, node: ast.Call) -> None:
         if node.args and not isinstance(node.args[0], ast.Starred):
             if self.ctx.qname(node.func) in KEY_CALLS:
@@ -48,4 +53,6 @@ class EnvironmentSpans(SpanConcern):
         start = part.token.body_start
         self.ctx.replace(start, start + len(body), entry.ascend, expect=body)
         text = message(body, entry.ascend, entry.caveat)
-        self.ctx.record(part.lines, RULE, text, before, self.ctx.token_text(part))
+        self.ctx.record(
+            part.lines, RULE, text, before, self.ctx.token_text(part), needs_torch_npu=False
+        )

@@ -19,7 +19,8 @@ TORCH_NPU = declare(
     "backend with torch; a migrated file that names them needs it. It is placed after the first "
     "module-level torch import, before it when that import itself needs `torch.npu`, else after "
     "the module docstring and `from __future__` imports, and never duplicated. It is bookkeeping, "
-    "not a CUDA construct of your code, so the conversion rate does not count it.",
+    "not a CUDA construct of your code, so the conversion rate does not count it. Files whose "
+    "only changes are environment keys (environment.ascend_variable) or comments get none.",
 )
 
 

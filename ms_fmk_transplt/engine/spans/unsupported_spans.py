@@ -22,6 +22,10 @@ def catches_import_error(node: ast.Try) -> bool:
     return False
 
 
+def command_message(name: str) -> str:
+    return f"{name}= set in a command line (a string); left unchanged"
+
+
 class UnsupportedSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -136,6 +140,16 @@ class UnsupportedSpans(SpanConcern):
         entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(part.lines, body, entry)
+            return
+        for name, entry in self.table.env_assignments(body):
+            self.ctx.unsupported(part.lines, name, entry, command_message(name))
+
+    def visit_FormattedString(self, node: ast.JoinedStr) -> None:
+        if self.ctx.import_depth or self.ctx.is_docstring(node):
+            return
+        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        for name, entry in self.table.env_assignments(text):
+            self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def _foreign(self, func: ast.AST) -> bool:

@@ -1,0 +1,131 @@
+"""Device and backend strings that are left because the code beside them already names the NPU
+(part of rule device_strings.literal, and of distributed.nccl_backend for ``"nccl"``).
+
+Device-agnostic code often lists every device itself: ``if name == "cuda": ... elif name ==
+"npu": ...``, ``("cuda", "npu", "xpu")``, an enum table with ``CUDA = ("cuda", "GPU", "nccl")``
+beside ``NPU = ("npu", "NPU", "hccl")``, a dict with both keys. Rewriting its ``"cuda"`` would
+add a second NPU arm that shadows the one written for the NPU (the first match wins) and remove
+the CUDA one. Option names are not devices either: ``{"cuda": cuda}`` (a flag named ``cuda``)
+and the literal keys read back from such dicts (``cfg.pop("cuda")``). These literals are found
+on the stdlib tree of the whole file and kept as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+
+CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
+NPU_STRINGS = frozenset({"npu", "hccl"})
+_HINT = re.compile(
+    rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*[:\]]|(?:pop|get|setdefault)\(\s*[\"']cuda[\"']"
+)
+_KEY_READERS = frozenset({"pop", "get", "setdefault"})
+
+Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the source
+
+
+def _strings(node: ast.AST | None) -> list[ast.Constant]:
+    if node is None:
+        return []
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _cuda(nodes: list[ast.Constant]) -> list[ast.Constant]:
+    return [n for n in nodes if CUDA_STRING.fullmatch(n.value)]
+
+
+def _names_npu(nodes: list[ast.Constant]) -> bool:
+    return any(n.value in NPU_STRINGS for n in nodes)
+
+
+def _chain_tests(node: ast.If) -> list[ast.expr]:
+    tests = [node.test]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(node.test)
+    return tests
+
+
+def _compared(test: ast.expr) -> list[ast.Constant]:
+    found: list[ast.Constant] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                found.extend(_strings(side))
+    return found
+
+
+def _dict_keys(node: ast.Dict) -> tuple[list[ast.Constant], bool]:
+    """The kept keys of a dict display, and whether a "cuda" key of it is a device (rewritten)."""
+    keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    cuda = _cuda(keys)
+    if _names_npu(keys):  # {"cuda": ..., "npu": ...}: the keys and their values stay
+        values = [v for k, v in zip(node.keys, node.values) if k in cuda]
+        return cuda + [s for v in values for s in _cuda(_strings(v))], False
+    named = [
+        k
+        for k, v in zip(node.keys, node.values)
+        if k in cuda and isinstance(v, ast.Name) and v.id == k.value  # {"cuda": cuda}: an option
+    ]
+    return named, len(named) < len(cuda)
+
+
+def _kept(tree: ast.Module) -> tuple[list[ast.Constant], list[ast.Constant], bool]:
+    kept: list[ast.Constant] = []
+    lookups: list[ast.Constant] = []
+    device_keys = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            compared = [s for t in _chain_tests(node) for s in _compared(t)]
+            if _names_npu(compared):
+                kept.extend(_cuda(compared))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = [e for e in node.elts if isinstance(e, ast.Constant)]
+            items = [e for e in items if isinstance(e.value, str)]
+            if _names_npu(items):
+                kept.extend(_cuda(items))
+        elif isinstance(node, ast.Dict):
+            keys, rewritten = _dict_keys(node)
+            kept.extend(keys)
+            device_keys = device_keys or rewritten
+        elif isinstance(node, ast.ClassDef):
+            values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign))]
+            strings = [s for v in values for s in _strings(v)]
+            if _names_npu(strings):  # an enum table that has an NPU member
+                kept.extend(_cuda(strings))
+        elif isinstance(node, ast.Subscript):
+            lookups.extend(
+                _cuda(_strings(node.slice)) if isinstance(node.slice, ast.Constant) else []
+            )
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            first = node.args[0] if node.args else None
+            if node.func.attr in _KEY_READERS and isinstance(first, ast.Constant):
+                if isinstance(first.value, str):
+                    lookups.extend(_cuda([first]))
+    return kept, lookups, device_keys
+
+
+@lru_cache(maxsize=8)
+def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
+    """Positions (line, column) of the ``"cuda"``/``"nccl"`` literals of the file that stay as
+    they are; columns count bytes as ``ast`` does, or characters as LibCST does."""
+    if _HINT.search(source) is None:
+        return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    kept, lookups, device_keys = _kept(tree)
+    if not device_keys:  # no dict of the file has a device "cuda" key: literal lookups are keys
+        kept.extend(s for s in lookups if s.value == "cuda")
+    if not characters:
+        return frozenset((n.lineno, n.col_offset) for n in kept)
+    lines = re.split(rb"\r\n|\r|\n", source)  # lines as the parsers count them
+    return frozenset((n.lineno, _column(lines, n.lineno, n.col_offset)) for n in kept)
+
+
+def _column(lines: list[bytes], line: int, offset: int) -> int:
+    head = lines[line - 1][:offset] if line <= len(lines) else b""
+    return offset if head.isascii() else len(head.decode("utf-8", "replace"))
