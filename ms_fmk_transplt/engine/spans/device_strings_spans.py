@@ -24,8 +24,7 @@ LITERAL = declare(
     '`"npu"` (`"hccl"`) of the code\'s own -- an if/elif chain with an NPU arm, a tuple or '
     "list naming both, an enum table with an NPU member, a dict with both keys: rewritten, it "
     "would shadow the NPU arm written for the NPU -- nor an option named `cuda` "
-    '(`{"cuda": cuda}`, and literal keys read back with `cfg.pop("cuda")` / `cfg["cuda"]` when '
-    'no dict of the file uses `"cuda"` as a device key).',
+    '(`{"cuda": cuda}`).',
 )
 FSTRING = declare(
     "device_strings.fstring",

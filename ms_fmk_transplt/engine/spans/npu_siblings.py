@@ -5,9 +5,10 @@ Device-agnostic code often lists every device itself: ``if name == "cuda": ... e
 "npu": ...``, ``("cuda", "npu", "xpu")``, an enum table with ``CUDA = ("cuda", "GPU", "nccl")``
 beside ``NPU = ("npu", "NPU", "hccl")``, a dict with both keys. Rewriting its ``"cuda"`` would
 add a second NPU arm that shadows the one written for the NPU (the first match wins) and remove
-the CUDA one. Option names are not devices either: ``{"cuda": cuda}`` (a flag named ``cuda``)
-and the literal keys read back from such dicts (``cfg.pop("cuda")``). These literals are found
-on the stdlib tree of the whole file and kept as they are.
+the CUDA one. Option names are not devices either: ``{"cuda": cuda}`` (a flag named ``cuda``).
+These literals are found on the stdlib tree of the whole file and kept as they are. (A key read
+back with ``cfg.pop("cuda")`` or ``CONFIG["cuda"]`` is not kept: the dict it reads may be built
+in another file, with ``"cuda"`` as a device key that is migrated there.)
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from functools import lru_cache
 
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
-_HINT = re.compile(
-    rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*[:\]]|(?:pop|get|setdefault)\(\s*[\"']cuda[\"']"
-)
-_KEY_READERS = frozenset({"pop", "get", "setdefault"})
+_HINT = re.compile(rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:")
 
 Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the source
 
@@ -57,25 +55,22 @@ def _compared(test: ast.expr) -> list[ast.Constant]:
     return found
 
 
-def _dict_keys(node: ast.Dict) -> tuple[list[ast.Constant], bool]:
-    """The kept keys of a dict display, and whether a "cuda" key of it is a device (rewritten)."""
+def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
+    """The kept keys of a dict display (and their values, beside an "npu" key)."""
     keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
     cuda = _cuda(keys)
     if _names_npu(keys):  # {"cuda": ..., "npu": ...}: the keys and their values stay
         values = [v for k, v in zip(node.keys, node.values) if k in cuda]
-        return cuda + [s for v in values for s in _cuda(_strings(v))], False
-    named = [
+        return cuda + [s for v in values for s in _cuda(_strings(v))]
+    return [
         k
         for k, v in zip(node.keys, node.values)
         if k in cuda and isinstance(v, ast.Name) and v.id == k.value  # {"cuda": cuda}: an option
     ]
-    return named, len(named) < len(cuda)
 
 
-def _kept(tree: ast.Module) -> tuple[list[ast.Constant], list[ast.Constant], bool]:
+def _kept(tree: ast.Module) -> list[ast.Constant]:
     kept: list[ast.Constant] = []
-    lookups: list[ast.Constant] = []
-    device_keys = False
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             compared = [s for t in _chain_tests(node) for s in _compared(t)]
@@ -87,24 +82,13 @@ def _kept(tree: ast.Module) -> tuple[list[ast.Constant], list[ast.Constant], boo
             if _names_npu(items):
                 kept.extend(_cuda(items))
         elif isinstance(node, ast.Dict):
-            keys, rewritten = _dict_keys(node)
-            kept.extend(keys)
-            device_keys = device_keys or rewritten
+            kept.extend(_dict_keys(node))
         elif isinstance(node, ast.ClassDef):
             values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign))]
             strings = [s for v in values for s in _strings(v)]
             if _names_npu(strings):  # an enum table that has an NPU member
                 kept.extend(_cuda(strings))
-        elif isinstance(node, ast.Subscript):
-            lookups.extend(
-                _cuda(_strings(node.slice)) if isinstance(node.slice, ast.Constant) else []
-            )
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            first = node.args[0] if node.args else None
-            if node.func.attr in _KEY_READERS and isinstance(first, ast.Constant):
-                if isinstance(first.value, str):
-                    lookups.extend(_cuda([first]))
-    return kept, lookups, device_keys
+    return kept
 
 
 @lru_cache(maxsize=8)
@@ -117,9 +101,7 @@ def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Ke
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return frozenset()
-    kept, lookups, device_keys = _kept(tree)
-    if not device_keys:  # no dict of the file has a device "cuda" key: literal lookups are keys
-        kept.extend(s for s in lookups if s.value == "cuda")
+    kept = _kept(tree)
     if not characters:
         return frozenset((n.lineno, n.col_offset) for n in kept)
     lines = re.split(rb"\r\n|\r|\n", source)  # lines as the parsers count them
