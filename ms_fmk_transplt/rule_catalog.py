@@ -69,3 +69,9 @@ def is_caveat(rule_id: str) -> bool:
     """Whether changes of this rule carry a caveat (looked up when the change is recorded)."""
     rule = RULES.get(rule_id)
     return bool(rule and rule.caveat)
+
+
+def caveat_text(rule_id: str) -> str:
+    """What to check about a change of this rule ("" when its changes carry no caveat)."""
+    rule = RULES.get(rule_id)
+    return rule.caveat if rule else ""

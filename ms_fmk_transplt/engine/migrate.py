@@ -126,7 +126,7 @@ def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:
                 n,
                 api=root,
                 message=f"{root}: {count} uses in this file (the first is here); left unchanged",
-                tip=f"{n.tip} ({count} uses in this file, lines {group[0].line}-{group[-1].line})",
+                tip=f"{n.tip} ({count} uses in this file)",
             )
         out.append(n)
     return out

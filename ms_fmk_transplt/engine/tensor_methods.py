@@ -6,12 +6,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.tensor_methods_spans import CUDA_CALL, IS_CUDA
+from ms_fmk_transplt.engine.spans.tensor_methods_spans import CUDA_CALL, IS_CUDA, RECEIVER_MAX
 
 
 def receiver_text(ctx, node: cst.BaseExpression) -> str:
     text = ctx.snippet(node)
-    return text if len(text) <= 40 else "…"
+    return text if len(text) <= RECEIVER_MAX else "…" + text[1 - RECEIVER_MAX :]
 
 
 class TensorMethods(Concern):

@@ -12,6 +12,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
 from ms_fmk_transplt.report import sheet_style as style
+from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def rows(result: RunResult) -> list[Row]:
         documented = entry.documented if entry else ""
         start, _ = n.lines(migrated)
         out.append((n.file, start, n.api, n.category, n.tip, effect, documented, n.rule))
-    return sorted(out, key=lambda r: (r[0], r[1], r[7], r[2]))
+    return sorted(out, key=lambda r: (file_order(r[0]), r[1], r[7], r[2]))
 
 
 def write_csv(path: Path, result: RunResult) -> None:

@@ -10,6 +10,9 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ms_fmk_transplt.report.statistics import file_order
+from ms_fmk_transplt.rule_catalog import caveat_text
+
 if TYPE_CHECKING:
     from ms_fmk_transplt.pipeline import RunResult
 
@@ -19,7 +22,9 @@ HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule",
 def rows(result: RunResult) -> list[tuple[str, ...]]:
     migrated = not result.options.analyse
     out = []
-    for event in sorted(result.events, key=lambda e: (e.file, e.out_start_line, e.rule)):
+    for event in sorted(
+        result.events, key=lambda e: (file_order(e.file), e.out_start_line, e.rule)
+    ):
         start, end = (
             (event.out_start_line, event.out_end_line)
             if migrated
@@ -31,7 +36,7 @@ def rows(result: RunResult) -> list[tuple[str, ...]]:
                 str(start),
                 str(end),
                 event.operation.value,
-                event.message,
+                _message(event.message, event.rule) if event.caveat else event.message,
                 event.rule,
                 event.before,
                 event.after,
@@ -45,3 +50,9 @@ def write(path: Path, result: RunResult) -> None:
         writer = csv.writer(fh)
         writer.writerow(HEADER)
         writer.writerows(rows(result))
+
+
+def _message(message: str, rule: str) -> str:
+    """A change with a caveat says so in its row (it is counted among the caveats to check)."""
+    caveat = caveat_text(rule)
+    return message if caveat in message else f"{message} [caveat: {caveat}]"

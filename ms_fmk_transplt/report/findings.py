@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
+from ms_fmk_transplt.report.statistics import file_order
 
 SCHEMA_VERSION = 1
 KINDS = ("change", "manual", "caveat", "advice", "note")
@@ -94,7 +95,7 @@ def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
 
     out = [of_change(e, *where(e.file)) for e in result.events]
     out += [of_notice(n, *where(n.file)) for n in result.notices]
-    return sorted(out, key=lambda f: (f.path, f.line, f.col, f.rule))
+    return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
 
 
 def statistics(findings: list[Finding]) -> list[str]:

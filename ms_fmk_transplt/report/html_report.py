@@ -19,7 +19,7 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
-from ms_fmk_transplt.report.statistics import headline_counts
+from ms_fmk_transplt.report.statistics import caveat_split, file_order, headline_counts
 from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.tables import load_tables
 
@@ -135,7 +135,7 @@ def _cards(result: RunResult) -> str:
         ("", f"{b.conversion_rate:.0%}", "conversion rate"),
         ("", b.automatic, "changes"),
         ("manual", b.manual, "need manual work"),
-        ("caveat", b.caveat, "caveats to check"),
+        ("caveat", b.caveat, f"caveats to check ({caveat_split(b)})"),
         ("advice", h.advice, "advice"),
     ]
     items = "".join(f'<div class="card {c}"><b>{esc(v)}</b>{esc(t)}</div>' for c, v, t in cards)
@@ -159,7 +159,7 @@ def _nav(notices: list[Notice], files: list[FileRecord], used: list[str]) -> str
 def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
     rows = [n for n in notices if n.open_work or n.advice]
     order = {"manual": 0, "caveat": 1}
-    rows.sort(key=lambda n: (order.get(n.action, 2), n.file, n.line))
+    rows.sort(key=lambda n: (order.get(n.action, 2), file_order(n.file), n.line))
     numbering = "migrated file" if migrated else "input file"
     options = _filters(rows)
     out = [
@@ -319,7 +319,7 @@ def _other_notes(notices: list[Notice], migrated: bool) -> str:
         f"<tr><td><code>{esc(n.file)}:{n.lines(migrated)[0]}</code></td>"
         f"<td>{esc(n.severity.value)}</td>"
         f"<td>{esc(n.message.splitlines()[0])}</td><td>{rule_link(n.rule)}</td></tr>"
-        for n in sorted(notices, key=lambda n: (n.file, n.line))
+        for n in sorted(notices, key=lambda n: (file_order(n.file), n.line))
         if not n.category
     )
     return (

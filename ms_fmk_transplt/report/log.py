@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
+from ms_fmk_transplt.report.statistics import caveat_split
 from ms_fmk_transplt.report.unsupported import buckets
 from ms_fmk_transplt.tables import load_tables
 
@@ -37,7 +38,7 @@ def summary_counts(result: RunResult) -> dict[str, int]:
         "changes": len(result.events),
         "unsupported (open work)": sum(1 for n in result.notices if n.open_work),
         "advice": sum(1 for n in result.notices if n.advice),
-        "warnings": sum(
+        "warnings (log only)": sum(
             1 for n in result.notices if n.severity != Severity.INFO and not n.category
         ),
     }
@@ -119,7 +120,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
             end,
             "INFO",
             f"migrated automatically {b.automatic}, with a caveat "
-            f"{b.caveat}, needs manual work {b.manual}: conversion rate "
+            f"{b.caveat} ({caveat_split(b)}), needs manual work {b.manual}: conversion rate "
             f"{b.conversion_rate:.1%} (details in unsupported_op.xlsx)",
         )
     )

@@ -3,6 +3,7 @@ manual work, counted from recorded events and notices (a run's, or one file's)."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -13,11 +14,25 @@ from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice
 NOT_COUNTED = {TORCH_NPU, TODO_COMMENT}  # bookkeeping, not CUDA constructs of the user's code
 
 
+_CELL = re.compile(r"^(.*)#cell(\d+)$")
+
+
+def file_order(path: str) -> tuple[str, int]:
+    """Sort key of a reported file: a notebook's cells (``nb.ipynb#cell12``) in cell order."""
+    match = _CELL.match(path)
+    return (match.group(1), int(match.group(2)) + 1) if match else (path, 0)
+
+
 @dataclass(frozen=True)
 class Buckets:
     automatic: int
-    caveat: int
+    caveat_changes: int  # changes whose rule carries a caveat (marked in change_list.csv)
+    caveat_rows: int  # caveat rows of unsupported_op
     manual: int
+
+    @property
+    def caveat(self) -> int:
+        return self.caveat_changes + self.caveat_rows
 
     @property
     def total(self) -> int:
@@ -29,13 +44,20 @@ class Buckets:
         return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
 
 
+def caveat_split(b: Buckets) -> str:
+    """Where the caveats are: rows of unsupported_op, and changes (marked in change_list.csv)."""
+    rows = "row" if b.caveat_rows == 1 else "rows"
+    changes = "change" if b.caveat_changes == 1 else "changes"
+    return f"{b.caveat_rows} {rows}, {b.caveat_changes} {changes}"
+
+
 def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
     counted = [e for e in events if e.rule not in NOT_COUNTED]
     open_work = [n for n in notices if n.open_work]
     return Buckets(
         automatic=sum(1 for e in counted if not e.caveat),
-        caveat=sum(1 for e in counted if e.caveat)
-        + sum(1 for n in open_work if n.action == "caveat"),
+        caveat_changes=sum(1 for e in counted if e.caveat),
+        caveat_rows=sum(1 for n in open_work if n.action == "caveat"),
         manual=sum(1 for n in open_work if n.action != "caveat"),
     )
 

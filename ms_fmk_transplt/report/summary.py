@@ -12,7 +12,7 @@ from rich.table import Table
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_version
-from ms_fmk_transplt.report.statistics import headline_counts
+from ms_fmk_transplt.report.statistics import caveat_split, headline_counts
 from ms_fmk_transplt.report.unsupported import buckets, top_apis
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def headline(result: RunResult) -> list[str]:
         f"[bold]{escape(result.project.name)} -> torch_npu {escape(target_version(result))}: "
         f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
         f"{_n(b.caveat, 'caveat')})",
-        f"{manual} · {b.caveat} caveats to check · {h.advice} advice rows",
+        f"{manual} · {b.caveat} caveats to check ({caveat_split(b)}) · {h.advice} advice rows",
         f"{h.python} Python files: {h.changed} changed, {h.not_migrated} not migrated{seconds}",
         *([f"review: {escape(str(html))}"] if html else []),
     ]

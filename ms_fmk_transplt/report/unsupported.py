@@ -13,7 +13,7 @@ from openpyxl.utils import get_column_letter
 
 from ms_fmk_transplt.report import advice, effort
 from ms_fmk_transplt.report import sheet_style as style
-from ms_fmk_transplt.report.statistics import Buckets, count_buckets
+from ms_fmk_transplt.report.statistics import Buckets, count_buckets, file_order
 from ms_fmk_transplt.tables import load_tables
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
             continue
         start, end = n.lines(migrated)
         out.append((n.file, start, end, n.api, n.category, n.tip, n.action, n.rule))
-    return sorted(out, key=lambda r: (r[0], r[1], r[2], r[3]))
+    return sorted(out, key=lambda r: (file_order(r[0]), r[1], r[2], r[3]))
 
 
 def buckets(result: RunResult) -> Buckets:

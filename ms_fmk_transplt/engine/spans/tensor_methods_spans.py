@@ -25,6 +25,9 @@ IS_CUDA = declare(
 )
 
 
+RECEIVER_MAX = 80  # a longer receiver is shown by its end, the part next to .cuda()
+
+
 class TensorMethodsSpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -46,7 +49,7 @@ class TensorMethodsSpans(SpanConcern):
 
     def _receiver(self, func: ast.Attribute) -> str:
         text = self.ctx.snippet(func.value, func)
-        return text if len(text) <= 40 else "…"
+        return text if len(text) <= RECEIVER_MAX else "…" + text[1 - RECEIVER_MAX :]
 
     def leave_Call(self, node: ast.Call) -> None:
         func = node.func
