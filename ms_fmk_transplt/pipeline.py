@@ -34,6 +34,7 @@ from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED, assemble
@@ -282,6 +283,9 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 def run(options: RunOptions, progress=None) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
+    if not options.merge_shards:  # what the files define for each other (CUDA-only code)
+        facts = scan_project(project, options.target_version)
+        engine = dataclasses.replace(engine, project=facts)
     main_rel = _distributed_main(project, options)
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
@@ -359,6 +363,7 @@ def _engine_fingerprint(engine: EngineOptions) -> str:
             str(engine.similar),
             load_tables(engine.target_version).torch_npu_version,
             ",".join(engine.select) + "|" + ",".join(engine.ignore) + f"|{engine.todo_comments}",
+            facts_fingerprint(engine.project),
         ]
     )
     return fingerprint(extra)

@@ -28,6 +28,7 @@ from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.profiler import Profiler
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.similar import Similar
+from ms_fmk_transplt.engine.skip_guards import SkipGuards
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput
 from ms_fmk_transplt.engine.specify_device import SpecifyDevice
 from ms_fmk_transplt.engine.tensor_methods import TensorMethods
@@ -45,6 +46,7 @@ CONCERNS = (
     CapabilityProbes,
     CudaOnlyGuards,
     DispatchKeys,
+    SkipGuards,
     DeviceApi,
     TensorMethods,
     DeviceStrings,

@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
     CUDA_VALUE,
     GUARD,
@@ -21,7 +22,6 @@ from ms_fmk_transplt.engine.spans.cuda_only_spans import (
     RULE,
     guard_message,
     guarded_code,
-    hinted,
     registration_message,
 )
 
@@ -68,7 +68,7 @@ def _expression(node: cst.CSTNode) -> ast.AST | None:
         return None
 
 
-def _statements(body: cst.BaseSuite) -> ast.AST | None:
+def statements_of(body: cst.BaseSuite) -> ast.AST | None:
     if isinstance(body, cst.IndentedBlock):
         module = cst.Module(body=list(body.body))
     else:
@@ -97,7 +97,7 @@ def _exits(body: cst.BaseSuite) -> bool:
 class CudaOnlyGuards(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source, ctx.tables.unsupported)
+        self.active = hinted(ctx.source, ctx.tables.unsupported, ctx.options.project)
         self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -115,8 +115,8 @@ class CudaOnlyGuards(Concern):
         block = self.blocks[-1] if self.blocks else []
         for i, stmt in enumerate(block):
             if stmt is node:
-                return _statements(cst.IndentedBlock(body=block[i + 1 :]))
-        return _statements(cst.IndentedBlock(body=[]))
+                return statements_of(cst.IndentedBlock(body=block[i + 1 :]))
+        return statements_of(cst.IndentedBlock(body=[]))
 
     def visit_If(self, node: cst.If) -> None:
         if not self.active:
@@ -124,7 +124,7 @@ class CudaOnlyGuards(Concern):
         if _negated(node.test) and _exits(node.body):  # if not x.is_cuda: return fallback(x)
             self._guard(node.test, [_expression(node.test), self._following(node)])
         else:
-            self._guard(node.test, [_expression(node.test), _statements(node.body)])
+            self._guard(node.test, [_expression(node.test), statements_of(node.body)])
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         if self.active and isinstance(node.operator, cst.And):
@@ -149,7 +149,7 @@ class CudaOnlyGuards(Concern):
         ]
         if not strings:
             return
-        what = self._uses([_statements(node.body)])
+        what = self._uses([statements_of(node.body)])
         if what is None:
             return
         for s in strings:
@@ -161,7 +161,7 @@ class CudaOnlyGuards(Concern):
         if any(r is None for r in region):
             return None
         table = self.tables.unsupported
-        return guarded_code(region, self.ctx.source, table)  # type: ignore[arg-type]
+        return guarded_code(region, self.ctx.source, table, self.ctx)  # type: ignore[arg-type]
 
     def _guard(self, test: cst.CSTNode, region: list[ast.AST | None]) -> None:
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.user_rules import UserRules
 
 
@@ -24,6 +25,8 @@ class EngineOptions:
     # 40 times a file's size in memory, the LibCST pass about a thousand times
     max_file_bytes: int = 32 * 2**20
     max_cst_bytes: int = 5 * 2**20
+    # what the other files of the input define (CUDA-only code), read before migrating
+    project: ProjectFacts | None = None
 
 
 DEFAULT_OPTIONS = EngineOptions()

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
+from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
 
@@ -40,12 +42,17 @@ RULE = declare(
     "`cpp_extension.load`/`load_inline`, to a build given `.cu` sources or to "
     '`importlib.import_module("..._cuda")`, an imported `*_cuda` extension, a name imported from '
     "a `triton` module or from a CUDA-only library of the unsupported table (apex.normalization, "
-    "flash_attn, xformers, ...), or a function of the file "
-    "that uses one of those without checking the device itself -- the `cuda` strings compared "
+    "flash_attn, xformers, ...), a function of the file "
+    "that uses one of those without checking the device itself, or such code imported from "
+    "another module of the project (`from .kernels import rms_norm_fused`: every Python file "
+    "of the input is read once before migrating) -- the `cuda` strings compared "
     "in the condition and its `.is_cuda` stay as they are: on the NPU the condition is False "
     "and the fallback runs. Each such condition is a `caveat` row naming the CUDA-only code "
     "(port it to Ascend C or triton-ascend if the fallback is too slow); a `custom_op` "
-    "registered only for `cuda` is a `manual` row (the operator has no NPU kernel).",
+    "registered only for `cuda` is a `manual` row (the operator has no NPU kernel). A test "
+    "skipped without CUDA (`@unittest.skipUnless(torch.cuda.is_available(), ...)`, "
+    "`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`) whose body uses such code keeps "
+    "its condition on `torch.cuda` (it stays skipped on the NPU), with a `caveat` row.",
     kind=OPEN_WORK,
 )
 CATEGORY = "custom_cuda_code"
@@ -63,10 +70,6 @@ REGISTRATION = Entry(
     "operator kernel registered for cuda only, and its code is CUDA-only: register an NPU "
     "implementation (Ascend C, triton-ascend) or a fallback for the NPU",
 )
-_HINT = re.compile(
-    rb"triton|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
-    rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
-)
 CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
 _TRITON_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
 _BUILDERS = frozenset({"load", "load_inline"})
@@ -74,20 +77,6 @@ REGISTRARS = frozenset({"custom_op", "register_kernel", "impl", "triton_op"})
 
 
 CUDA_ONLY_CATEGORIES = frozenset({"third_party", "custom_cuda_code"})
-
-
-@lru_cache(maxsize=4)
-def _library_imports(table) -> re.Pattern[bytes]:
-    """Imports of the CUDA-only libraries of the unsupported table (apex.normalization,
-    flash_attn, xformers, ...)."""
-    roots = sorted({m.split(".")[0] for m, e in table.modules.items() if not e.supported})
-    words = b"|".join(re.escape(r.encode()) for r in roots) or b"(?!)"
-    return re.compile(rb"(?:from|import)\s+(?:" + words + rb")\b")
-
-
-def hinted(source: bytes, table) -> bool:
-    """Cheap test: could the file hold CUDA-only code at all?"""
-    return _HINT.search(source) is not None or _library_imports(table).search(source) is not None
 
 
 def _cuda_only_module(module: str, table) -> bool:
@@ -163,9 +152,26 @@ def _extension_build(
     return None
 
 
-def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool, table) -> dict[str, str]:
+def _project_names(node: ast.ImportFrom, facts: ProjectFacts | None, path: str) -> dict[str, str]:
+    """``from <project module> import name``: the imported names that are CUDA-only there."""
+    if facts is None:
+        return {}
+    known = facts.names(node.module or "", node.level, path)
+    found = {}
+    for alias in node.names:
+        if alias.name in known:
+            bound = alias.asname or alias.name
+            found[bound] = f"{bound} (from {node.module or '.'}: {known[alias.name]})"
+    return found
+
+
+def _bound_names(
+    tree: ast.Module, source: bytes, table, facts: ProjectFacts | None, path: str
+) -> dict[str, str]:
+    has_triton, has_cpp = b"triton" in source, b"cpp_extension" in source
+    has_cu = b".cu" in source  # a .cu/.cuh source name
     found: dict[str, str] = {}
-    cu_lists = _cu_lists(tree)
+    cu_lists = _cu_lists(tree) if has_cu else {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
             for d in node.decorator_list:
@@ -185,11 +191,13 @@ def _bound_names(tree: ast.Module, has_triton: bool, has_cpp: bool, table) -> di
                 if _cuda_only_module(alias.name, table):
                     bound = alias.asname or alias.name.split(".")[0]
                     found[bound] = f"{bound} (CUDA-only module {alias.name})"
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level >= 0:
-            if _cuda_only_module(node.module, table):
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and _cuda_only_module(node.module, table):
                 for alias in node.names:
                     bound = alias.asname or alias.name
                     found[bound] = f"{bound} (from {node.module})"
+            else:
+                found.update(_project_names(node, facts, path))
     return found
 
 
@@ -219,17 +227,33 @@ def _is_cuda_string(node: ast.AST) -> bool:
     )
 
 
+def _optional_imports(tree: ast.Module) -> set[str]:
+    """Names bound by imports inside a ``try`` that catches ImportError."""
+    from ms_fmk_transplt.engine.spans.unsupported_spans import catches_import_error
+
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and catches_import_error(node):
+            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    found.update((a.asname or a.name).split(".")[0] for a in inner.names)
+    return found
+
+
 @lru_cache(maxsize=8)
-def cuda_only_names(source: bytes, table) -> dict[str, str]:
+def cuda_only_names(
+    source: bytes, table, facts: ProjectFacts | None = None, path: str = ""
+) -> dict[str, str]:
     """Names of the file that stand for CUDA-only code, each with what it is (``table``: the
-    unsupported table, whose CUDA-only libraries count)."""
-    if not hinted(source, table):
+    unsupported table, whose CUDA-only libraries count; ``facts``: the other modules of the
+    project, ``path``: this file's, for its imports from them)."""
+    if not hinted(source, table, facts):
         return {}
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
-    found = _bound_names(tree, b"triton" in source, b"cpp_extension" in source, table)
+    found = _bound_names(tree, source, table, facts, path)
     if not found:
         return found
     defs = [
@@ -239,15 +263,19 @@ def cuda_only_names(source: bytes, table) -> dict[str, str]:
         and n.name not in found
         and not cuda_conditions(n)
     ]
+    # names of an optional import (try: ... except ImportError) do not make their users
+    # CUDA-only: such code checks it has them (``if _xformers_available: ...``)
+    seeds = found.keys() - _optional_imports(tree)
     changed = True
     while changed:  # functions and classes that use CUDA-only code unconditionally
         changed = False
         for d in defs:
             if d.name in found:
                 continue
-            used = sorted(names_in(d.body) & found.keys())
+            used = sorted(names_in(d.body) & seeds)
             if used:
                 found[d.name] = f"{d.name} -> {found[used[0]]}"
+                seeds = seeds | {d.name}
                 changed = True
     return found
 
@@ -275,9 +303,11 @@ def following(parent: ast.AST | None, node: ast.AST) -> list[ast.stmt]:
     return []
 
 
-def guarded_code(region: Iterable[ast.AST], source: bytes, table) -> str | None:
-    """What CUDA-only code the region (a condition and what it guards) uses, if any."""
-    known = cuda_only_names(source, table)
+def guarded_code(region: Iterable[ast.AST], source: bytes, table, ctx=None) -> str | None:
+    """What CUDA-only code the region (a condition and what it guards) uses, if any (``ctx``:
+    the pass's context, for the project's facts and the file's path)."""
+    facts = ctx.options.project if ctx is not None else None
+    known = cuda_only_names(source, table, facts, ctx.path if ctx is not None else "")
     if not known:
         return None
     used = sorted(names_in(region) & known.keys())
@@ -309,7 +339,7 @@ def registration_message(what: str) -> str:
 class CudaOnlySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source.data, ctx.tables.unsupported)
+        self.active = hinted(ctx.source.data, ctx.tables.unsupported, ctx.options.project)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._expression(node)
@@ -355,7 +385,7 @@ class CudaOnlySpans(SpanConcern):
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]
         if not conditions:
             return
-        what = guarded_code(region, self.ctx.source.data, self.tables.unsupported)
+        what = guarded_code(region, self.ctx.source.data, self.tables.unsupported, self.ctx)
         if what is None:
             return
         for c in conditions:
@@ -369,7 +399,7 @@ class CudaOnlySpans(SpanConcern):
         strings = [s for s in registrations(func) if not self.ctx.is_claimed(s)]
         if not strings:
             return
-        what = guarded_code(func.body, self.ctx.source.data, self.tables.unsupported)
+        what = guarded_code(func.body, self.ctx.source.data, self.tables.unsupported, self.ctx)
         if what is None:
             return
         for s in strings:

@@ -32,6 +32,7 @@ from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
 from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
+from ms_fmk_transplt.engine.spans.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.tensor_methods_spans import TensorMethodsSpans
@@ -48,6 +49,7 @@ SPAN_CONCERNS = (
     CapabilitySpans,
     CudaOnlySpans,
     DispatchKeySpans,
+    SkipGuardSpans,
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,

@@ -1,0 +1,55 @@
+"""Cheap byte-level tests of rule cuda_only.guard, before any tree is built: could a file hold
+CUDA-only code (hinted), or a condition the rule keeps (has_condition)?"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
+
+_HINT = re.compile(
+    # triton, triton_ops, ops.triton.x -- not tritonclient
+    rb"\bimport\s[^\n]*\btriton(?![A-Za-z0-9])|\bfrom\s+[\w.]*triton(?![A-Za-z0-9])"
+    rb"|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
+    rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
+)
+# around a quoted "cuda": a comparison the rule could keep (then the other modules' facts matter)
+_COMPARED_BEFORE = re.compile(rb"(?:[=!]=|\bin\s*[(\[])\s*[\"']$")
+_COMPARED_AFTER = re.compile(rb"(?::\d+)?[\"']\s*[=!]=")
+_SKIP = re.compile(rb"skip(?:if|If|Unless)\(")
+
+
+@lru_cache(maxsize=4)
+def _library_imports(table) -> re.Pattern[bytes]:
+    """Imports of the CUDA-only libraries of the unsupported table (apex.normalization,
+    flash_attn, xformers, ...)."""
+    roots = sorted({m.split(".")[0] for m, e in table.modules.items() if not e.supported})
+    words = b"|".join(re.escape(r.encode()) for r in roots) or b"(?!)"
+    return re.compile(rb"(?:from|import)\s+(?:" + words + rb")\b")
+
+
+def hinted(source: bytes, table, facts: ProjectFacts | None = None) -> bool:
+    """Cheap test: could the file hold (or import from the project) CUDA-only code at all?"""
+    if _HINT.search(source) is not None or _library_imports(table).search(source) is not None:
+        return True
+    hint = facts.hint if facts is not None else None
+    return hint is not None and has_condition(source) and hint.search(source) is not None
+
+
+def has_condition(source: bytes) -> bool:
+    """Cheap test: could the file hold a condition the rule keeps (``x.is_cuda``,
+    ``t.device.type == "cuda"``, a skip decorator, ``device_types=``)? Only such files need
+    the other modules' facts."""
+    if b"is_cuda" in source or b"device_types" in source:
+        return True
+    if b"skip" in source and _SKIP.search(source):
+        return True
+    start = source.find(b"cuda")
+    while start >= 0:  # a literal search: faster than one regex over the whole file
+        if _COMPARED_BEFORE.search(source, max(0, start - 8), start) or _COMPARED_AFTER.match(
+            source, start + 4
+        ):
+            return True
+        start = source.find(b"cuda", start + 4)
+    return False

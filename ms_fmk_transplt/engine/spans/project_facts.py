@@ -1,0 +1,90 @@
+"""What one file of a project tells the others: the CUDA-only code each module defines.
+
+A guard in ``tests/test_swiglu.py`` (``@skipUnless(torch.cuda.is_available())``) or in
+``model.py`` (``if x.is_cuda: return fused_op(x)``) selects CUDA-only code that another module
+of the project defines (a Triton kernel, a ``.cu`` plugin). The pipeline reads every Python file
+of the input once, before migrating, and keeps for each module the names cuda_only_names finds
+in it (one level: a module's own CUDA-only code, and what it imports from CUDA-only libraries).
+The engine then counts ``from <project module> import <such name>`` as CUDA-only code too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+
+
+def module_name(rel_path: str) -> str:
+    """``pkg/ops/fused.py`` -> ``pkg.ops.fused``; ``pkg/__init__.py`` -> ``pkg``."""
+    parts = list(PurePosixPath(rel_path).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectFacts:
+    """module (dotted, from the input root) -> {name: what CUDA-only code it is}."""
+
+    cuda_only: dict[str, dict[str, str]] = field(default_factory=dict)
+    _by_name: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # an import names a module by its path from a package root, which may be below the
+        # input root (src/pkg/mod.py is imported as pkg.mod): index every dotted suffix
+        for module in sorted(self.cuda_only):
+            parts = module.split(".")
+            for i in range(len(parts)):
+                self._by_name.setdefault(".".join(parts[i:]), []).append(module)
+
+    @cached_property
+    def hint(self) -> re.Pattern[bytes] | None:
+        """Matches a file that may import one of these modules (cheap test before parsing)."""
+        tails = sorted({m.rsplit(".", 1)[-1] for m in self.cuda_only if m})
+        if not tails:
+            return None
+        return re.compile(rb"\b(?:" + b"|".join(re.escape(t.encode()) for t in tails) + rb")\b")
+
+    def names(self, module: str, level: int, importer: str) -> dict[str, str]:
+        """The CUDA-only names of the module ``from <module> import`` (``level`` dots) reads in
+        the file ``importer`` (a path from the input root); {} when unknown or ambiguous."""
+        if level:
+            package = module_name(importer).split(".")
+            if not importer.endswith("__init__.py"):
+                package = package[:-1]
+            if level > 1:
+                package = package[: len(package) - (level - 1)]
+            module = ".".join([*package, module] if module else package)
+        found = self._by_name.get(module, [])
+        return self.cuda_only[found[0]] if len(found) == 1 else {}
+
+
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def build_facts(files: Iterable[tuple[str, bytes]], table) -> ProjectFacts:
+    """The facts of a project from its Python files (path from the input root, contents).
+    Only modules some file with a condition the rule could keep imports are analysed (a cheap
+    first look at the import lines of those files): parsing is paid where it can matter."""
+    from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
+    from ms_fmk_transplt.engine.spans.cuda_only_spans import cuda_only_names
+
+    files = list(files)
+    imported: set[bytes] = set()  # the words of the import lines of files with a condition
+    for _, source in files:
+        if has_condition(source):
+            for line in _IMPORT_LINE.findall(source):
+                imported.update(_WORD.findall(line))
+    cuda_only: dict[str, dict[str, str]] = {}
+    for rel_path, source in files:
+        module = module_name(rel_path)
+        if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
+            continue
+        names = cuda_only_names(source, table)
+        if names:
+            cuda_only[module] = dict(names)
+    return ProjectFacts(cuda_only)
