@@ -11,6 +11,7 @@ from typing import Any
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # NAME=value inside a longer string: a shell command line that sets a variable
 ENV_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_$])([A-Z][A-Z0-9_]*)=")
+IMPORT_MODULE = "importlib.import_module"  # its literal argument is an import too
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")  # a fallback for imports
 
 

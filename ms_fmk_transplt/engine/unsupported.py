@@ -20,7 +20,11 @@ from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.unsupported_spans import command_message
-from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS, registered_op_namespaces
+from ms_fmk_transplt.unsupported_table import (
+    IMPORT_ERRORS,
+    IMPORT_MODULE,
+    registered_op_namespaces,
+)
 
 
 class Unsupported(Concern):
@@ -84,6 +88,11 @@ class Unsupported(Concern):
         names = self.ctx.names_in(node.func)
         if not names:
             return
+        if names[0] == "import_module" and node.args:  # importlib.import_module("x_cuda")
+            first = node.args[0].value
+            if isinstance(first, cst.SimpleString):
+                self._imported_module(node, first.evaluated_value)
+            return
         if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
             return
         qn = self.ctx.qname(node.func) or ""
@@ -98,6 +107,13 @@ class Unsupported(Concern):
             self.ctx.unsupported(node.func, qn, module_entry)
             self.covered.add(id(node.func))
             self._cover(node.func)
+
+    def _imported_module(self, node: cst.Call, module: object) -> None:
+        if not isinstance(module, str) or self.ctx.qname(node.func) != IMPORT_MODULE:
+            return
+        entry = self.table.module(module)
+        if entry is not None:
+            self.ctx.unsupported(node, module, entry)
 
     def _has_cuda_sources(self, node: cst.Call) -> bool:
         for arg in node.args:

@@ -202,7 +202,30 @@ def _bound_names(
 
 
 def names_in(nodes: Iterable[ast.AST]) -> set[str]:
-    return {n.id for root in nodes for n in ast.walk(root) if isinstance(n, ast.Name)}
+    """The names the code uses, and its ``self.<attribute>`` reads (as ``"self.x"``)."""
+    found: set[str] = set()
+    for root in nodes:
+        for n in ast.walk(root):
+            if isinstance(n, ast.Name):
+                found.add(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id == "self":
+                    found.add(f"self.{n.attr}")
+    return found
+
+
+def _attributes(tree: ast.Module, found: dict[str, str]) -> dict[str, str]:
+    """``self.norm_fn = FusedRMSNormAffineFunction`` in a method: ``self.norm_fn`` stands for
+    the CUDA-only code it is set to."""
+    attrs: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                used = sorted(names_in([node.value]) & found.keys())
+                if target.value.id == "self" and used:
+                    attrs[f"self.{target.attr}"] = f"self.{target.attr} -> {found[used[0]]}"
+    return attrs
 
 
 def cuda_conditions(test: ast.AST) -> list[ast.AST]:
@@ -256,6 +279,7 @@ def cuda_only_names(
     found = _bound_names(tree, source, table, facts, path)
     if not found:
         return found
+    found.update(_attributes(tree, found))
     defs = [
         n
         for n in tree.body

@@ -9,7 +9,11 @@ from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_context import StringPart
-from ms_fmk_transplt.unsupported_table import IMPORT_ERRORS, registered_op_namespaces
+from ms_fmk_transplt.unsupported_table import (
+    IMPORT_ERRORS,
+    IMPORT_MODULE,
+    registered_op_namespaces,
+)
 
 
 def catches_import_error(node: ast.Try) -> bool:
@@ -85,6 +89,14 @@ class UnsupportedSpans(SpanConcern):
     def visit_Call(self, node: ast.Call) -> None:
         names = self.ctx.names_in(node.func)
         if not names:
+            return
+        if names[0] == "import_module" and node.args:  # importlib.import_module("x_cuda")
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                if self.ctx.qname(node.func) == IMPORT_MODULE:
+                    entry = self.table.module(first.value)
+                    if entry is not None:
+                        self.ctx.unsupported(self.ctx.lines(node), first.value, entry)
             return
         if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
             return
