@@ -33,4 +33,5 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
     """The facts as text, for the fingerprint of a run (cached results depend on them)."""
     if facts is None:
         return ""
-    return repr(sorted((m, sorted(n.items())) for m, n in facts.cuda_only.items()))
+    modules = sorted((m, sorted(n.items())) for m, n in facts.cuda_only.items())
+    return repr((modules, sorted(facts.op_namespaces)))

@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import command_message
 from ms_fmk_transplt.unsupported_table import (
     IMPORT_ERRORS,
@@ -34,7 +35,8 @@ class Unsupported(Concern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
-        self.own_ops = registered_op_namespaces(ctx.source)  # op namespaces the file registers
+        # op namespaces the file, or another module of the project, registers in Python
+        self.own_ops = registered_op_namespaces(ctx.source) | project_op_namespaces(ctx.options)
         # identifiers that can occur in a reported API: anything else needs no name resolution
         # (the last part of each entry; `when` entries are checked at their calls)
 

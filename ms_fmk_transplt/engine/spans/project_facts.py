@@ -6,6 +6,8 @@ of the project defines (a Triton kernel, a ``.cu`` plugin). The pipeline reads e
 of the input once, before migrating, and keeps for each module the names cuda_only_names finds
 in it (one level: a module's own CUDA-only code, and what it imports from CUDA-only libraries).
 The engine then counts ``from <project module> import <such name>`` as CUDA-only code too.
+Also kept: the operator namespaces the project registers in Python (``torch.library``), so a
+``torch.ops.<namespace>.<op>`` call in another file is the project's own operator.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class ProjectFacts:
     """module (dotted, from the input root) -> {name: what CUDA-only code it is}."""
 
     cuda_only: dict[str, dict[str, str]] = field(default_factory=dict)
+    # operator namespaces the project registers in Python (torch.library): its own torch.ops.*
+    op_namespaces: frozenset[str] = frozenset()
     _by_name: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -79,12 +83,22 @@ def build_facts(files: Iterable[tuple[str, bytes]], table) -> ProjectFacts:
         if has_condition(source):
             for line in _IMPORT_LINE.findall(source):
                 imported.update(_WORD.findall(line))
+    from ms_fmk_transplt.unsupported_table import registered_op_namespaces
+
     cuda_only: dict[str, dict[str, str]] = {}
+    namespaces: set[str] = set()
     for rel_path, source in files:
+        namespaces.update(registered_op_namespaces(source))
         module = module_name(rel_path)
         if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
             continue
         names = cuda_only_names(source, table)
         if names:
             cuda_only[module] = dict(names)
-    return ProjectFacts(cuda_only)
+    return ProjectFacts(cuda_only, frozenset(namespaces))
+
+
+def project_op_namespaces(options) -> frozenset[str]:
+    """The operator namespaces the run's project registers (engine options' facts)."""
+    facts = options.project if options is not None else None
+    return facts.op_namespaces if facts is not None else frozenset()

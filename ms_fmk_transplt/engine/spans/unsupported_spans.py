@@ -8,6 +8,7 @@ import ast
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.unsupported_table import (
     IMPORT_ERRORS,
@@ -37,11 +38,12 @@ class UnsupportedSpans(SpanConcern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self._foreign_call: tuple[ast.AST, bool] | None = None
-        self._own_ops: frozenset[str] | None = None  # op namespaces this file registers
+        self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
 
     def _registered(self, qualified: str) -> bool:
         if self._own_ops is None:
-            self._own_ops = registered_op_namespaces(self.ctx.source.data)
+            own = registered_op_namespaces(self.ctx.source.data)
+            self._own_ops = own | project_op_namespaces(self.ctx.options)
         return qualified.split(".")[2] in self._own_ops
 
     def _guarded(self) -> bool:
