@@ -8,6 +8,7 @@ import libcst as cst
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.capability_spans import (
     PROBE_FIELDS,
+    accelerator_choice,
     guard_of_probes,
     hinted,
     keep_patch,
@@ -31,12 +32,23 @@ class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source)
+        self.active_accelerator = b"accelerator" in ctx.source
         self.guarded: set[int] = set()
         self.if_bodies: dict[int, cst.BaseSuite] = {}  # id(if test) -> its body
 
     def visit_If(self, node: cst.If) -> None:
         if self.active:
             self.if_bodies[id(node.test)] = node.body
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.active_accelerator:
+            targets = [
+                n.value if isinstance(n, cst.Name) else n.attr.value
+                for t in node.targets
+                for n in _subtree(t.target)
+                if isinstance(n, (cst.Name, cst.Attribute))
+            ]
+            accelerator_choice(self.ctx, targets, _subtree(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count

@@ -13,6 +13,8 @@ from libcst.metadata import PositionProvider
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
+    ACCELERATOR,
+    ACCELERATOR_API,
     DOTTED_NAME,
     FSTRING,
     INT_DEVICE,
@@ -23,7 +25,7 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
     dotted_cuda_name,
     names_cuda_api,
 )
-from ms_fmk_transplt.engine.spans.npu_siblings import kept_device_strings
+from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
@@ -39,6 +41,7 @@ class DeviceStrings(Concern):
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
         self.kept = kept_device_strings(ctx.source, characters=True)
+        self.accelerators = accelerator_strings(ctx.source, characters=True)
 
     def _place(self, node: cst.CSTNode) -> tuple[int, int]:
         pos = self.ctx.metadata(PositionProvider, node)
@@ -68,8 +71,15 @@ class DeviceStrings(Concern):
     ) -> cst.SimpleString:
         if id(original) in self.ctx.docstrings or self.ctx.is_claimed(original):
             return updated
-        if self.kept and self._place(original) in self.kept:
+        place = self._place(original) if self.kept or self.accelerators else None
+        if place in self.kept:
             self.ctx.claim(original)  # beside an "npu" of its own (also for distributed)
+            return updated
+        if place in self.accelerators:
+            self.ctx.claim(original)
+            self.ctx.unsupported(
+                original, ACCELERATOR_API, NOT_A_DEVICE_ENTRY, ACCELERATOR, NOT_A_DEVICE
+            )
             return updated
         body = self.ctx.literal_body(updated)
         if body is not None and names_cuda_api(body):

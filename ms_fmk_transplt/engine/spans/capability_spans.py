@@ -126,6 +126,18 @@ def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
     return True
 
 
+def accelerator_choice(ctx, targets: list[str], value: list) -> None:
+    """``accelerator = "cuda" if torch.cuda.is_available() else "cpu"``: a Lightning accelerator
+    chosen by asking torch.cuda (device_strings.not_a_device keeps its "cuda"): the question
+    stays on torch.cuda too, or the NPU host would pick "cuda" and fail."""
+    if not any("accelerator" in t.lower() for t in targets):
+        return
+    if checks_available(value, ctx.qname):
+        for node in value:
+            if type(node).__name__ not in ("Constant", "SimpleString"):
+                ctx.claim(node)
+
+
 def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
     """``if torch.cuda.is_available(): ... probe ...``: the test is part of the probe -- it is
     kept on torch.cuda too (claimed), or the migrated branch would run the kept probe on an NPU
@@ -179,7 +191,18 @@ class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source.data)
+        self.active_accelerator = b"accelerator" in ctx.source.data
         self.guarded: set[int] = set()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if self.active_accelerator:
+            targets = [
+                n.id if isinstance(n, ast.Name) else n.attr
+                for t in node.targets
+                for n in ast.walk(t)
+                if isinstance(n, (ast.Name, ast.Attribute))
+            ]
+            accelerator_choice(self.ctx, targets, list(ast.walk(node.value)))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count

@@ -8,7 +8,7 @@ import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
-from ms_fmk_transplt.engine.spans.npu_siblings import kept_device_strings
+from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
@@ -64,12 +64,17 @@ NOT_A_DEVICE = declare(
     '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row',
     "Some libraries take a `cuda` string that is not a torch device: Lightning's "
     '`Trainer(accelerator="cuda")` / `Fabric(accelerator="cuda")` names its CUDAAccelerator, and '
-    'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The literal '
+    'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The same '
+    'holds where the value flows there through a name: `accelerator = "cuda"`, '
+    '`accelerator == "cuda"`, a parameter `accelerator: Literal["cpu", "cuda"] = "cuda"`, '
+    '`allowed_accelerators = {"cpu", "cuda"}` (any name containing `accelerator`). The literal '
     "is left as it is and reported: run on the NPU through an NPU accelerator for Lightning, or "
     "drive torch_npu directly.",
     kind=OPEN_WORK,
 )
 NOT_DEVICE_KEYWORDS = frozenset({"accelerator"})  # keyword arguments whose "cuda" is no device
+ACCELERATOR_API = 'accelerator "cuda"'
+ACCELERATOR = '"cuda" flows into a Lightning accelerator (by name): not a device; left unchanged'
 NOT_A_DEVICE_ENTRY = Entry(
     "accelerator",
     "cuda_only_api",
@@ -120,6 +125,7 @@ class DeviceStringsSpans(SpanConcern):
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
         self.kept = kept_device_strings(ctx.source.data)
+        self.accelerators = accelerator_strings(ctx.source.data)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -142,8 +148,14 @@ class DeviceStringsSpans(SpanConcern):
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         node = part.node
-        if part.whole and (node.lineno, node.col_offset) in self.kept:  # type: ignore[attr-defined]
+        place = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        if part.whole and place in self.kept:
             self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
+            return
+        if part.whole and place in self.accelerators:
+            self.ctx.claim(part.key)
+            self.ctx.unsupported(part.lines, ACCELERATOR_API, NOT_A_DEVICE_ENTRY, ACCELERATOR,
+                                 NOT_A_DEVICE)  # fmt: skip
             return
         body = self.ctx.body(part)
         if body is not None and names_cuda_api(body):

@@ -101,11 +101,65 @@ def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Ke
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return frozenset()
-    kept = _kept(tree)
+    return _positions(_kept(tree), source, characters)
+
+
+_ACCELERATOR_HINT = re.compile(rb"accelerator")
+
+
+def _named(name: str) -> bool:
+    return "accelerator" in name.lower()
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    return [
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(node)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    ]
+
+
+def _accelerator_literals(tree: ast.Module) -> list[ast.Constant]:
+    """ "cuda" literals that name a Lightning accelerator by where they flow: assigned to, compared
+    with, or the default / annotation of a name containing ``accelerator``."""
+    found: list[ast.Constant] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is not None and any(_named(i) for t in targets for i in _identifiers(t)):
+                found.extend(_cuda(_strings(node.value)))
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(s, (ast.Name, ast.Attribute)) and _named(_identifiers(s)[0])
+                   for s in sides):  # fmt: skip
+                found.extend(c for s in sides for c in _cuda(_strings(s)))
+        elif isinstance(node, ast.arguments):
+            params = [*node.posonlyargs, *node.args]
+            defaults = [None] * (len(params) - len(node.defaults)) + list(node.defaults)
+            pairs = [*zip(params, defaults), *zip(node.kwonlyargs, node.kw_defaults)]
+            for param, default in pairs:
+                if _named(param.arg):
+                    found.extend(_cuda(_strings(default) + _strings(param.annotation)))
+    return [n for n in found if n.value == "cuda"]
+
+
+@lru_cache(maxsize=8)
+def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
+    """Positions of the ``"cuda"`` literals that name a Lightning accelerator, not a device."""
+    if _ACCELERATOR_HINT.search(source) is None:
+        return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return _positions(_accelerator_literals(tree), source, characters)
+
+
+def _positions(nodes: list[ast.Constant], source: bytes, characters: bool) -> frozenset[Key]:
     if not characters:
-        return frozenset((n.lineno, n.col_offset) for n in kept)
+        return frozenset((n.lineno, n.col_offset) for n in nodes)
     lines = re.split(rb"\r\n|\r|\n", source)  # lines as the parsers count them
-    return frozenset((n.lineno, _column(lines, n.lineno, n.col_offset)) for n in kept)
+    return frozenset((n.lineno, _column(lines, n.lineno, n.col_offset)) for n in nodes)
 
 
 def _column(lines: list[bytes], line: int, offset: int) -> int:
