@@ -70,7 +70,7 @@ class RunOptions:
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True
     distributed_main: str | None = None  # distributed -m MAIN
-    distributed_target: str = "model"  # distributed -t MODEL
+    distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
     shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
 

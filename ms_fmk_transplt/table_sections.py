@@ -97,6 +97,11 @@ class DistributedModeTable:
     init_call: str
     sampler: str
     ddp: str
+    wrap_after_methods: frozenset[str]  # in-place initialisation / loading: the wrap goes after
+    wrap_after_words: frozenset[str]
+    print_calls: frozenset[str]  # print(model) is not a use of the model; per-step prints
+    optimizer_prefixes: frozenset[str]
+    not_optimizer_prefixes: frozenset[str]
 
 
 def sections(raw: dict[str, Any]) -> dict[str, Any]:
