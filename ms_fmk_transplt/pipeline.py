@@ -300,6 +300,7 @@ def run(options: RunOptions, progress=None) -> RunResult:
     result.fingerprint = _fingerprint(options, engine)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
+        result.notes.extend(_main_notes(main_result))
     if options.merge_shards:
         assemble(result, lambda staging: _merge_parts(parts, staging, result))
         shards.remove_parts(parts)
@@ -505,6 +506,19 @@ def _distributed_main(project: Project, options: RunOptions) -> str | None:
     else:
         problem = f"distributed -m: not a .py file of the input {project.root}"
     raise UserError(options.distributed_main, problem)
+
+
+def _main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Severity, str]]:
+    """The terminal's WARNING for a MAIN that was already distributed (only migrated)."""
+    if main_result is None:
+        return []
+    from ms_fmk_transplt.engine.existing_distributed import ALREADY_DISTRIBUTED
+
+    return [
+        (Severity.WARNING, f"{n.file}:{n.line}: distributed -m: {n.message}")
+        for n in main_result[1].notices
+        if n.rule == ALREADY_DISTRIBUTED
+    ]
 
 
 def _migrate_main(

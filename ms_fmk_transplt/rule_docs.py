@@ -20,6 +20,7 @@ from ms_fmk_transplt.tables import load_tables
 DECLARING_MODULES = (
     "ms_fmk_transplt.engine.advice",
     "ms_fmk_transplt.engine.distributed_mode",
+    "ms_fmk_transplt.engine.existing_distributed",
     "ms_fmk_transplt.engine.environment_keys",
     "ms_fmk_transplt.engine.guards",
     "ms_fmk_transplt.engine.operator_support",

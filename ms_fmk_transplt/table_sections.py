@@ -102,6 +102,7 @@ class DistributedModeTable:
     print_calls: frozenset[str]  # print(model) is not a use of the model; per-step prints
     optimizer_prefixes: frozenset[str]
     not_optimizer_prefixes: frozenset[str]
+    existing_setup: frozenset[str]  # MAIN already distributed: only migrated
 
 
 def sections(raw: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,9 @@ Applied to the -m file only, after the normal migration rules:
   work (engine/trained_modules.py).
 * ``set_device(...)`` binds to ``msft_local_rank()``; ``.cuda(i)``/``.npu(i)`` drop the index so
   every process uses its own current NPU.
+
+A file already distributed (its own process group, spawn, DDP or DistributedSampler) is only
+migrated (engine/existing_distributed.py).
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ from ms_fmk_transplt.engine.dataloader_sharding import (
     shard_call,
     shard_kwargs_call,
 )
-from ms_fmk_transplt.engine.existing_distributed import is_converted
+from ms_fmk_transplt.engine.existing_distributed import (
+    existing_setup,
+    is_converted,
+    report_existing,
+)
 from ms_fmk_transplt.engine.model_wraps import ModelWraps, Scope, body_of, calls_in
 from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.engine.trained_modules import report_untargeted, trained_modules
@@ -165,9 +172,13 @@ class DistributedMode(Concern):
 
     # -- planning on the original tree ------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
+        # converted by an earlier run (idempotence), or distributed already: only migrated
         self.done = is_converted(node)
-        if self.done:  # converted by an earlier run: nothing to add (idempotence)
-            self.found_loader = True
+        found = [] if self.done else existing_setup(self.ctx, self.t, node)
+        if found:
+            report_existing(self.ctx, found)
+        if self.done or found:
+            self.done = self.found_loader = True
             return
         scopes: list[Scope] = [node]
 
@@ -444,13 +455,15 @@ class DistributedMode(Concern):
 
     def leave_SimpleStatementLine(self, original, updated):
         updated = self._with_todo(original, updated)
-        # `model = model` left by a removed DataParallel wrapper: the line becomes a pass
+        # `model = model` (`model.features = model.features`) left by a removed DataParallel
+        # wrapper: the line becomes a pass
         if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
             assign = updated.body[0]
             if (
                 len(assign.targets) == 1
-                and isinstance(assign.value, cst.Name)
-                and get_full_name_for_node(assign.targets[0].target) == assign.value.value
+                and isinstance(assign.value, (cst.Name, cst.Attribute))
+                and get_full_name_for_node(assign.targets[0].target)
+                == get_full_name_for_node(assign.value)
                 and any(id(c) in self.dp_calls for c in calls_in(original))
             ):
                 comment = cst.Comment(
