@@ -71,6 +71,7 @@ class RunOptions:
     use_cache: bool = True
     distributed_main: str | None = None  # distributed -m MAIN
     distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
+    rank_guards: bool = True  # off: distributed --no-rank-guards
     shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
 
@@ -295,7 +296,7 @@ def run(options: RunOptions, progress=None) -> RunResult:
     started = datetime.now()
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
-        main_result = _migrate_main(project, main_rel, engine, options.distributed_target)
+        main_result = _migrate_main(project, main_rel, engine, options)
     result = RunResult(options, project, final_dir, started, engine=engine)
     result.fingerprint = _fingerprint(options, engine)
     if main_rel is not None:
@@ -374,7 +375,7 @@ def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
         options.max_file_mib,
         options.distributed_main,
         options.distributed_target,
-    )
+    ) + (() if options.rank_guards else ("no rank guards",))
     return fingerprint(repr(what))
 
 
@@ -522,9 +523,11 @@ def _main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Seve
 
 
 def _migrate_main(
-    project: Project, main_rel: str, engine: EngineOptions, target: str
+    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions
 ) -> tuple[bytes, FileRecord]:
-    options = dataclasses.replace(engine, distributed_target=target)
+    options = dataclasses.replace(
+        engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
+    )
     output, record = migrate_file(project.root / main_rel, main_rel, options)
     from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER  # (imports LibCST)
 

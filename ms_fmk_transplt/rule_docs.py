@@ -26,6 +26,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.operator_support",
     "ms_fmk_transplt.engine.optout",
     "ms_fmk_transplt.engine.parse",
+    "ms_fmk_transplt.engine.rank_zero_guards",
     "ms_fmk_transplt.engine.recorder",
     "ms_fmk_transplt.engine.similar",
     "ms_fmk_transplt.engine.specify_device",
@@ -80,6 +81,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         specify_device=data.get("specify_device", False),
         similar=data.get("similar", False),
         distributed_target=data.get("distributed"),
+        rank_guards=data.get("rank_guards", True),
         target_version=data.get("target_version", ""),
     )
     return options, data.get("fault", "")

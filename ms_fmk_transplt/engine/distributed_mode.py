@@ -24,7 +24,8 @@ Applied to the -m file only, after the normal migration rules:
   every process uses its own current NPU.
 
 A file already distributed (its own process group, spawn, DDP or DistributedSampler) is only
-migrated (engine/existing_distributed.py).
+migrated (engine/existing_distributed.py). Saves and per-step prints are guarded by a separate
+concern (engine/rank_zero_guards.py).
 """
 
 from __future__ import annotations
