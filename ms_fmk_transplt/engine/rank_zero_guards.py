@@ -6,7 +6,8 @@ checkpoints and images to the same paths and print every per-step log line. So, 
   ``.save_pretrained(...)``), with the statements right after it that only handle the saved file
   (``shutil``/``os`` calls on its path: ``if is_best: shutil.copyfile(filename, ...)``), and every
   ``print(...)`` statement inside a loop, go under ``if msft_is_main_process():`` (consecutive
-  ones under one check);
+  ones under one check); a ``torch.load`` of a file saved just above in the same block gets
+  ``torch.distributed.barrier()`` before it;
 * ``writer = SummaryWriter(...)`` becomes ``SummaryWriter(...) if msft_is_main_process() else
   None`` and its ``writer.<method>(...)`` statements are guarded -- only when every use of that
   name is one of those (or the writer handed to a function of the file under the same name);
@@ -40,11 +41,12 @@ RANK_ZERO_GUARD = declare(
     "with the `shutil`/`os` statements right after it that handle the saved file, and every "
     "`print(...)` statement inside a loop go under `if msft_is_main_process():` (a helper "
     "inserted with the others: true in the process of global rank 0, or when no process group "
-    "is initialised). `writer = SummaryWriter(...)` becomes `... if msft_is_main_process() else "
+    "is initialised); a `torch.load` of a file saved just above in the same block gets "
+    "`torch.distributed.barrier()` before it. `writer = SummaryWriter(...)` becomes "
+    "`... if msft_is_main_process() else "
     "None` and its `writer.<method>(...)` statements are guarded, when every use of the name can "
     "be followed. Statements already under a rank check, and prints that call the model or "
     "`torch.distributed` (a collective run by one rank would hang the others), are left alone.",
-    caveat="",
     opt_out="`--no-rank-guards` after `distributed -m MAIN` turns the guards off; "
     "`# msft: ignore[{id}]` at the end of a line keeps that line as written",
     option="distributed -m MAIN -t MODEL",
