@@ -270,21 +270,41 @@ def main(
 @click.option(
     "-t",
     "--target-model",
-    "target",
-    default="model",
+    "targets",
+    multiple=True,
+    default=("model",),
     show_default=True,
     metavar="MODEL",
-    help="Variable holding the model to wrap in DistributedDataParallel.",
+    help="Variable holding a model to wrap in DistributedDataParallel; repeat it, or give a "
+    "comma-separated list, for several models (-t netD -t netG, -t netD,netG).",
+)
+@click.option(
+    "--no-rank-guards",
+    is_flag=True,
+    help="Let every process save files and print per-step logs (default: rank 0 only).",
 )
 @click.pass_context
-def distributed(ctx: click.Context, main_file: str, target: str) -> None:
+def distributed(
+    ctx: click.Context, main_file: str, targets: tuple[str, ...], no_rank_guards: bool
+) -> None:
     """Turn a single-card training script into a data-parallel multi-NPU one.
 
     MAIN gets an hccl process group, a DistributedSampler for its training DataLoaders and
-    DistributedDataParallel around MODEL; run_distributed_npu.sh (at the root of the output)
-    launches it. Must come last on the command line, as in the original tool.
+    DistributedDataParallel around each MODEL; saves and per-step prints run on rank 0 only;
+    run_distributed_npu.sh (at the root of the output) launches it. A script that already sets
+    up distributed training is only migrated. Must come last on the command line, as in the
+    original tool.
     """
-    options = dataclasses.replace(ctx.obj, distributed_main=main_file, distributed_target=target)
+    names = [n.strip() for t in targets for n in t.split(",") if n.strip()]
+    bad = [n for n in names if not n.isidentifier()]
+    if bad or not names:
+        _fail(f"distributed -t: {bad[0] if bad else '(empty)'!r} is not a variable name")
+    options = dataclasses.replace(
+        ctx.obj,
+        distributed_main=main_file,
+        distributed_target=",".join(dict.fromkeys(names)),
+        rank_guards=not no_rank_guards,
+    )
     _execute(
         options,
         ctx.meta.get("quiet", False),

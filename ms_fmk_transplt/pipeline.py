@@ -71,7 +71,8 @@ class RunOptions:
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True
     distributed_main: str | None = None  # distributed -m MAIN
-    distributed_target: str = "model"  # distributed -t MODEL
+    distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
+    rank_guards: bool = True  # off: distributed --no-rank-guards
     shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
 
@@ -299,11 +300,12 @@ def run(options: RunOptions, progress=None) -> RunResult:
     started = datetime.now()
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
-        main_result = _migrate_main(project, main_rel, engine, options.distributed_target)
+        main_result = _migrate_main(project, main_rel, engine, options)
     result = RunResult(options, project, final_dir, started, engine=engine)
     result.fingerprint = _fingerprint(options, engine)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
+        result.notes.extend(_main_notes(main_result))
     if options.merge_shards:
         assemble(result, lambda staging: _merge_parts(parts, staging, result))
         shards.remove_parts(parts)
@@ -378,7 +380,7 @@ def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
         options.max_file_mib,
         options.distributed_main,
         options.distributed_target,
-    )
+    ) + (() if options.rank_guards else ("no rank guards",))
     return fingerprint(repr(what))
 
 
@@ -512,10 +514,25 @@ def _distributed_main(project: Project, options: RunOptions) -> str | None:
     raise UserError(options.distributed_main, problem)
 
 
+def _main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Severity, str]]:
+    """The terminal's WARNING for a MAIN that was already distributed (only migrated)."""
+    if main_result is None:
+        return []
+    from ms_fmk_transplt.engine.existing_distributed import ALREADY_DISTRIBUTED
+
+    return [
+        (Severity.WARNING, f"{n.file}:{n.line}: distributed -m: {n.message}")
+        for n in main_result[1].notices
+        if n.rule == ALREADY_DISTRIBUTED
+    ]
+
+
 def _migrate_main(
-    project: Project, main_rel: str, engine: EngineOptions, target: str
+    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions
 ) -> tuple[bytes, FileRecord]:
-    options = dataclasses.replace(engine, distributed_target=target)
+    options = dataclasses.replace(
+        engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
+    )
     output, record = migrate_file(project.root / main_rel, main_rel, options)
     from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER  # (imports LibCST)
 

@@ -20,11 +20,13 @@ from ms_fmk_transplt.tables import load_tables
 DECLARING_MODULES = (
     "ms_fmk_transplt.engine.advice",
     "ms_fmk_transplt.engine.distributed_mode",
+    "ms_fmk_transplt.engine.existing_distributed",
     "ms_fmk_transplt.engine.environment_keys",
     "ms_fmk_transplt.engine.guards",
     "ms_fmk_transplt.engine.operator_support",
     "ms_fmk_transplt.engine.optout",
     "ms_fmk_transplt.engine.parse",
+    "ms_fmk_transplt.engine.rank_zero_guards",
     "ms_fmk_transplt.engine.recorder",
     "ms_fmk_transplt.engine.similar",
     "ms_fmk_transplt.engine.specify_device",
@@ -40,6 +42,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.spans.tensor_methods_spans",
     "ms_fmk_transplt.engine.spans.torch_npu_spans",
     "ms_fmk_transplt.engine.todo_comments",
+    "ms_fmk_transplt.engine.trained_modules",
     "ms_fmk_transplt.engine.user_rules",
     "ms_fmk_transplt.pipeline",
 )
@@ -79,6 +82,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         specify_device=data.get("specify_device", False),
         similar=data.get("similar", False),
         distributed_target=data.get("distributed"),
+        rank_guards=data.get("rank_guards", True),
         target_version=data.get("target_version", ""),
     )
     return options, data.get("fault", "")

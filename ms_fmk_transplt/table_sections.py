@@ -97,6 +97,20 @@ class DistributedModeTable:
     init_call: str
     sampler: str
     ddp: str
+    wrap_after_methods: frozenset[str]  # in-place initialisation / loading: the wrap goes after
+    wrap_after_words: frozenset[str]
+    print_calls: frozenset[str]  # print(model) is not a use of the model; per-step prints
+    optimizer_prefixes: frozenset[str]
+    not_optimizer_prefixes: frozenset[str]
+    existing_setup: frozenset[str]  # MAIN already distributed: only migrated
+    rank_zero_saves: frozenset[str]
+    rank_zero_save_methods: frozenset[str]
+    rank_zero_writers: frozenset[str]
+    rank_zero_file_modules: frozenset[str]
+    rank_zero_helper: str
+    rank_zero_check: str
+    rank_zero_loads: frozenset[str]  # a load of what rank 0 saved waits for it (a barrier)
+    rank_zero_barrier: str
 
 
 def sections(raw: dict[str, Any]) -> dict[str, Any]:

@@ -122,3 +122,85 @@ def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) 
     run("-i", str(PROJECT), "-o", str(plain), "--no-todo-comments", "distributed", "-m",
         "main.py", "-t", "net")  # fmt: skip
     assert "msft: TODO" not in (plain / "imagenet_1p_msft" / "main.py").read_text()
+
+
+GAN = ROOT / "fixtures" / "rules" / "distributed_mode.ddp" / "gan_two_models.py"
+
+
+def gan_project(tmp_path: Path) -> Path:
+    project = tmp_path / "gan"
+    project.mkdir()
+    shutil.copy(GAN, project / GAN.name)
+    return project
+
+
+@pytest.mark.parametrize("targets", [["-t", "netD", "-t", "netG"], ["-t", "netD,netG"]])
+def test_several_models(tmp_path: Path, targets: list[str]) -> None:
+    code, text = run(
+        "-i", str(gan_project(tmp_path)), "-o", str(tmp_path / "o"), "distributed", "-m",
+        GAN.name, *targets,
+    )  # fmt: skip
+    assert code == 0, text
+    out = (tmp_path / "o" / "gan_msft" / GAN.name).read_text()
+    for net in ("netD", "netG"):
+        assert f"{net} = torch.nn.parallel.DistributedDataParallel({net}.npu()," in out
+    assert "0 need manual work" in text
+
+
+def test_a_model_trained_but_not_named_is_open_work(tmp_path: Path) -> None:
+    code, text = run(
+        "-i", str(gan_project(tmp_path)), "-o", str(tmp_path / "o"), "distributed", "-m",
+        GAN.name, "-t", "netD",
+    )  # fmt: skip
+    assert code == 0, text
+    out = tmp_path / "o" / "gan_msft"
+    main = (out / GAN.name).read_text()
+    assert "netG = torch.nn.parallel" not in main
+    assert "# msft: TODO[distributed_mode.untargeted_model]: add -t netG" in main
+    rows = (out / "unsupported_op.csv").read_text().splitlines()
+    assert any(
+        ",-t netG," in r and r.endswith(",manual,distributed_mode.untargeted_model") for r in rows
+    )
+    assert "need manual work" in text and "-t netG" in text
+
+
+@pytest.mark.parametrize("target", ["net.module", "", "a,,b c"])
+def test_bad_target_names_are_refused(tmp_path: Path, target: str) -> None:
+    code, text = run(
+        "-i", str(PROJECT), "-o", str(tmp_path / "o"), "distributed", "-m", "main.py", "-t", target
+    )
+    assert code == 2 and "distributed -t:" in text and "is not a variable name" in text
+    assert not (tmp_path / "o").exists()
+
+
+def test_rank_guards_and_their_opt_out(migrated: Path, tmp_path: Path) -> None:
+    guarded = (migrated / "main.py").read_text()
+    assert "def msft_is_main_process():" in guarded
+    assert "    if msft_is_main_process():\n        torch.save(model.module.state_dict()" in guarded
+    code, text = run(
+        "-i", str(PROJECT), "-o", str(tmp_path), "distributed", "-m", "main.py", "--no-rank-guards"
+    )
+    assert code == 0, text
+    plain = (tmp_path / "imagenet_1p_msft" / "main.py").read_text()
+    assert "msft_is_main_process" not in plain
+    assert "\n    torch.save(model.module.state_dict()" in plain
+
+
+def test_already_distributed_script_is_only_migrated(tmp_path: Path) -> None:
+    """The torchrun DDP project: no second process group, DDP or set_device rebinding; a
+    WARNING on the terminal and a caveat row."""
+    project = ROOT / "fixtures" / "projects" / "ddp"
+    code, text = run("-i", str(project), "-o", str(tmp_path), "distributed", "-m", "train_ddp.py")
+    assert code == 0, text
+    out = tmp_path / "ddp_msft"
+    main = (out / "train_ddp.py").read_text()
+    assert main.count("DDP(") == 1 and "DistributedDataParallel(" not in main
+    assert "msft_" not in main and "msft: TODO" not in main
+    assert "torch.npu.set_device(local_rank)" in main and 'backend="hccl"' in main
+    # the same file as without distributed -m: the normal migration only
+    plain = tmp_path / "plain"
+    run("-i", str(project), "-o", str(plain))
+    assert main == (plain / "ddp_msft" / "train_ddp.py").read_text()
+    assert "WARNING" in text and "already distributed" in " ".join(text.split())
+    rows = (out / "unsupported_op.csv").read_text().splitlines()
+    assert any(r.endswith(",caveat,distributed_mode.already_distributed") for r in rows)

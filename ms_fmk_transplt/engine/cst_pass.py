@@ -26,6 +26,7 @@ from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import parse
 from ms_fmk_transplt.engine.profiler import Profiler
+from ms_fmk_transplt.engine.rank_zero_guards import RankZeroGuards
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.similar import Similar
 from ms_fmk_transplt.engine.skip_guards import SkipGuards
@@ -66,6 +67,8 @@ def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
         concerns.insert(0, Similar)
     if options.distributed_target is not None:
         concerns.insert(concerns.index(Imports), DistributedMode)
+        if options.rank_guards:  # after DistributedMode: it guards what that one left
+            concerns.insert(concerns.index(Imports), RankZeroGuards)
     return tuple(concerns)
 
 

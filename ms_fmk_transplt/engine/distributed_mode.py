@@ -9,28 +9,45 @@ Applied to the -m file only, after the normal migration rules:
   that is not an import, definition or docstring. Rank, world size and local rank come from
   RANK/WORLD_SIZE/LOCAL_RANK (torchrun, run_distributed_npu.sh) or RANK_ID/RANK_SIZE/DEVICE_ID.
 * every training DataLoader (one that shuffles) gets ``sampler=DistributedSampler(dataset,
-  shuffle=...)`` (its ``shuffle`` moves into the sampler); a loader without shuffle is taken as
+  shuffle=...)`` (its ``shuffle`` moves into the sampler; engine/dataloader_sharding.py, also for
+  a ``**kwargs`` dict that is a literal of the function); a loader without shuffle is taken as
   evaluation and left whole (every rank reads all of it, so metrics stay global); loaders with
   their own sampler or batch_sampler are left, with a warning; ``for epoch in ...`` loops in the
   same function call ``loader.sampler.set_epoch``.
-* the -t model is wrapped in DistributedDataParallel right after the last statement of the
-  function that assigns it (so after ``amp.initialize``); ``nn.DataParallel(model)`` is removed;
-  after the wrap, ``model.<attr>`` that DDP does not forward (``state_dict``, ``load_state_dict``,
-  custom attributes) goes through ``model.module``, also in functions taking ``model``.
+* each -t model (several: ``-t a,b``) is wrapped in DistributedDataParallel in the function that
+  assigns it, after its last in-place initialisation (engine/model_wraps.py);
+  ``nn.DataParallel(model)`` is removed; after the wrap, ``model.<attr>`` that DDP does not
+  forward (``state_dict``, ``load_state_dict``, custom attributes) goes through ``model.module``,
+  also in functions taking ``model``; modules an optimizer trains that -t does not name are open
+  work (engine/trained_modules.py).
 * ``set_device(...)`` binds to ``msft_local_rank()``; ``.cuda(i)``/``.npu(i)`` drop the index so
   every process uses its own current NPU.
+
+A file already distributed (its own process group, spawn, DDP or DistributedSampler) is only
+migrated (engine/existing_distributed.py). Saves and per-step prints are guarded by a separate
+concern (engine/rank_zero_guards.py).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.dataloader_sharding import (
+    kwargs_name,
+    resolve_kwargs,
+    shard_call,
+    shard_kwargs_call,
+)
+from ms_fmk_transplt.engine.existing_distributed import (
+    existing_setup,
+    is_converted,
+    report_existing,
+)
+from ms_fmk_transplt.engine.model_wraps import ModelWraps, Scope, body_of, calls_in
 from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
+from ms_fmk_transplt.engine.trained_modules import report_untargeted, trained_modules
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import NOTICE, OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
@@ -128,76 +145,41 @@ NO_DATALOADER = declare(
     option=_OPTION,
 )
 
-Scope = Union[cst.Module, cst.FunctionDef]  # (not `|`: Python 3.9)
-
-
-def _assigned_names(stmt: cst.CSTNode) -> set[str]:
-    """Names assigned anywhere in a statement (not inside nested functions or classes)."""
-    names: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            for n in _target_names(node.target):
-                names.add(n)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    stmt.visit(Collect())
-    return names
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    return []
-
-
-def _body(scope: Scope) -> Sequence[cst.BaseStatement]:
-    if isinstance(scope, cst.Module):
-        return scope.body
-    body = scope.body
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
-
 
 class DistributedMode(Concern):
     UNWRAPPED_TIP = "wrap the model in DistributedDataParallel yourself, or name it with -t"
+    OWN_SAMPLER = "DataLoader with its own sampler: not sharded"
+    OWN_SAMPLER_TIP = "shard it across ranks yourself (a DistributedSampler)"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         t = self.tables.distributed_mode
         self.t = t
-        self.target: str = ctx.options.distributed_target
+        self.targets = [n for n in (ctx.options.distributed_target or "").split(",") if n]
         self.dataloaders, self.data_parallel = t.dataloaders, t.data_parallel
         self.set_device, self.forwards = t.set_device, t.ddp_forwards
         # plans, keyed by id() of original nodes
         self.loader_calls: dict[int, str | None] = {}  # DataLoader call -> loader variable
+        self.kwargs_loaders: dict[int, str] = {}  # DataLoader call -> its literal **dict
         self.block_inserts: dict[int, list[tuple[int, str, str, str]]] = {}
         self.module_inserts: list[tuple[int, str, str, str]] = []
-        self.module_access: set[int] = set()
+        self.module_access: dict[int, str] = {}  # `model.<attr>` -> the -t name
         self.dp_calls: set[int] = set()
         self.dp_statements: set[int] = set()
         self.found_loader = False
         self.done = False
-        self.unwrapped = False  # the -t model is never assigned
-        self.todo_calls: dict[int, str] = {}  # DataLoader call -> its TODO comment
+        self.unwrapped: list[str] = []  # -t models never assigned
+        self.todo_calls: dict[int, str] = {}  # DataLoader / optimizer call -> its TODO comment
 
     # -- planning on the original tree ------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
-        self.done = any(
-            isinstance(s, cst.FunctionDef) and s.name.value == "msft_init_distributed"
-            for s in node.body
-        )
-        if self.done:  # converted by an earlier run: nothing to add (idempotence)
-            self.found_loader = True
+        # converted by an earlier run (idempotence), or distributed already: only migrated
+        self.done = is_converted(node)
+        found = [] if self.done else existing_setup(self.ctx, self.t, node)
+        if found:
+            report_existing(self.ctx, found)
+        if self.done or found:
+            self.done = self.found_loader = True
             return
         scopes: list[Scope] = [node]
 
@@ -213,66 +195,20 @@ class DistributedMode(Concern):
         self._plan_model(node, scopes, loaders_by_scope)
         self._plan_entry(node)
 
-    def _calls_in(self, stmt: cst.CSTNode) -> list[cst.Call]:
-        calls: list[cst.Call] = []
-
-        class Collect(cst.CSTVisitor):
-            def visit_Call(self, n: cst.Call) -> None:
-                calls.append(n)
-
-            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-                return False
-
-        stmt.visit(Collect())
-        return calls
-
     def _plan_loaders(self, scope: Scope) -> list[tuple[str, bool]]:
         """DataLoader calls directly in this scope; returns (variable, shuffles) per loader."""
         found = []
         stmts = (
-            list(_body(scope))
+            list(body_of(scope))
             if isinstance(scope, cst.FunctionDef)
             else [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         )
         for stmt in stmts:
-            for call in self._calls_in(stmt):
+            for call in calls_in(stmt):
                 if (self.ctx.qname(call.func) or "") not in self.dataloaders:
                     continue
                 self.found_loader = True
-                keywords = {a.keyword.value: a for a in call.args if a.keyword}
-                sampler = keywords.get("sampler")
-                if "batch_sampler" in keywords or (
-                    sampler is not None and get_full_name_for_node(sampler.value) != "None"
-                ):
-                    self._open_loader(
-                        call,
-                        "DataLoader with its own sampler: not sharded",
-                        "shard it across ranks yourself (a DistributedSampler)",
-                    )
-                    continue
-                positional = (
-                    bool(call.args) and call.args[0].keyword is None and not call.args[0].star
-                )
-                if not positional and "dataset" not in keywords:
-                    continue
-                shuffle = keywords.get("shuffle")
-                shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
-                if shuffle is None and any(a.star == "**" for a in call.args):
-                    self._open_loader(
-                        call,
-                        "DataLoader configured through **kwargs: whether it shuffles is unknown, "
-                        "so it is not sharded",
-                        "pass shuffle= explicitly, or add a DistributedSampler yourself",
-                    )
-                    continue
-                if not shuffles:
-                    self.ctx.warn(
-                        call,
-                        SAMPLER,
-                        "DataLoader without shuffle is "
-                        "taken as evaluation: not sharded, every rank reads all of it",
-                        severity=Severity.INFO,
-                    )
+                if not self._shards(call, stmts):
                     continue
                 variable = None
                 if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
@@ -286,11 +222,53 @@ class DistributedMode(Concern):
                     found.append((variable, True))
         return found
 
+    def _shards(self, call: cst.Call, stmts: list[cst.BaseStatement]) -> bool:
+        """Whether a DataLoader call is a training loader to shard (else: evaluation, or open
+        work when that cannot be told)."""
+        keywords = {a.keyword.value: a for a in call.args if a.keyword}
+        sampler = keywords.get("sampler")
+        if "batch_sampler" in keywords or (
+            sampler is not None and get_full_name_for_node(sampler.value) != "None"
+        ):
+            self._open_loader(call, self.OWN_SAMPLER, self.OWN_SAMPLER_TIP)
+            return False
+        positional = bool(call.args) and call.args[0].keyword is None and not call.args[0].star
+        if not positional and "dataset" not in keywords:
+            return False
+        shuffle = keywords.get("shuffle")
+        shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
+        if shuffle is None and any(a.star == "**" for a in call.args):
+            name = kwargs_name(call)
+            given = resolve_kwargs(stmts, name) if name else None
+            if given is not None and given.keys & {"sampler", "batch_sampler"}:
+                self._open_loader(call, self.OWN_SAMPLER, self.OWN_SAMPLER_TIP)
+                return False
+            if given is None or "dataset" in given.keys:
+                self._open_loader(
+                    call,
+                    "DataLoader configured through **kwargs: whether it shuffles is unknown, "
+                    "so it is not sharded",
+                    "pass shuffle= explicitly, or add a DistributedSampler yourself",
+                )
+                return False
+            shuffles = given.shuffles
+            if shuffles:
+                self.kwargs_loaders[id(call)] = given.name
+        if not shuffles:
+            self.ctx.warn(
+                call,
+                SAMPLER,
+                "DataLoader without shuffle is "
+                "taken as evaluation: not sharded, every rank reads all of it",
+                severity=Severity.INFO,
+            )
+        return shuffles
+
     def _plan_epochs(self, scopes, loaders_by_scope) -> None:
         for scope in scopes:
             loaders = [v for v, shuffles in loaders_by_scope[id(scope)] if shuffles]
             if loaders:
-                for stmt in _body(scope):
+                for stmt in body_of(scope):
                     self._plan_epoch_loop(stmt, loaders)
 
     def _plan_epoch_loop(self, stmt: cst.CSTNode, loaders: list[str]) -> None:
@@ -318,22 +296,38 @@ class DistributedMode(Concern):
                 self._plan_epoch_loop(child, loaders)
 
     def _plan_model(self, module: cst.Module, scopes, loaders_by_scope) -> None:
-        candidates = []
-        for scope in scopes:
-            body = list(_body(scope))
-            hits = [
-                i
-                for i, stmt in enumerate(body)
-                if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
-                and self.target in _assigned_names(stmt)
-            ]
-            if hits:
-                trains = bool(loaders_by_scope[id(scope)]) or any(
-                    id(getattr(s, "body", None)) in self.block_inserts for s in body
+        self._plan_data_parallel(module, scopes)
+
+        def trains(scope: Scope, body) -> bool:
+            return bool(loaders_by_scope[id(scope)]) or any(
+                id(getattr(s, "body", None)) in self.block_inserts for s in body
+            )
+
+        wraps = ModelWraps(self.ctx, self.t, scopes, trains)
+        for target in self.targets:
+            wrap = wraps.plan(target)
+            if wrap is None:
+                self.unwrapped.append(target)
+                entry = Entry(f"-t {target}", CATEGORY, "manual", self.UNWRAPPED_TIP)
+                message = (
+                    f"-t {target}: never assigned in this file; the model is not wrapped in "
+                    "DistributedDataParallel"
                 )
-                candidates.append((not trains, scope, body, hits))
-        # DataParallel wrappers in the whole file are removed
-        calls = self._calls_in(module) + [c for s in scopes[1:] for c in self._calls_in(s.body)]
+                self.ctx.unsupported_at((1, 1), entry.key, entry, message, UNWRAPPED_MODEL)
+                continue
+            code = f"{target} = {self.t.ddp}({target}.npu(), device_ids=[msft_local_rank()])"
+            entry = (wrap.anchor, code, DDP, f"-t {target} wrapped in DistributedDataParallel")
+            if isinstance(wrap.scope, cst.FunctionDef):
+                self.block_inserts.setdefault(id(wrap.scope.body), []).append(entry)
+            else:
+                self.module_inserts.append(entry)
+            self.module_access.update(dict.fromkeys(wrap.access, target))
+        trained = trained_modules(self.ctx, self.t, module)
+        report_untargeted(self.ctx, trained, self.targets, self.todo_calls)
+
+    def _plan_data_parallel(self, module: cst.Module, scopes) -> None:
+        """DataParallel wrappers in the whole file are removed."""
+        calls = calls_in(module) + [c for s in scopes[1:] for c in calls_in(s.body)]
         for call in calls:
             if (self.ctx.qname(call.func) or "") in self.data_parallel and call.args:
                 self.dp_calls.add(id(call))
@@ -341,61 +335,6 @@ class DistributedMode(Concern):
                 while isinstance(cur, (cst.Attribute, cst.Name)):
                     self.ctx.claim(cur)
                     cur = cur.value if isinstance(cur, cst.Attribute) else None
-        if not candidates:
-            self.unwrapped = True
-            entry = Entry(f"-t {self.target}", CATEGORY, "manual", self.UNWRAPPED_TIP)
-            message = (
-                f"-t {self.target}: never assigned in this file; the model is not wrapped in "
-                "DistributedDataParallel"
-            )
-            self.ctx.unsupported_at((1, 1), entry.key, entry, message, UNWRAPPED_MODEL)
-            return
-        candidates.sort(key=lambda c: c[0])
-        _, scope, body, hits = candidates[0]
-        last = body[hits[-1]]
-        anchor = self.ctx.lines(last)[1] + 1
-        code = f"{self.target} = {self.t.ddp}({self.target}.npu(), device_ids=[msft_local_rank()])"
-        container = id(scope.body) if isinstance(scope, cst.FunctionDef) else id(module)
-        entry = (
-            anchor,
-            code,
-            DDP,
-            f"-t {self.target} wrapped in DistributedDataParallel",
-        )
-        if isinstance(scope, cst.FunctionDef):
-            self.block_inserts.setdefault(container, []).append(entry)
-        else:
-            self.module_inserts.append(entry)
-        self._plan_module_access(scope, body, hits[-1], scopes)
-
-    def _plan_module_access(self, scope, body, after: int, scopes) -> None:
-        target, access = self.target, self.module_access
-        forwards = self.forwards
-
-        class Collect(cst.CSTVisitor):
-            def visit_Attribute(self, n: cst.Attribute) -> None:
-                if (
-                    isinstance(n.value, cst.Name)
-                    and n.value.value == target
-                    and n.attr.value not in forwards
-                ):
-                    access.add(id(n))
-
-            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-                return False
-
-        for stmt in body[after + 1 :]:
-            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                stmt.visit(Collect())
-        for other in scopes[1:]:
-            if other is scope:
-                continue
-            params = {p.name.value for p in other.params.params}
-            local = any(target in _assigned_names(stmt) for stmt in _body(other))
-            uses_global = isinstance(scope, cst.Module) and not local and target not in params
-            if target in params or uses_global:
-                for stmt in _body(other):
-                    stmt.visit(Collect())
 
     def _open_loader(self, call: cst.Call, message: str, tip: str) -> None:
         """A training loader left unsharded: an open-work row and a TODO on its line."""
@@ -478,58 +417,23 @@ class DistributedMode(Concern):
         return updated
 
     def _shard(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        args = list(updated.args)
-        dataset_index = next(
-            i for i, a in enumerate(args) if a.keyword is None or a.keyword.value == "dataset"
-        )
-        dataset = args[dataset_index].value
-        shuffle = next((a for a in args if a.keyword and a.keyword.value == "shuffle"), None)
-        shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
-        if not isinstance(dataset, (cst.Name, cst.Attribute, cst.Subscript)):
-            walrus = cst.NamedExpr(target=cst.Name("msft_dataset"), value=dataset)
-            args[dataset_index] = args[dataset_index].with_changes(value=walrus)
-            dataset = cst.Name("msft_dataset")
-        sampler = cst.Call(
-            func=cst.parse_expression(self.t.sampler),
-            args=[
-                cst.Arg(dataset, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                cst.Arg(
-                    shuffle_value,
-                    keyword=cst.Name("shuffle"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                ),
-            ],
-        )
-        kept = [a for a in args if not (a.keyword and a.keyword.value in ("shuffle", "sampler"))]
-        if shuffle is not None:
-            position = args.index(shuffle)
-            new_arg = shuffle.with_changes(keyword=cst.Name("sampler"), value=sampler)
-            kept.insert(min(position, len(kept)), new_arg)
+        name = self.kwargs_loaders.get(id(original))
+        if name is None:
+            new = shard_call(updated, self.t.sampler)
+            message = "DistributedSampler: each rank reads its own shard (shuffle moved into it)"
         else:
-            last = kept[-1]
-            if last.comma is cst.MaybeSentinel.DEFAULT:
-                kept[-1] = last.with_changes(
-                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                )
-            kept.append(
-                cst.Arg(
-                    sampler,
-                    keyword=cst.Name("sampler"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                )
+            new = shard_kwargs_call(updated, self.t.sampler, name)
+            message = (
+                f"DistributedSampler: each rank reads its own shard (shuffling as {name} says)"
             )
-        new = updated.with_changes(args=kept)
         self.ctx.record(
-            original,
-            SAMPLER,
-            "DistributedSampler: each rank reads its own shard (shuffle moved into it)",
-            self.ctx.snippet(updated),
-            self.ctx.snippet(new),
+            original, SAMPLER, message, self.ctx.snippet(updated), self.ctx.snippet(new)
         )
         return new
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        if id(original) not in self.module_access:
+        target = self.module_access.get(id(original))
+        if target is None:
             return updated
         new = updated.with_changes(
             value=cst.Attribute(value=updated.value, attr=cst.Name("module"))
@@ -537,7 +441,7 @@ class DistributedMode(Concern):
         self.ctx.record(
             original,
             MODULE_ACCESS,
-            f"{self.target} is the DDP wrapper now: the model is {self.target}.module",
+            f"{target} is the DDP wrapper now: the model is {target}.module",
             self.ctx.snippet(updated),
             self.ctx.snippet(new),
         )
@@ -545,21 +449,23 @@ class DistributedMode(Concern):
 
     def _with_todo(self, original, updated):
         todo = next(
-            (self.todo_calls[id(c)] for c in self._calls_in(original) if id(c) in self.todo_calls),
+            (self.todo_calls[id(c)] for c in calls_in(original) if id(c) in self.todo_calls),
             None,
         )
         return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
 
     def leave_SimpleStatementLine(self, original, updated):
         updated = self._with_todo(original, updated)
-        # `model = model` left by a removed DataParallel wrapper: the line becomes a pass
+        # `model = model` (`model.features = model.features`) left by a removed DataParallel
+        # wrapper: the line becomes a pass
         if len(updated.body) == 1 and isinstance(updated.body[0], cst.Assign):
             assign = updated.body[0]
             if (
                 len(assign.targets) == 1
-                and isinstance(assign.value, cst.Name)
-                and get_full_name_for_node(assign.targets[0].target) == assign.value.value
-                and any(id(c) in self.dp_calls for c in self._calls_in(original))
+                and isinstance(assign.value, (cst.Name, cst.Attribute))
+                and get_full_name_for_node(assign.targets[0].target)
+                == get_full_name_for_node(assign.value)
+                and any(id(c) in self.dp_calls for c in calls_in(original))
             ):
                 comment = cst.Comment(
                     "# DataParallel removed: DistributedDataParallel wraps "

@@ -13,7 +13,8 @@ class EngineOptions:
     user_rules: UserRules | None = None  # -r/--rule
     specify_device: bool = False  # -s/--specify-device
     similar: bool = False  # -sim/--similar
-    distributed_target: str | None = None  # distributed -t MODEL, for the -m file only
+    distributed_target: str | None = None  # distributed -t MODEL (a,b: several), -m file only
+    rank_guards: bool = True  # distributed: saves and per-step prints on rank 0 only
     target_version: str = ""  # -v: the torch_npu version the output targets ("": the newest)
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
     # --select / --ignore: rule ids or id prefixes (device_strings, unsupported.environment);

@@ -11,7 +11,8 @@ What it provides, mirroring how the real torch_npu 2.x presents itself:
   npu device argument (strings, devices) to the CPU at the call boundary, so factories, ``.to``,
   ``Module.to``, ``map_location`` and autocast ``device_type`` all land on the CPU.
   ``Tensor.npu()``/``Module.npu()`` and ``Tensor.is_npu`` exist (every CPU tensor counts as "on the
-  NPU" here).
+  NPU" here). ``device_count()`` is 1, or ``STANDIN_NPU_COUNT`` when a test sets it (a script that
+  spawns one worker per NPU); ``set_device``/``current_device`` keep the index each process chose.
 * ``hccl`` process groups: a real backend named hccl, registered like torch_npu registers its own,
   implemented by gloo, so multi-process runs work on one CPU machine; DDP accepts ``device_ids``
   for the stand-in device.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime
+import os
 import re
 import sys
 import time
@@ -106,7 +108,8 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
-    return 1
+    """1, or STANDIN_NPU_COUNT (a test asking for several "NPUs", all of them the CPU)."""
+    return int(os.environ.get("STANDIN_NPU_COUNT", "1"))
 
 
 def _index(device: object) -> int:

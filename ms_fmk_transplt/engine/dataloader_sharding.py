@@ -1,0 +1,236 @@
+"""The DistributedSampler of a training DataLoader (``distributed -m``, rule
+distributed_mode.sampler): the rewrite of the call, and what a ``**kwargs`` dict holds.
+
+A loader configured through ``**train_kwargs`` is sharded when that dict is a literal of the
+same function (``train_kwargs = {"batch_size": 64}``, ``dict(batch_size=64)``) whose other uses
+are updates with literals (``train_kwargs.update(cuda_kwargs)`` with ``cuda_kwargs`` a literal,
+``train_kwargs["shuffle"] = True``) or reads: then every key it may hold is known. Whether it
+shuffles is decided at run time by the same dict, so the rewrite reads it:
+``DataLoader(ds, sampler=DistributedSampler(ds, shuffle=kw.get("shuffle", False)),
+**{**kw, "shuffle": False})`` (the user's dict is not modified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+_READS = frozenset({"get", "keys", "items", "values", "copy"})
+_DEPTH = 4  # dicts updated from dicts updated from ...: deeper is unknown
+
+
+@dataclass(frozen=True)
+class LoaderKwargs:
+    """What a ``**name`` dict of a DataLoader call may hold."""
+
+    name: str
+    keys: frozenset[str]
+    shuffles: bool  # a "shuffle" key with a value other than False may be set
+
+
+def kwargs_name(call: cst.Call) -> str | None:
+    """The name of the single ``**name`` argument of a call (None: none, or not a name)."""
+    stars = [a for a in call.args if a.star == "**"]
+    if len(stars) != 1 or not isinstance(stars[0].value, cst.Name):
+        return None
+    return stars[0].value.value
+
+
+def resolve_kwargs(statements: Sequence[cst.CSTNode], name: str) -> LoaderKwargs | None:
+    """The keys of dict ``name`` when it is a literal of these statements (a function body, or a
+    module's top-level code) only updated with literals; None when that is not known."""
+    values = _dict_values(statements, name, _DEPTH)
+    if values is None:
+        return None
+    shuffle = values.get("shuffle", [])
+    shuffles = any(get_full_name_for_node(v) != "False" for v in shuffle)
+    return LoaderKwargs(name, frozenset(values), shuffles)
+
+
+def _dict_values(statements, name: str, depth: int) -> dict[str, list] | None:
+    """Key -> the values it may be given; None when the dict is not a known literal."""
+    if depth == 0:
+        return None
+    uses = _Uses(name)
+    for stmt in statements:
+        stmt.visit(uses)
+    if uses.opaque or uses.names != uses.known or len(uses.bindings) != 1:
+        return None
+    if not isinstance(uses.bindings[0], (cst.Dict, cst.Call)):  # an alias shares its dict
+        return None
+    values: dict[str, list] = {}
+    for source in [uses.bindings[0], *uses.updates]:
+        found = _literal_values(statements, source, depth)
+        if found is None:
+            return None
+        for key, given in found.items():
+            values.setdefault(key, []).extend(given)
+    for key, value in uses.items:
+        values.setdefault(key, []).append(value)
+    return values
+
+
+def _literal_values(statements, node: cst.CSTNode, depth: int) -> dict[str, list] | None:
+    """The keys and values of a dict literal, ``dict(k=v)``, or a name of another such dict."""
+    if isinstance(node, cst.Name):
+        return _dict_values(statements, node.value, depth - 1)
+    out: dict[str, list] = {}
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.StarredDictElement):
+                inner = _literal_values(statements, element.value, depth)
+                if inner is None:
+                    return None
+                for key, given in inner.items():
+                    out.setdefault(key, []).extend(given)
+                continue
+            key = _string(element.key)
+            if key is None:
+                return None
+            out.setdefault(key, []).append(element.value)
+        return out
+    if isinstance(node, cst.Call) and get_full_name_for_node(node.func) == "dict":
+        for arg in node.args:
+            if arg.keyword is None:
+                return None
+            out.setdefault(arg.keyword.value, []).append(arg.value)
+        return out
+    return None
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class _Uses(cst.CSTVisitor):
+    """Every occurrence of a name in some statements (nested functions and classes aside), and
+    the ones understood: one binding, literal updates, reads, ``**name``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names = 0  # occurrences of the name
+        self.known = 0  # occurrences understood
+        self.opaque = False  # updated with *args or **more
+        self.bindings: list[cst.BaseExpression] = []
+        self.updates: list[cst.BaseExpression] = []  # name.update(<these>)
+        self.items: list[tuple[str, cst.BaseExpression]] = []  # name["k"] = v
+
+    def _is_name(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value == self.name
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names += node.value == self.name
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self._is_name(target.target):
+                self.bindings.append(node.value)
+                self.known += 1
+            elif isinstance(target.target, cst.Subscript) and self._is_name(target.target.value):
+                key = _subscript_key(target.target)
+                if key is not None:
+                    self.items.append((key, node.value))
+                    self.known += 1
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.star == "**" and self._is_name(node.value):
+            self.known += 1
+
+    def visit_StarredDictElement(self, node: cst.StarredDictElement) -> None:
+        self.known += self._is_name(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        if self._is_name(func.value) and func.attr.value in _READS:
+            self.known += 1
+        elif self._is_name(func.value) and func.attr.value == "update":
+            self.known += 1
+            keywords = {a.keyword.value: a.value for a in node.args if a.keyword}
+            positional = [a.value for a in node.args if not a.keyword and not a.star]
+            if len(positional) + len(keywords) != len(node.args) or len(positional) > 1:
+                self.opaque = True
+            self.updates.extend(positional)
+            self.items.extend(keywords.items())
+        elif func.attr.value == "update" and any(self._is_name(a.value) for a in node.args):
+            self.known += sum(self._is_name(a.value) and not a.star for a in node.args)
+
+
+def _subscript_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return _string(node.slice[0].slice.value)
+
+
+def _sampler(func: str, dataset: cst.BaseExpression, shuffle: cst.BaseExpression) -> cst.Call:
+    return cst.Call(
+        func=cst.parse_expression(func),
+        args=[
+            cst.Arg(dataset, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(shuffle, keyword=cst.Name("shuffle"), equal=_EQUAL),
+        ],
+    )
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+_SPACE = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _bound_dataset(args: list[cst.Arg]) -> cst.BaseExpression:
+    """The dataset argument, bound once with ``msft_dataset := ...`` when built inline."""
+    index = next(i for i, a in enumerate(args) if a.keyword is None or a.keyword.value == "dataset")
+    dataset = args[index].value
+    if isinstance(dataset, (cst.Name, cst.Attribute, cst.Subscript)):
+        return dataset
+    walrus = cst.NamedExpr(target=cst.Name("msft_dataset"), value=dataset)
+    args[index] = args[index].with_changes(value=walrus)
+    return cst.Name("msft_dataset")
+
+
+def shard_call(updated: cst.Call, sampler: str) -> cst.Call:
+    """``sampler=DistributedSampler(dataset, shuffle=...)`` in place of the loader's shuffle."""
+    args = list(updated.args)
+    dataset = _bound_dataset(args)
+    shuffle = next((a for a in args if a.keyword and a.keyword.value == "shuffle"), None)
+    shuffle_value = shuffle.value if shuffle is not None else cst.Name("False")
+    new_sampler = _sampler(sampler, dataset, shuffle_value)
+    kept = [a for a in args if not (a.keyword and a.keyword.value in ("shuffle", "sampler"))]
+    if shuffle is not None:
+        position = args.index(shuffle)
+        new_arg = shuffle.with_changes(keyword=cst.Name("sampler"), value=new_sampler)
+        kept.insert(min(position, len(kept)), new_arg)
+    else:
+        last = kept[-1]
+        if last.comma is cst.MaybeSentinel.DEFAULT:
+            kept[-1] = last.with_changes(comma=_SPACE)
+        kept.append(cst.Arg(new_sampler, keyword=cst.Name("sampler"), equal=_EQUAL))
+    return updated.with_changes(args=kept)
+
+
+def shard_kwargs_call(updated: cst.Call, sampler: str, name: str) -> cst.Call:
+    """The loader of a ``**name`` literal dict: the sampler shuffles as the dict says, and the
+    dict's own shuffle is overridden (DataLoader refuses shuffle=True with a sampler)."""
+    args = list(updated.args)
+    dataset = _bound_dataset(args)
+    shuffle = cst.parse_expression(f'{name}.get("shuffle", False)')
+    star = next(i for i, a in enumerate(args) if a.star == "**")
+    merged = cst.parse_expression(f'{{**{name}, "shuffle": False}}')
+    args[star] = args[star].with_changes(value=merged)
+    new_arg = cst.Arg(_sampler(sampler, dataset, shuffle), keyword=cst.Name("sampler"))
+    args.insert(star, new_arg.with_changes(equal=_EQUAL, comma=_SPACE))
+    if star and args[star - 1].comma is cst.MaybeSentinel.DEFAULT:
+        args[star - 1] = args[star - 1].with_changes(comma=_SPACE)
+    return updated.with_changes(args=args)
