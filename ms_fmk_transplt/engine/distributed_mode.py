@@ -30,6 +30,8 @@ concern (engine/rank_zero_guards.py).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -105,11 +107,13 @@ MODULE_ACCESS = declare(
     "also in functions that take the model as a parameter, so checkpoints keep their keys.",
     option=_OPTION,
 )
+_FIXED_NPU = re.compile(r"npu:\d+")  # a device string with a fixed index, once migrated
 DEVICE = declare(
     "distributed_mode.device",
     "distributed -m: `set_device(...)` binds to the local rank; `.cuda(i)` drops its index",
     "Each process must use its own NPU: `set_device(...)` gets `msft_local_rank()`, and "
-    "`.cuda(i)` / `.npu(i)` lose the fixed index so that they use the process's current NPU.",
+    "`.cuda(i)` / `.npu(i)` lose the fixed index so that they use the process's current NPU, "
+    'and so do device strings with a fixed index (`torch.device("cuda:0")` -> `"npu"`).',
     option=_OPTION,
 )
 UNSHARDED_LOADER = declare(
@@ -415,6 +419,21 @@ class DistributedMode(Concern):
             )
             return new
         return updated
+
+    def leave_SimpleString(
+        self, original: cst.SimpleString, updated: cst.SimpleString
+    ) -> cst.SimpleString:
+        """``torch.device("cuda:0")`` (now ``"npu:0"``): every rank would use NPU 0; ``"npu"``
+        is the process's current NPU, which msft_init_distributed() binds to its local rank."""
+        if self.done or id(original) in self.ctx.docstrings:
+            return updated
+        body = self.ctx.literal_body(updated)
+        if body is None or _FIXED_NPU.fullmatch(body) is None:
+            return updated
+        new = self.ctx.with_literal_body(updated, "npu")
+        message = "the process's own NPU (current device), not a fixed index"
+        self.ctx.record(original, DEVICE, message, updated.value, new.value)
+        return new
 
     def _shard(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         name = self.kwargs_loaders.get(id(original))
