@@ -11,6 +11,10 @@ from typing import Any
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # NAME=value inside a longer string: a shell command line that sets a variable
 ENV_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_$])([A-Z][A-Z0-9_]*)=")
+# a command line (not prose such as "set X=1 before importing torch"): the assignment opens the
+# string or a command, or the string runs a launcher
+COMMAND_START = re.compile(r"(?:^|[;&|]\s*|\bexport\s+)\s*[A-Z][A-Z0-9_]*=")
+LAUNCHERS = re.compile(r"\b(?:python3?|torchrun|srun|mpirun|deepspeed|accelerate|bash|sh)\s")
 IMPORT_MODULE = "importlib.import_module"  # its literal argument is an import too
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")  # a fallback for imports
 
@@ -77,6 +81,14 @@ def registered_op_namespaces(source: bytes) -> frozenset[str]:
     if b"library" not in source and b"triton_op" not in source:
         return frozenset()
     return frozenset(m.decode() for m in _REGISTERS.findall(source))
+
+
+def checks_presence(source: bytes, name: str) -> bool:
+    """Whether the file tests an optionally imported name before use (``if fn is None:``,
+    ``if not fn:``, ``fn is not None and ...``): then its calls have a fallback."""
+    word = re.escape(name.encode())
+    pattern = rb"\b" + word + rb"\s+is\s+(?:not\s+)?None\b|\bif\s+(?:not\s+)?" + word + rb"\s*:"
+    return re.search(pattern, source) is not None
 
 
 CUDA_EXTENSION_SUFFIX = "_cuda"  # top-level modules named so are compiled CUDA extensions
@@ -171,6 +183,8 @@ class UnsupportedTable:
         """The CUDA/NCCL variables a command line in a string sets (``"CUDA_VISIBLE_DEVICES=0
         python train.py"``), each with its entry."""
         if "=" not in text:
+            return []
+        if COMMAND_START.search(text) is None and LAUNCHERS.search(text) is None:
             return []
         found = []
         for name in ENV_ASSIGNMENT.findall(text):

@@ -31,8 +31,8 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
 class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source)
         self.active_accelerator = b"accelerator" in ctx.source
+        self.active = hinted(ctx.source) or self.active_accelerator
         self.guarded: set[int] = set()
         self.if_bodies: dict[int, cst.BaseSuite] = {}  # id(if test) -> its body
 
@@ -51,7 +51,8 @@ class CapabilityProbes(Concern):
             accelerator_choice(self.ctx, targets, _subtree(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count
+        # sm = get_device_properties(d).multi_processor_count; if torch.version.hip: ...
+        if node.attr.value in PROBE_FIELDS or node.attr.value == "hip":
             self._keep(node)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:

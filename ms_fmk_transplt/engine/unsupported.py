@@ -20,10 +20,11 @@ from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
-from ms_fmk_transplt.engine.spans.unsupported_spans import command_message
+from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
+    checks_presence,
     registered_op_namespaces,
 )
 
@@ -35,6 +36,7 @@ class Unsupported(Concern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
+        self.optional_names: set[str] = set()  # names bound by such (optional) imports
         # op namespaces the file, or another module of the project, registers in Python
         self.own_ops = registered_op_namespaces(ctx.source) | project_op_namespaces(ctx.options)
         # identifiers that can occur in a reported API: anything else needs no name resolution
@@ -51,9 +53,10 @@ class Unsupported(Concern):
         self.guarded -= _catches_import_error(original)
         return updated
 
-    def _import_row(self, node: cst.CSTNode, name: str, entry) -> None:
+    def _import_row(self, node: cst.CSTNode, name: str, entry, bound: str = "") -> None:
         if self.guarded:
             entry = entry.optional()
+            self.optional_names.add(bound)  # its calls have the same fallback
         self.ctx.unsupported(node, name, entry)
 
     def _cover(self, node: cst.CSTNode) -> None:
@@ -105,6 +108,9 @@ class Unsupported(Concern):
             self.ctx.unsupported(node.func, qn, entry)
             return
         module_entry = self.table.module(qn)
+        if module_entry is not None and names[-1] in self.optional_names:
+            if checks_presence(self.ctx.source, names[-1]):
+                module_entry = module_entry.optional()
         if module_entry is not None and id(node.func) not in self.covered:
             self.ctx.unsupported(node.func, qn, module_entry)
             self.covered.add(id(node.func))
@@ -133,7 +139,7 @@ class Unsupported(Concern):
             name = get_full_name_for_node(alias.name) or ""
             entry = self.table.module(name)
             if entry is not None:
-                self._import_row(alias, name, entry)
+                self._import_row(alias, name, entry, _bound(alias, name.split(".")[0]))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -150,7 +156,7 @@ class Unsupported(Concern):
             name = f"{module}.{get_full_name_for_node(alias.name)}"
             entry = self.table.module(name)
             if entry is not None:
-                self._import_row(alias, name, entry)
+                self._import_row(alias, name, entry, _bound(alias, name.rsplit(".", 1)[-1]))
 
     # -- environment variables ---------------------------------------------------------------
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -208,8 +214,32 @@ class Unsupported(Concern):
         return updated
 
 
+def _gives_up(handler: cst.ExceptHandler) -> bool:
+    """A handler that re-raises or exits is no fallback (``except ImportError: raise ...``)."""
+    body = handler.body
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    if isinstance(last, cst.Raise):
+        return True
+    return (
+        isinstance(last, cst.Expr)
+        and isinstance(last.value, cst.Call)
+        and get_full_name_for_node(last.value.func) in EXITS
+    )
+
+
+def _bound(alias: cst.ImportAlias, default: str) -> str:
+    """The name an import binds."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return default
+
+
 def _catches_import_error(node: cst.Try) -> int:
     for handler in node.handlers:
+        if _gives_up(handler):
+            continue
         if handler.type is None:
             return 1
         names = (

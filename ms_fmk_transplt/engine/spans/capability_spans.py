@@ -53,7 +53,10 @@ UNGUARDED = Entry(
     "non-NVIDIA path runs",
 )
 AVAILABLE = "torch.cuda.is_available"
-PATCHED = frozenset({"get_device_capability", "get_device_properties"})  # patched probe names
+HIP = "torch.version.hip"  # a ROCm build: the branch it guards never runs on an NPU host
+# patched probe names: get_device_capability is a probe wherever it is called (kept on
+# torch.cuda); get_device_properties only when read for .major & co., which a patch cannot tell
+PATCHED = frozenset({"get_device_capability"})
 SETATTRS = frozenset({"setattr", "object"})  # monkeypatch.setattr / mock.patch.object
 PATCH = Entry(
     "torch.cuda",
@@ -63,7 +66,7 @@ PATCH = Entry(
     "(device_api.capability_probe), so the patch still reaches the code under test",
 )
 # a string naming a probe: the file patches probes (so its is_available patches stay too)
-_PROBE_TARGET = re.compile(rb"[\"'](?:[\w.]*\.)?get_device_(?:capability|properties)[\"']")
+_PROBE_TARGET = re.compile(rb"[\"'](?:[\w.]*\.)?get_device_capability[\"']")
 
 
 def hinted(source: bytes) -> bool:
@@ -138,18 +141,47 @@ def accelerator_choice(ctx, targets: list[str], value: list) -> None:
                 ctx.claim(node)
 
 
+def _name_of(node) -> str:
+    kind = type(node).__name__
+    if kind == "Name":
+        return node.id if hasattr(node, "id") else node.value
+    if kind == "Attribute":
+        return getattr(node.attr, "value", node.attr)
+    return ""
+
+
+def _literal(node) -> object:
+    kind = type(node).__name__
+    if kind == "Constant":
+        return node.value
+    return _string(node) if kind == "SimpleString" else None
+
+
+def assigns_accelerator(body: list) -> bool:
+    """``accelerator = "cuda"`` among ``body`` (either tree)."""
+    for node in body:
+        if type(node).__name__ != "Assign" or _literal(node.value) != "cuda":
+            continue
+        targets = [getattr(t, "target", t) for t in node.targets]
+        if any("accelerator" in _name_of(t).lower() for t in targets):
+            return True
+    return False
+
+
 def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
-    """``if torch.cuda.is_available(): ... probe ...``: the test is part of the probe -- it is
-    kept on torch.cuda too (claimed), or the migrated branch would run the kept probe on an NPU
-    host, where it raises; the probes of the body are then guarded (``guarded``: their ids)."""
-    if not checks_available(test, ctx.qname):
-        return
+    """``if torch.cuda.is_available(): ... probe ...`` (or ``accelerator = "cuda"``, kept by
+    device_strings.not_a_device): the test is part of what is kept -- on torch.cuda too
+    (claimed), or the migrated branch would run the kept code on an NPU host, where it fails;
+    the probes of the body are then guarded (``guarded``: their ids). Under ``if
+    torch.version.hip:`` probes are guarded too: that branch never runs on an NPU host."""
     found = probe_calls(body, ctx.qname)
-    if not found:
-        return
-    for node in test:
-        ctx.claim(node)
-    guarded.update(id(call) for call in found)
+    if checks_available(test, ctx.qname):
+        if found or assigns_accelerator(body):
+            for node in test:
+                ctx.claim(node)
+            guarded.update(id(call) for call in found)
+    elif found and any((ctx.qname(n) or "") == HIP for n in test if _name_of(n) == "hip"):
+        guarded.update(id(call) for call in found)
 
 
 def probe_calls(nodes, qname) -> list:
@@ -190,8 +222,8 @@ def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
 class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source.data)
         self.active_accelerator = b"accelerator" in ctx.source.data
+        self.active = hinted(ctx.source.data) or self.active_accelerator
         self.guarded: set[int] = set()
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -205,7 +237,8 @@ class CapabilitySpans(SpanConcern):
             accelerator_choice(self.ctx, targets, list(ast.walk(node.value)))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in PROBE_FIELDS:  # sm = get_device_properties(d).multi_processor_count
+        # sm = get_device_properties(d).multi_processor_count; if torch.version.hip: ...
+        if node.attr in PROBE_FIELDS or node.attr == "hip":
             self._keep(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
@@ -229,4 +262,11 @@ class CapabilitySpans(SpanConcern):
             self.ctx, node, nodes, self.ctx.lines, self.ctx.source.data
         ):
             return
+        # an ``if torch.version.hip:`` header holds no anchor word, so this pass never walks it:
+        # its guard is looked up from the probe (the LibCST pass meets the header first)
+        for outer in unit.ancestors:
+            if isinstance(outer, ast.If) and any(
+                node is n for s in outer.body for n in ast.walk(s)
+            ):
+                guard_of_probes(self.ctx, list(ast.walk(outer.test)), nodes, self.guarded)
         keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded)

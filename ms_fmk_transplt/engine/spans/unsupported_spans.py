@@ -13,12 +13,29 @@ from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
+    checks_presence,
     registered_op_namespaces,
 )
+
+EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
+
+
+def _gives_up(body: list[ast.stmt]) -> bool:
+    """A handler that re-raises or exits is no fallback (``except ImportError: raise ...``)."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.Raise):
+        return True
+    return (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and (full_name(last.value.func) in EXITS)
+    )
 
 
 def catches_import_error(node: ast.Try) -> bool:
     for handler in node.handlers:
+        if _gives_up(handler.body):
+            continue
         if handler.type is None:
             return True
         kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
@@ -38,6 +55,7 @@ class UnsupportedSpans(SpanConcern):
         self.covered: set[int] = set()
         self.device_calls = self.tables.int_device.device_calls
         self._foreign_call: tuple[ast.AST, bool] | None = None
+        self.optional_names: set[str] = set()  # names bound by optional imports
         self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
 
     def _registered(self, qualified: str) -> bool:
@@ -53,9 +71,10 @@ class UnsupportedSpans(SpanConcern):
             isinstance(a, ast.Try) and catches_import_error(a) for a in unit.ancestors
         )
 
-    def _import_row(self, lines: tuple[int, int], name: str, entry) -> None:
+    def _import_row(self, lines: tuple[int, int], name: str, entry, bound: str = "") -> None:
         if self._guarded():
             entry = entry.optional()
+            self.optional_names.add(bound)  # its calls have the same fallback
         self.ctx.unsupported(lines, name, entry)
 
     def _cover(self, node: ast.AST) -> None:
@@ -110,6 +129,9 @@ class UnsupportedSpans(SpanConcern):
             self.ctx.unsupported(self.ctx.lines(node.func), qn, entry)
             return
         module_entry = self.table.module(qn)
+        if module_entry is not None and names[-1] in self.optional_names:
+            if checks_presence(self.ctx.source.data, names[-1]):
+                module_entry = module_entry.optional()
         if module_entry is not None and id(node.func) not in self.covered:
             self.ctx.unsupported(self.ctx.lines(node.func), qn, module_entry)
             self.covered.add(id(node.func))
@@ -127,7 +149,8 @@ class UnsupportedSpans(SpanConcern):
         for alias, lines in zip(node.names, self.ctx.alias_lines(node)):
             entry = self.table.module(alias.name)
             if entry is not None:
-                self._import_row(lines, alias.name, entry)
+                bound = alias.asname or alias.name.split(".")[0]
+                self._import_row(lines, alias.name, entry, bound)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level or node.module is None:
@@ -142,7 +165,7 @@ class UnsupportedSpans(SpanConcern):
             name = f"{module}.{alias.name}"
             entry = self.table.module(name)
             if entry is not None:
-                self._import_row(lines, name, entry)
+                self._import_row(lines, name, entry, alias.asname or alias.name)
 
     # -- environment variables ---------------------------------------------------------------
     def visit_SimpleString(self, part: StringPart) -> None:
