@@ -1,0 +1,22 @@
+"""The stdlib tree of the file the span pass is migrating, shared with the helpers that read a
+whole file (npu_siblings, cuda_only_names), which would otherwise parse it again."""
+
+from __future__ import annotations
+
+import ast
+
+_current: tuple[bytes, ast.Module] | None = None
+
+
+def share(source: bytes, tree: ast.Module | None) -> None:
+    """The span pass's tree of ``source`` (None: forget it)."""
+    global _current
+    _current = (source, tree) if tree is not None else None
+
+
+def tree_of(source: bytes) -> ast.Module:
+    """The stdlib tree of ``source``: the span pass's own when it is this file, else parsed
+    (raises SyntaxError/ValueError as ``ast.parse`` does). Callers only read it."""
+    if _current is not None and _current[0] is source:
+        return _current[1]
+    return ast.parse(source)
