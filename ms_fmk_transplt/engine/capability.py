@@ -14,6 +14,7 @@ from ms_fmk_transplt.engine.spans.capability_spans import (
     keep_patch,
     keep_probes,
 )
+from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -31,7 +32,9 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
 class CapabilityProbes(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active_accelerator = b"accelerator" in ctx.source
+        self.active_accelerator = b"ccelerator" in ctx.source and bool(
+            ACCELERATOR_LINE.search(ctx.source)
+        )
         self.active = hinted(ctx.source) or self.active_accelerator
         self.guarded: set[int] = set()
         self.if_bodies: dict[int, cst.BaseSuite] = {}  # id(if test) -> its body

@@ -13,7 +13,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
-from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
+from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
     CUDA_VALUE,
     GUARD,
@@ -97,7 +97,10 @@ def _exits(body: cst.BaseSuite) -> bool:
 class CudaOnlyGuards(Concern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source, ctx.tables.unsupported, ctx.options.project)
+        source = ctx.source  # a guard needs a condition, and CUDA-only code to select
+        self.active = has_condition(source) and hinted(
+            source, ctx.tables.unsupported, ctx.options.project
+        )
         self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:

@@ -3,7 +3,6 @@ act on or report is copied without parsing. Conservative: a false positive only 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.options import EngineOptions
@@ -31,17 +30,32 @@ def triggers(tables: Tables) -> tuple[bytes, ...]:
 
 
 @lru_cache(maxsize=8)
-def library_roots(tables: Tables) -> re.Pattern[bytes]:
-    """The listed libraries' top-level names as whole words (a short root like ``fla`` must not
-    fire on ``flatten``)."""
-    roots = sorted({m.split(".")[0] for m in tables.unsupported.modules})
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(r.encode()) for r in roots) + rb")\b")
+def library_roots(tables: Tables) -> tuple[bytes, ...]:
+    return tuple(sorted({m.split(".")[0].encode() for m in tables.unsupported.modules}))
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def names_library(source: bytes, roots: tuple[bytes, ...]) -> bool:
+    """Whether a listed library's top-level name occurs as a whole word (a short root like
+    ``fla`` must not fire on ``flatten``); literal searches, faster than one regex."""
+    for root in roots:
+        start = source.find(root)
+        while start >= 0:
+            end = start + len(root)
+            before = source[start - 1] if start else 32
+            after = source[end] if end < len(source) else 32
+            if before not in _WORD and after not in _WORD:
+                return True
+            start = source.find(root, end)
+    return False
 
 
 def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) -> bool:
     if any(token in source for token in triggers(tables)):
         return True
-    if library_roots(tables).search(source):
+    if names_library(source, library_roots(tables)):
         return True
     rules = options.user_rules
     return rules is not None and any(name.encode() in source for name in rules.names())

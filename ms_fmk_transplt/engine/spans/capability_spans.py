@@ -15,6 +15,7 @@ import ast
 import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
 
@@ -135,7 +136,7 @@ def accelerator_choice(ctx, targets: list[str], value: list) -> None:
     stays on torch.cuda too, or the NPU host would pick "cuda" and fail."""
     if not any("accelerator" in t.lower() for t in targets):
         return
-    if checks_available(value, ctx.qname):
+    if checks_available(value, ctx.qname) and any(_literal(n) == "cuda" for n in value):
         for node in value:
             if type(node).__name__ not in ("Constant", "SimpleString"):
                 ctx.claim(node)
@@ -222,7 +223,9 @@ def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
 class CapabilitySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active_accelerator = b"accelerator" in ctx.source.data
+        self.active_accelerator = b"ccelerator" in ctx.source.data and bool(
+            ACCELERATOR_LINE.search(ctx.source.data)
+        )
         self.active = hinted(ctx.source.data) or self.active_accelerator
         self.guarded: set[int] = set()
 

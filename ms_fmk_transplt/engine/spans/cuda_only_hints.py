@@ -14,9 +14,9 @@ _HINT = re.compile(
     rb"|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
     rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
 )
-# around a quoted "cuda": a comparison the rule could keep (then the other modules' facts matter)
-_COMPARED_BEFORE = re.compile(rb"(?:[=!]=|\bin\s*[(\[])\s*[\"']$")
-_COMPARED_AFTER = re.compile(rb"(?::\d+)?[\"']\s*[=!]=")
+# on the line of a quoted "cuda": a comparison the rule could keep
+_COMPARES = re.compile(rb"==|!=|\bin\b")
+_REGISTRATIONS = (b"device_types", b"register_kernel", b"custom_op", b"triton_op", b".impl(")
 _SKIP = re.compile(rb"skip(?:if|If|Unless)\(")
 
 
@@ -29,8 +29,11 @@ def _library_imports(table) -> re.Pattern[bytes]:
     return re.compile(rb"(?:from|import)\s+(?:" + words + rb")\b")
 
 
+@lru_cache(maxsize=8)
 def hinted(source: bytes, table, facts: ProjectFacts | None = None) -> bool:
     """Cheap test: could the file hold (or import from the project) CUDA-only code at all?"""
+    if b"import" not in source and b"cpp_extension" not in source and b".cu" not in source:
+        return False
     if _HINT.search(source) is not None or _library_imports(table).search(source) is not None:
         return True
     hint = facts.hint if facts is not None else None
@@ -39,17 +42,18 @@ def hinted(source: bytes, table, facts: ProjectFacts | None = None) -> bool:
 
 def has_condition(source: bytes) -> bool:
     """Cheap test: could the file hold a condition the rule keeps (``x.is_cuda``,
-    ``t.device.type == "cuda"``, a skip decorator, ``device_types=``)? Only such files need
-    the other modules' facts."""
-    if b"is_cuda" in source or b"device_types" in source:
+    ``t.device.type == "cuda"``, ``impl in ["ref", "cuda"]``, a skip decorator, a kernel
+    registration)? Files without one need neither the rule nor the other modules' facts."""
+    if b"is_cuda" in source or any(r in source for r in _REGISTRATIONS):
         return True
     if b"skip" in source and _SKIP.search(source):
         return True
     start = source.find(b"cuda")
-    while start >= 0:  # a literal search: faster than one regex over the whole file
-        if _COMPARED_BEFORE.search(source, max(0, start - 8), start) or _COMPARED_AFTER.match(
-            source, start + 4
-        ):
-            return True
+    while start >= 0:  # literal searches: faster than one regex over the whole file
+        if source[start - 1 : start] in (b'"', b"'"):
+            line_start = source.rfind(b"\n", 0, start) + 1
+            line_end = source.find(b"\n", start)
+            if _COMPARES.search(source, line_start, line_end if line_end >= 0 else len(source)):
+                return True
         start = source.find(b"cuda", start + 4)
     return False

@@ -23,8 +23,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
-from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
+from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.unsupported_table import Entry
 
@@ -111,15 +112,14 @@ def _sources(call: ast.Call) -> list[str]:
     ]
 
 
+_CU_NAME = re.compile(rb"\.cuh?[\"']")
 _LISTS = (ast.List, ast.Tuple, ast.ListComp, ast.BinOp, ast.Name)
 
 
-def _cu_lists(tree: ast.Module) -> dict[str, str]:
+def _cu_lists(nodes: list[ast.AST]) -> dict[str, str]:
     """Names bound to ``.cu`` source lists (``sources = ['op.cpp', 'op.cu']``, also rebuilt from
     such a name: ``sources = [join(d, s) for s in sources]``), each with its first ``.cu``."""
-    assigns = [
-        n for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, _LISTS)
-    ]
+    assigns = [n for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, _LISTS)]
     found: dict[str, str] = {}
     changed = True
     while changed:
@@ -166,13 +166,13 @@ def _project_names(node: ast.ImportFrom, facts: ProjectFacts | None, path: str) 
 
 
 def _bound_names(
-    tree: ast.Module, source: bytes, table, facts: ProjectFacts | None, path: str
+    nodes: list[ast.AST], source: bytes, table, facts: ProjectFacts | None, path: str
 ) -> dict[str, str]:
     has_triton, has_cpp = b"triton" in source, b"cpp_extension" in source
-    has_cu = b".cu" in source  # a .cu/.cuh source name
+    has_cu = _CU_NAME.search(source) is not None  # a .cu/.cuh source name
     found: dict[str, str] = {}
-    cu_lists = _cu_lists(tree) if has_cu else {}
-    for node in ast.walk(tree):
+    cu_lists = _cu_lists(nodes) if has_cu else {}
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
             for d in node.decorator_list:
                 dotted = _dotted(d)
@@ -214,11 +214,11 @@ def names_in(nodes: Iterable[ast.AST]) -> set[str]:
     return found
 
 
-def _attributes(tree: ast.Module, found: dict[str, str]) -> dict[str, str]:
+def _attributes(nodes: list[ast.AST], found: dict[str, str]) -> dict[str, str]:
     """``self.norm_fn = FusedRMSNormAffineFunction`` in a method: ``self.norm_fn`` stands for
     the CUDA-only code it is set to."""
     attrs: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -250,12 +250,12 @@ def _is_cuda_string(node: ast.AST) -> bool:
     )
 
 
-def _optional_imports(tree: ast.Module) -> set[str]:
+def _optional_imports(nodes: list[ast.AST]) -> set[str]:
     """Names bound by imports inside a ``try`` that catches ImportError."""
     from ms_fmk_transplt.engine.spans.unsupported_spans import catches_import_error
 
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Try) and catches_import_error(node):
             for inner in (n for stmt in node.body for n in ast.walk(stmt)):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):
@@ -273,13 +273,14 @@ def cuda_only_names(
     if not hinted(source, table, facts):
         return {}
     try:
-        tree = ast.parse(source)
+        tree = tree_of(source)
     except (SyntaxError, ValueError):
         return {}
-    found = _bound_names(tree, source, table, facts, path)
+    nodes = list(ast.walk(tree))  # one walk for every question below
+    found = _bound_names(nodes, source, table, facts, path)
     if not found:
         return found
-    found.update(_attributes(tree, found))
+    found.update(_attributes(nodes, found))
     defs = [
         n
         for n in tree.body
@@ -289,7 +290,7 @@ def cuda_only_names(
     ]
     # names of an optional import (try: ... except ImportError) do not make their users
     # CUDA-only: such code checks it has them (``if _xformers_available: ...``)
-    seeds = found.keys() - _optional_imports(tree)
+    seeds = found.keys() - _optional_imports(nodes)
     changed = True
     while changed:  # functions and classes that use CUDA-only code unconditionally
         changed = False
@@ -363,7 +364,10 @@ def registration_message(what: str) -> str:
 class CudaOnlySpans(SpanConcern):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source.data, ctx.tables.unsupported, ctx.options.project)
+        source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
+        self.active = has_condition(source) and hinted(
+            source, ctx.tables.unsupported, ctx.options.project
+        )
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._expression(node)

@@ -17,6 +17,8 @@ import ast
 import re
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
 _HINT = re.compile(rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:")
@@ -98,13 +100,16 @@ def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Ke
     if _HINT.search(source) is None:
         return frozenset()
     try:
-        tree = ast.parse(source)
+        tree = tree_of(source)
     except (SyntaxError, ValueError):
         return frozenset()
     return _positions(_kept(tree), source, characters)
 
 
-_ACCELERATOR_HINT = re.compile(rb"accelerator")
+# "cuda" and a name holding "accelerator" on one line (the shapes _accelerator_literals reads)
+ACCELERATOR_LINE = re.compile(
+    rb"accelerator[^\n]*[\"']cuda[\"']|[\"']cuda[\"'][^\n]*accelerator", re.I
+)
 
 
 def _named(name: str) -> bool:
@@ -146,10 +151,10 @@ def _accelerator_literals(tree: ast.Module) -> list[ast.Constant]:
 @lru_cache(maxsize=8)
 def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
     """Positions of the ``"cuda"`` literals that name a Lightning accelerator, not a device."""
-    if _ACCELERATOR_HINT.search(source) is None:
+    if b"ccelerator" not in source or ACCELERATOR_LINE.search(source) is None:
         return frozenset()
     try:
-        tree = ast.parse(source)
+        tree = tree_of(source)
     except (SyntaxError, ValueError):
         return frozenset()
     return _positions(_accelerator_literals(tree), source, characters)

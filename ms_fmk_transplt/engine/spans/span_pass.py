@@ -32,6 +32,7 @@ from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
 from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
+from ms_fmk_transplt.engine.spans.shared_tree import share
 from ms_fmk_transplt.engine.spans.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -121,6 +122,7 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
     if aliases is not None:
         patterns.append(aliases)
     lines = anchor_lines(source, patterns)
+    share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:
             if tree is None:
@@ -140,6 +142,7 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
     except UnsupportedScope as exc:
         raise Decline(str(exc)) from exc
     finally:
+        share(source, None)
         if facts.scopes is not None:
             facts.scopes.release()
     output = ctx.edits.apply() if ctx.edits else source
