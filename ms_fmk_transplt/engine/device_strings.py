@@ -15,6 +15,7 @@ from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
     ACCELERATOR,
     ACCELERATOR_API,
+    DEVICE_OVERRIDE,
     DOTTED_NAME,
     FSTRING,
     INT_DEVICE,
@@ -28,6 +29,13 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _value(node: cst.SimpleString) -> object:
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - exotic escapes: not a plain literal
+        return None
 
 
 class DeviceStrings(Concern):
@@ -84,6 +92,14 @@ class DeviceStrings(Concern):
         body = self.ctx.literal_body(updated)
         if body is not None and names_cuda_api(body):
             return self._dotted_name(original, updated, body)
+        override = DEVICE_OVERRIDE.match(body) if body is not None and "=" in body else None
+        if override is not None and _value(original) == body:  # "device=cuda" (command line)
+            new_body = body[: override.start(2)] + self.new + body[override.end(2) :]
+            new = self.ctx.with_literal_body(updated, new_body)
+            rule = self.ctx.rule_for(original, self.literal_rule)
+            message = f"device '{body}' -> npu"
+            self.ctx.record(original, rule, message, updated.value, new.value)
+            return new
         if body is None or not body.startswith(self.old):
             return updated
         try:

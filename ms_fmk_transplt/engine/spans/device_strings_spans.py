@@ -20,7 +20,9 @@ LITERAL = declare(
     "`torch.device`, a `.to()`, a `device=` argument, a default in argparse, a comparison with "
     "`x.device.type`), so it is rewritten everywhere to keep values consistent across the program. "
     'Strings that merely mention cuda (`"Using cuda: %s"`, help texts, docstrings, comments) are '
-    'not device specs and are left alone. Nor is a `"cuda"` (or `"nccl"`) beside an '
+    "not device specs and are left alone; a config override on a command line "
+    '(`"device=cuda"`, `"--device=cuda:0"`) names a device too. Nor is a `"cuda"` (or `"nccl"`) '
+    "beside an "
     '`"npu"` (`"hccl"`) of the code\'s own -- an if/elif chain with an NPU arm, a tuple or '
     "list naming both, an enum table with an NPU member, a dict with both keys: rewritten, it "
     "would shadow the NPU arm written for the NPU -- nor an option named `cuda` "
@@ -83,6 +85,8 @@ NOT_A_DEVICE_ENTRY = Entry(
     "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
 )
 CUDA_PREFIX = "torch.cuda."
+# a config override on a command line (`tune run ... device=cuda`, `--device=cuda:0`)
+DEVICE_OVERRIDE = re.compile(r"(-{0,2}[A-Za-z_.]*device)=(cuda)(:\d+)?$")
 # "torch.cuda.X", or a patch target through a module: "pkg.utils.torch.cuda.X"
 _DOTTED = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*)(torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
 
@@ -160,6 +164,15 @@ class DeviceStringsSpans(SpanConcern):
         body = self.ctx.body(part)
         if body is not None and names_cuda_api(body):
             self._dotted_name(part, body)
+            return
+        override = DEVICE_OVERRIDE.match(body) if body is not None and "=" in body else None
+        if override is not None and part.value == body:  # "device=cuda" on a command line
+            before = self.ctx.token_text(part)
+            at = part.token.body_start + override.start(2)
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+            rule = self.ctx.rule_for(part.key, self.literal_rule)
+            after = self.ctx.token_text(part)
+            self.ctx.record(part.lines, rule, f"device '{body}' -> npu", before, after)
             return
         if body is None or not body.startswith(self.old):
             return
