@@ -13,9 +13,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.spans.cuda_only_code import CUDA_VALUE
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
-    CUDA_VALUE,
     GUARD,
     REGISTRARS,
     REGISTRATION,
@@ -24,6 +24,7 @@ from ms_fmk_transplt.engine.spans.cuda_only_spans import (
     guarded_code,
     registration_message,
 )
+from ms_fmk_transplt.engine.spans.cuda_predicates import kept_predicates, predicate_message
 
 _EMPTY = cst.Module(body=[])
 
@@ -102,6 +103,7 @@ class CudaOnlyGuards(Concern):
             source, ctx.tables.unsupported, ctx.options.project
         )
         self.blocks: list[list[cst.BaseStatement]] = []  # the enclosing indented blocks
+        self.depth = 0  # of function and class definitions
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if self.active:  # most files hold no CUDA-only code: no block stack kept
@@ -137,9 +139,39 @@ class CudaOnlyGuards(Concern):
         if self.active:
             self._guard(node.test, [_expression(node.test), _expression(node.body)])
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.depth -= 1
+        return updated
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated
+
+    def _predicate(self, node: cst.FunctionDef) -> None:
+        """A module-level predicate function that selects CUDA-only code keeps its conditions
+        (engine/spans/cuda_predicates.py)."""
+        table = self.tables.unsupported
+        found = kept_predicates(self.ctx.source, table, self.ctx.options.project, self.ctx.path)
+        what = found.get(node.name.value)
+        conditions = [c for c in cuda_conditions(node.body) if not self.ctx.is_claimed(c)]
+        if what is None or not conditions:
+            return
+        for c in conditions:
+            self.ctx.claim(c)
+        message = predicate_message(node.name.value, what)
+        self.ctx.unsupported(conditions[0], node.name.value, GUARD, message, RULE)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
         if not self.active:
             return
+        if self.depth == 1:
+            self._predicate(node)
         strings = [
             s
             for d in node.decorators

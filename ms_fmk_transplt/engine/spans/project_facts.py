@@ -74,8 +74,8 @@ def build_facts(files: Iterable[tuple[str, bytes]], table) -> ProjectFacts:
     """The facts of a project from its Python files (path from the input root, contents).
     Only modules some file with a condition the rule could keep imports are analysed (a cheap
     first look at the import lines of those files): parsing is paid where it can matter."""
+    from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
     from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
-    from ms_fmk_transplt.engine.spans.cuda_only_spans import cuda_only_names
 
     files = list(files)
     imported: set[bytes] = set()  # the words of the import lines of files with a condition
