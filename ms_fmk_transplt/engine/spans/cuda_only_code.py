@@ -222,6 +222,18 @@ def _optional_imports(nodes: list[ast.AST]) -> set[str]:
     return found
 
 
+def _module_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The module's statements, also those inside module-level ``if``/``try``/``with`` blocks
+    (``if HAS_HELION:`` around kernels and the functions that launch them)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            for name in ("body", "orelse", "finalbody"):
+                yield from _module_level(getattr(stmt, name, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _module_level(handler.body)
+
+
 @lru_cache(maxsize=8)
 def cuda_only_names(
     source: bytes, table, facts: ProjectFacts | None = None, path: str = ""
@@ -242,7 +254,7 @@ def cuda_only_names(
     found.update(_attributes(nodes, found))
     defs = [
         n
-        for n in tree.body
+        for n in _module_level(tree.body)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and n.name not in found
         and not cuda_conditions(n)
