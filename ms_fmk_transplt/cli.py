@@ -24,7 +24,8 @@ from ms_fmk_transplt.errors import (
     UserError,
 )
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, rule_patterns, run
+from ms_fmk_transplt.pipeline import rule_patterns, run
+from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.shards import parse_shard

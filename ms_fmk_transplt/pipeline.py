@@ -16,7 +16,6 @@ import signal
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -32,11 +31,22 @@ from ms_fmk_transplt.discover import (
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
+from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
+from ms_fmk_transplt.report import (
+    advice,
+    change_list,
+    effort,
+    html_report,
+    launcher,
+    log,
+    unsupported,
+)
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.staging import INTERRUPTED, assemble
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.user_rules import load_user_rules
@@ -53,76 +63,6 @@ INTERNAL_ERROR = declare(
 )
 
 
-@dataclass
-class RunOptions:
-    input: str
-    output: str
-    overwrite: bool = False
-    analyse: bool = False  # reports only: no code is written
-    rule_file: str | None = None  # -r/--rule
-    specify_device: bool = False  # -s/--specify-device
-    similar: bool = False  # -sim/--similar
-    target_version: str = ""  # -v/--target-version, resolved ("": the newest known)
-    select: tuple[str, ...] = ()  # --select: only these rule ids / id prefixes
-    ignore: tuple[str, ...] = ()  # --ignore: not these
-    todo_comments: bool = True  # off: --no-todo-comments
-    max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
-    jobs: int = 0  # worker processes (0: one per core)
-    cache_dir: str | None = None  # None: the default location (see cache.py)
-    use_cache: bool = True
-    distributed_main: str | None = None  # distributed -m MAIN
-    distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
-    rank_guards: bool = True  # off: distributed --no-rank-guards
-    shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
-    merge_shards: int = 0  # --merge-shards N: assemble the N parts
-
-
-@dataclass
-class FileRecord:
-    path: str  # relative to the project root, with forward slashes
-    status: FileStatus
-    python: bool
-    analysed: bool
-    time: datetime
-    events: list[ChangeEvent] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    cached: bool = False
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per engine phase
-    declined: str = ""  # why the LibCST pass migrated it ("": the span pass did)
-
-
-@dataclass
-class RunResult:
-    options: RunOptions
-    project: Project
-    output_dir: Path
-    started: datetime
-    finished: datetime | None = None
-    files: list[FileRecord] = field(default_factory=list)
-    report_paths: dict[str, Path] = field(default_factory=dict)
-    engine: EngineOptions = field(default_factory=EngineOptions)
-    main_rel: str | None = None  # distributed mode: the -m file, relative to the project root
-    main_result: tuple[bytes, FileRecord] | None = None
-    notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
-    total_files: int = 0  # files discovered (the progress denominator)
-    fingerprint: str = ""  # what decides the output besides the files (see cache.py)
-    order: dict[str, int] = field(default_factory=dict)  # path -> place in the whole input
-    timings: dict[str, float] = field(default_factory=dict)  # seconds of the parent's phases
-
-    @property
-    def events(self) -> list[ChangeEvent]:
-        return [e for f in self.files for e in f.events]
-
-    @property
-    def notices(self) -> list[Notice]:
-        return [n for f in self.files for n in f.notices]
-
-    def count(self, status: FileStatus, python: bool | None = None) -> int:
-        return sum(
-            1 for f in self.files if f.status == status and (python is None or f.python == python)
-        )
-
-
 def _rel(path: Path) -> str:
     return path.as_posix()
 
@@ -133,8 +73,6 @@ def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _check_rule_pattern(flag: str, pattern: str) -> None:
-    from ms_fmk_transplt.rule_pages import known_ids, suggestions
-
     if not any(i == pattern or i.startswith(pattern + ".") for i in known_ids()):
         close = suggestions(pattern)[:3]
         hint = f"; did you mean {', '.join(close)}?" if close else ""
@@ -326,7 +264,7 @@ def _migrate_and_report(project: Project, staging: Path, result: RunResult, prog
 def _merge_parts(parts, staging: Path, result: RunResult) -> None:
     """--merge-shards: the files of every part, and the reports of all their records."""
     items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
-    result.files = [shards.file_record(item, FileRecord) for item in items]
+    result.files = [shards.file_record(item) for item in items]
     result.total_files = len(result.files)
     result.started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
     for _, data in parts:
@@ -552,16 +490,6 @@ def _migrate_main(
 
 
 def _write_reports(staging: Path, result: RunResult) -> None:
-    from ms_fmk_transplt.report import (
-        advice,
-        change_list,
-        effort,
-        html_report,
-        launcher,
-        log,
-        unsupported,
-    )
-
     user_files = {f.path for f in result.files}
     names = report_names(
         user_files, distributed=result.main_rel is not None, analyse=result.options.analyse

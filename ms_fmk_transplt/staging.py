@@ -11,13 +11,11 @@ import shutil
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import Severity
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import log
 
 
 def assemble(result: RunResult, build) -> None:
@@ -72,8 +70,6 @@ def _stopped(
 ) -> Path | None:
     """Removes the partial output (first: it may be what filled the disk) and writes the log
     of the run that did not finish."""
-    from ms_fmk_transplt.report import log
-
     shutil.rmtree(staging, ignore_errors=True)
     path = stopped_log(result.output_dir)
     try:

@@ -17,10 +17,11 @@ from openpyxl import Workbook
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
+from ms_fmk_transplt.pipeline import run
+from ms_fmk_transplt.records import RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
-from ms_fmk_transplt.report.unsupported import buckets
+from ms_fmk_transplt.report.statistics import open_work, run_buckets
 
 HEADER = (
     "Model",
@@ -68,7 +69,7 @@ def _has_code(folder: Path) -> bool:
 
 
 def _row(name: str, result: RunResult) -> tuple:
-    b = buckets(result)
+    b = run_buckets(result)
     failed = result.count(FileStatus.FAILED)
     return (
         name,
@@ -76,7 +77,7 @@ def _row(name: str, result: RunResult) -> tuple:
         sum(1 for f in result.files if f.python),
         result.count(FileStatus.CHANGED),
         len(result.events),
-        sum(1 for n in result.notices if n.open_work),
+        open_work(result.notices),
         b.manual,
         failed,
         round(b.conversion_rate, 4),

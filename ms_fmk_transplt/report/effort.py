@@ -16,16 +16,13 @@ import csv
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.statistics import count_buckets
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 HARD = frozenset(
     {"custom_cuda_code", "third_party", "unsupported_op", "skipped_file", "failed_file"}

@@ -5,12 +5,9 @@ place and whole lines inserted (always, for the engine's own changes); difflib o
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.events import ChangeEvent, Operation
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import FileRecord
+from ms_fmk_transplt.records import FileRecord
 
 CONTEXT = 3  # unchanged lines around each change in a diff
 MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output tree)

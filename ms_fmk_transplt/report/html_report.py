@@ -13,18 +13,15 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
+from ms_fmk_transplt.records import FileRecord, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
 from ms_fmk_transplt.report.statistics import caveat_split, file_order, headline_counts
 from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import FileRecord, RunResult
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
 

@@ -6,18 +6,15 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice, effort
 from ms_fmk_transplt.report import sheet_style as style
-from ms_fmk_transplt.report.statistics import Buckets, count_buckets, file_order
+from ms_fmk_transplt.report.statistics import open_work_notices, run_buckets
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
@@ -25,22 +22,10 @@ WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
 
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
     migrated = not result.options.analyse
-    out = []
-    for n in result.notices:
-        if not n.open_work:
-            continue
-        start, end = n.lines(migrated)
-        out.append((n.file, start, end, n.api, n.category, n.tip, n.action, n.rule))
-    return sorted(out, key=lambda r: (file_order(r[0]), r[1], r[2], r[3]))
-
-
-def buckets(result: RunResult) -> Buckets:
-    return count_buckets(result.events, result.notices)
-
-
-def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
-    counts = Counter((r[3], r[4]) for r in rows(result))
-    return [(api, cat, c) for (api, cat), c in counts.most_common(n)]
+    return [
+        (n.file, *n.lines(migrated), n.api, n.category, n.tip, n.action, n.rule)
+        for n in open_work_notices(result)
+    ]
 
 
 def write_csv(path: Path, result: RunResult) -> None:
@@ -87,7 +72,7 @@ def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None
 
 
 def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
-    b = buckets(result)
+    b = run_buckets(result)
     style.header(summary, ("Item", "Count"), (2,))
     target = load_tables(result.options.target_version)
     numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
