@@ -36,20 +36,20 @@ from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
 from ms_fmk_transplt.report import (
-    advice,
+    advice_csv,
     change_list,
     effort,
     html_report,
-    launcher,
+    launch_script,
     log,
-    unsupported,
+    unsupported_op,
 )
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.staging import INTERRUPTED, assemble
 from ms_fmk_transplt.tables import load_tables
-from ms_fmk_transplt.user_rules import load_user_rules
+from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
 INTERNAL_ERROR = declare(
     "engine.internal_error",
@@ -502,18 +502,18 @@ def _write_reports(staging: Path, result: RunResult) -> None:
     result.finished = datetime.now()
     change_list.write(staging / names["change_list.csv"], result)
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
-    unsupported.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
-    unsupported.write_csv(staging / names["unsupported_op.csv"], result)
+    unsupported_op.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
+    unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
     result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
     result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
-    advice.write_csv(staging / names["advice.csv"], result)
+    advice_csv.write_csv(staging / names["advice.csv"], result)
     result.report_paths["advice_csv"] = result.output_dir / names["advice.csv"]
     if result.options.analyse:
         effort.write_csv(staging / names["effort.csv"], result)
         result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
     if result.main_rel is not None:
-        launcher.write(staging / names["run_distributed_npu.sh"], result.main_rel)
+        launch_script.write(staging / names["run_distributed_npu.sh"], result.main_rel)
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
     html_report.write(
         staging / names["report.html"], result, None if result.options.analyse else staging

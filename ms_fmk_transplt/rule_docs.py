@@ -73,7 +73,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
     sidecar = case.with_name(case.stem + ".options.json")
     if not sidecar.exists():
         return None, ""
-    from ms_fmk_transplt.user_rules import load_user_rules
+    from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
     data = json.loads(sidecar.read_text(encoding="utf-8"))
     rules = load_user_rules(str(root / data["rules"])) if "rules" in data else None

@@ -12,7 +12,7 @@ from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.user_rules import load_user_rules
+from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "rules" / "examples"

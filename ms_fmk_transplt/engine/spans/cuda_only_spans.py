@@ -26,7 +26,7 @@ from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 RULE = declare(
     "cuda_only.guard",

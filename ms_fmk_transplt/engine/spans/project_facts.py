@@ -83,7 +83,7 @@ def build_facts(files: Iterable[tuple[str, bytes]], table) -> ProjectFacts:
         if has_condition(source):
             for line in _IMPORT_LINE.findall(source):
                 imported.update(_WORD.findall(line))
-    from ms_fmk_transplt.unsupported_table import registered_op_namespaces
+    from ms_fmk_transplt.tables.unsupported_table import registered_op_namespaces
 
     cuda_only: dict[str, dict[str, str]] = {}
     namespaces: set[str] = set()

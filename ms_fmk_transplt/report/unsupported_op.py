@@ -11,7 +11,7 @@ from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import advice, effort
+from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.statistics import open_work_notices, run_buckets
 from ms_fmk_transplt.tables import load_tables
@@ -44,7 +44,7 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     ws.title = "Unsupported"
     _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
     _summary_sheet(wb.create_sheet("Summary"), result, data)
-    advice.add_sheet(wb, result)
+    advice_csv.add_sheet(wb, result)
     if result.options.analyse:
         effort.add_sheet(wb, result)
     wb.save(path)
@@ -84,7 +84,7 @@ def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
         ("migrated with a caveat", b.caveat),
         ("needs manual work", b.manual),
         ("conversion rate", b.conversion_rate),
-        ("advice rows (sheet Advice, not counted above)", len(advice.rows(result))),
+        ("advice rows (sheet Advice, not counted above)", len(advice_csv.rows(result))),
     ]
     for item in items:
         style.body_row(summary, item, (2,))
