@@ -52,63 +52,75 @@ def migrate_notebook(
     notices: list[Notice] = []
     changed = False
     for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
+        if cell.get("cell_type") != "code" or _source(cell).lstrip().startswith("%%"):
             continue
-        text = _source(cell)
-        if text.lstrip().startswith("%%"):
-            continue
-        lines = _lines(text)
-        masked = {}
-        for i, line in enumerate(lines):
-            stripped = line.lstrip()
-            if stripped.startswith(("%", "!")):
-                masked[i] = line
-                ending = line[len(line.rstrip("\r\n")) :]
-                lines[i] = line[: len(line) - len(stripped)] + _MASK + ending
-        cell_path = f"{path}#cell{index}"
-        result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
+        result = _migrate_cell(cell, f"{path}#cell{index}", tables, options)
         notices += result.notices
-        if result.status != FileStatus.CHANGED:
-            continue
-        new_lines = _lines(result.output.decode("utf-8"))
-        for i, line in masked.items():
-            new_lines[i] = line
-        _set_source(cell, "".join(new_lines))
-        events += result.events
-        changed = True
+        if result.status == FileStatus.CHANGED:
+            events += result.events
+            changed = True
     if not changed:
         return FileResult(path, FileStatus.UNCHANGED, data, notices=notices)
     inserted = _insert_torch_npu(cells, path, tables)
     if inserted:
-        cell_file, line = inserted[0].file, inserted[0].out_start_line
-
-        def moved(n: int) -> int:
-            return n + 1 if n >= line else n
-
-        events = [
-            dataclasses.replace(
-                e, out_start_line=moved(e.out_start_line), out_end_line=moved(e.out_end_line)
-            )
-            if e.file == cell_file
-            else e
-            for e in events
-        ] + inserted
-        notices = [
-            dataclasses.replace(
-                n,
-                out_line=moved(n.out_line or n.line),
-                out_end_line=moved(n.out_end_line or n.end_line or n.line),
-            )
-            if n.file == cell_file
-            else n
-            for n in notices
-        ]
+        events, notices = _shift_lines(events, notices, inserted[0])
+        events += inserted
     output = json.dumps(nb, indent=_indent(raw), ensure_ascii=False)
     if raw.endswith("\n"):
         output += "\n"
     return FileResult(
         path, FileStatus.CHANGED, output.encode("utf-8"), events=events, notices=notices
     )
+
+
+def _migrate_cell(cell: dict, cell_path: str, tables: Tables, options: EngineOptions) -> FileResult:
+    """One code cell, its IPython lines masked while it is migrated and put back after; the
+    cell's source is replaced when it changed."""
+    lines = _lines(_source(cell))
+    masked = {}
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            masked[i] = line
+            ending = line[len(line.rstrip("\r\n")) :]
+            lines[i] = line[: len(line) - len(stripped)] + _MASK + ending
+    result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
+    if result.status == FileStatus.CHANGED:
+        new_lines = _lines(result.output.decode("utf-8"))
+        for i, line in masked.items():
+            new_lines[i] = line
+        _set_source(cell, "".join(new_lines))
+    return result
+
+
+def _shift_lines(
+    events: list[ChangeEvent], notices: list[Notice], inserted: ChangeEvent
+) -> tuple[list[ChangeEvent], list[Notice]]:
+    """Output lines of the cell that received ``import torch_npu``, moved down past it."""
+    cell_file, line = inserted.file, inserted.out_start_line
+
+    def moved(n: int) -> int:
+        return n + 1 if n >= line else n
+
+    events = [
+        dataclasses.replace(
+            e, out_start_line=moved(e.out_start_line), out_end_line=moved(e.out_end_line)
+        )
+        if e.file == cell_file
+        else e
+        for e in events
+    ]
+    notices = [
+        dataclasses.replace(
+            n,
+            out_line=moved(n.out_line or n.line),
+            out_end_line=moved(n.out_end_line or n.end_line or n.line),
+        )
+        if n.file == cell_file
+        else n
+        for n in notices
+    ]
+    return events, notices
 
 
 def _set_source(cell: dict, text: str) -> None:

@@ -25,7 +25,8 @@ from rich.syntax import Syntax
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
-from ms_fmk_transplt.pipeline import engine_options, migrate_file, rule_patterns
+from ms_fmk_transplt.file_migration import migrate_file
+from ms_fmk_transplt.pipeline import engine_options, rule_patterns
 from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.tables import resolve_version

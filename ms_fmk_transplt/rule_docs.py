@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from unittest import mock
 
+from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.events import FileResult, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
@@ -44,7 +45,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.todo_comments",
     "ms_fmk_transplt.engine.trained_modules",
     "ms_fmk_transplt.engine.user_rules",
-    "ms_fmk_transplt.pipeline",
+    "ms_fmk_transplt.file_migration",
 )
 KIND_TEXT = {
     CHANGE: "change: rewrites code, one change_list.csv row per change",
@@ -96,10 +97,8 @@ def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
     source = source or case
     if not fault:
         return migrate_source(source.read_bytes(), case.name, options=options)
-    from ms_fmk_transplt import pipeline
-
-    with mock.patch.object(pipeline, "migrate_source", side_effect=RuntimeError(fault)):
-        data, record = pipeline.migrate_file(source, case.name, options)
+    with mock.patch.object(file_migration, "migrate_source", side_effect=RuntimeError(fault)):
+        data, record = file_migration.migrate_file(source, case.name, options)
     return FileResult(case.name, record.status, data, record.events, record.notices)
 
 

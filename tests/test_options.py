@@ -156,7 +156,7 @@ def test_all_three_options_on_one_project(tmp_path: Path) -> None:
 
 
 def test_failed_file_is_reported(tmp_path: Path, monkeypatch) -> None:
-    import ms_fmk_transplt.pipeline as pipeline
+    import ms_fmk_transplt.file_migration as pipeline
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated engine bug")
