@@ -37,7 +37,7 @@ def migrate_file(
     data = _read(source_path)
     now = datetime.now()
     key = cache.key(rel, data) if cache is not None else None
-    if key is not None:
+    if cache is not None and key is not None:
         hit = cache.get(key)
         if hit is not None:
             output, record = hit  # output None: the file is unchanged
@@ -81,7 +81,7 @@ def migrate_file(
         timings=result.timings,
         declined=result.declined,
     )
-    if key is not None:
+    if cache is not None and key is not None:
         changed = result.status == FileStatus.CHANGED
         cache.put(key, (result.output if changed else None, record))
     return result.output, record

@@ -10,6 +10,7 @@ import dataclasses
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ms_fmk_transplt import distributed_main, shards
 from ms_fmk_transplt.cache import Cache, default_dir, fingerprint
@@ -24,7 +25,7 @@ from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
-from ms_fmk_transplt.records import RunOptions, RunResult
+from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report.all_reports import write_reports
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.staging import assemble
@@ -66,7 +67,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
     return dataclasses.replace(engine, max_file_bytes=limit, max_cst_bytes=limit)
 
 
-def run(options: RunOptions, progress=None) -> RunResult:
+def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
@@ -99,7 +100,9 @@ def run(options: RunOptions, progress=None) -> RunResult:
     return result
 
 
-def _migrate_and_report(project: Project, staging: Path, result: RunResult, progress) -> None:
+def _migrate_and_report(
+    project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
+) -> None:
     cache = _make_cache(result.options, result.engine)
     migrate_tree(project, staging, result, cache, progress)
     start = time.perf_counter()
@@ -109,7 +112,9 @@ def _migrate_and_report(project: Project, staging: Path, result: RunResult, prog
         shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
 
 
-def _merge_parts(parts, staging: Path, result: RunResult) -> None:
+def _merge_parts(
+    parts: list[tuple[Path, dict[str, Any]]], staging: Path, result: RunResult
+) -> None:
     """--merge-shards: the files of every part, and the reports of all their records."""
     items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
     result.files = [shards.file_record(item) for item in items]

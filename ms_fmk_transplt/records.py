@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.options import EngineOptions
@@ -81,3 +82,11 @@ class RunResult:
         return sum(
             1 for f in self.files if f.status == status and (python is None or f.python == python)
         )
+
+
+class ProgressSink(Protocol):
+    """What a run reports its progress to (report/progress.py on the terminal)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, record: FileRecord) -> None: ...

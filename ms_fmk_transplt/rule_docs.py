@@ -13,7 +13,7 @@ from unittest import mock
 
 from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.events import FileResult, Operation
+from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
 from ms_fmk_transplt.tables import load_tables
 
@@ -174,7 +174,7 @@ def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
     return []
 
 
-def _rows(notices: list) -> list[str]:
+def _rows(notices: list[Notice]) -> list[str]:
     out = ["| Line | API | Category | Action | Tip |", "| --- | --- | --- | --- | --- |"]
     for n in notices:
         tip = n.tip or n.message.splitlines()[0]

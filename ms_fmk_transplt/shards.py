@@ -109,7 +109,7 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
             f"--shard {shard[0]}/{shard[1]} first",
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(path, f"cannot read the records of this part ({exc})") from exc
     if data.get("schema_version") != SCHEMA_VERSION or data.get("tool_version") != __version__:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Optional
 
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.cache import Cache
@@ -23,12 +24,16 @@ from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.file_migration import migrate_file
-from ms_fmk_transplt.records import FileRecord, RunResult
+from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.staging import INTERRUPTED
 from ms_fmk_transplt.tables import load_tables
 
+# a worker's task: input path, path relative to the project, options, cache, output path (None:
+# nothing written, --analyse)
+Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str]]
 
-def _entries(project: Project):
+
+def _entries(project: Project) -> Iterator[tuple[Path, Path, bool]]:
     for rel_path in project.files():
         src = project.root / rel_path
         code = src.suffix in (".py", ".ipynb")
@@ -36,7 +41,11 @@ def _entries(project: Project):
 
 
 def migrate_tree(
-    project: Project, staging: Path, result: RunResult, cache: Cache | None, progress=None
+    project: Project,
+    staging: Path,
+    result: RunResult,
+    cache: Cache | None,
+    progress: ProgressSink | None = None,
 ) -> None:
     """Every file of the project into the staging folder (migrated, copied, or only analysed
     with --analyse), its record appended to ``result`` in input order."""
@@ -109,7 +118,7 @@ def _other_entry(
 
 
 @contextlib.contextmanager
-def _migrated(tasks: list, jobs: int) -> Iterator[Iterator[FileRecord]]:
+def _migrated(tasks: list[Task], jobs: int) -> Iterator[Iterator[FileRecord]]:
     """Migration results in task order; a process pool for large trees. Leaving the block
     stops the pool and waits for its workers: none is still writing into a staging folder
     that an interrupted run removes."""
@@ -123,7 +132,7 @@ def _migrated(tasks: list, jobs: int) -> Iterator[Iterator[FileRecord]]:
         yield pool.imap(_work, tasks, chunksize=4)
 
 
-def _work(task: tuple[str, str, EngineOptions, Cache | None, str | None]) -> FileRecord:
+def _work(task: Task) -> FileRecord:
     """Pool worker: one file, migrated and written to its place in the staging folder
     (``dst``; None when nothing is written, with --analyse)."""
     path, rel, options, cache, dst = task

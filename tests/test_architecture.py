@@ -4,7 +4,13 @@ pipeline, nothing runs back up), and no module name appears twice."""
 from __future__ import annotations
 
 import ast
+import functools
+import os
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ms_fmk_transplt"
 
@@ -132,3 +138,33 @@ def test_no_module_name_appears_twice() -> None:
         names.setdefault(module.split(".")[-1], []).append(module)
     twice = {n: sorted(m) for n, m in names.items() if len(m) > 1 and n != ""}
     assert set(twice) <= KNOWN_DUPLICATE_NAMES, f"one name, several modules: {twice}"
+
+
+@functools.lru_cache(maxsize=1)
+def _python39() -> str | None:
+    """A Python 3.9 with the tool's dependencies, if there is one."""
+    python = os.environ.get("MS_FMK_TRANSPLT_PYTHON39") or shutil.which("python3.9")
+    if python is None:
+        return None
+    check = (
+        "import sys, libcst, click, rich, openpyxl, jsonschema; "
+        "assert sys.version_info[:2] == (3, 9)"
+    )
+    done = subprocess.run([python, "-c", check], capture_output=True)
+    return python if done.returncode == 0 else None
+
+
+@pytest.mark.skipif(_python39() is None, reason="no Python 3.9 with the dependencies found")
+def test_the_oldest_supported_python_imports_everything_and_migrates(tmp_path: Path) -> None:
+    """requires-python = ">=3.9": every module imports on 3.9 (no ``X | Y`` evaluated at run
+    time...) and a project migrates."""
+    python = _python39()
+    assert python is not None
+    names = " ".join(f"ms_fmk_transplt.{m}" if m else "ms_fmk_transplt" for m in _modules())
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent), "MS_FMK_TRANSPLT_CACHE": "off"}
+    code = f"import importlib, sys; [importlib.import_module(m) for m in {names.split()!r}]"
+    subprocess.run([python, "-c", code], env=env, check=True)
+    project = PACKAGE.parent / "fixtures" / "projects" / "imagenet"
+    cmd = [python, "-m", "ms_fmk_transplt", "-q", "-i", str(project), "-o", str(tmp_path)]
+    subprocess.run(cmd, env=env, check=True)
+    assert (tmp_path / "imagenet_msft" / "report.html").is_file()

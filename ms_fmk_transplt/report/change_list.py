@@ -18,7 +18,7 @@ HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule",
 
 def rows(result: RunResult) -> list[tuple[str, ...]]:
     migrated = not result.options.analyse
-    out = []
+    out: list[tuple[str, ...]] = []
     for event in sorted(
         result.events, key=lambda e: (file_order(e.file), e.out_start_line, e.rule)
     ):

@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
@@ -274,7 +275,7 @@ def _folders(result: RunResult) -> str:
     )
 
 
-def _changed_files(files: list[FileRecord], diffs: list[dict]) -> str:
+def _changed_files(files: list[FileRecord], diffs: list[dict[str, Any]]) -> str:
     out = [
         f'<h2 id="files-title">Changed files ({len(files)})</h2>',
         '<div class="filters"><label>Diff <select id="diff-mode"><option value="unified">'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -85,7 +87,7 @@ def headline(result: RunResult) -> list[str]:
     ]
 
 
-def as_json(result: RunResult, exit_code: int) -> dict:
+def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
     """The machine-readable run summary (--report-format json)."""
     b = run_buckets(result)
     migrated = not result.options.analyse

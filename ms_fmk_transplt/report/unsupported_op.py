@@ -6,9 +6,11 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from pathlib import Path
+from typing import Any, cast
 
 from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
@@ -40,7 +42,7 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     rule's page in ``html_name``."""
     data = rows(result)
     wb = Workbook()
-    ws = wb.active
+    ws = cast(Worksheet, wb.active)
     ws.title = "Unsupported"
     _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
     _summary_sheet(wb.create_sheet("Summary"), result, data)
@@ -50,7 +52,9 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     wb.save(path)
 
 
-def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None:
+def _rows_sheet(
+    ws: Worksheet, data: list[tuple[Any, ...]], html_name: str, link_files: bool
+) -> None:
     numeric = (2, 3)
     style.header(ws, HEADER, numeric)
     for row in data:
@@ -71,7 +75,7 @@ def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None
     style.printable(ws)
 
 
-def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
+def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, ...]]) -> None:
     b = run_buckets(result)
     style.header(summary, ("Item", "Count"), (2,))
     target = load_tables(result.options.target_version)

@@ -161,7 +161,8 @@ def _same_leaf(qualified: str, mapped: tuple[str, str] | None) -> tuple[str, str
 
 def _load_json(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+        data: dict[str, Any] = json.load(fh)
+        return data
 
 
 @cache
