@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
@@ -112,9 +112,43 @@ def open_work_notices(result: RunResult) -> list[Notice]:
     return sorted(found, key=lambda n: (file_order(n.file), *n.lines(migrated), n.api))
 
 
+def category_counts(notices: Iterable[Notice], manual_only: bool = False) -> Counter[str]:
+    """Open work per category (only the rows that need manual work with ``manual_only``)."""
+    return Counter(
+        n.category for n in notices if n.open_work and (not manual_only or n.action != "caveat")
+    )
+
+
+def api_counts(notices: Iterable[Notice]) -> Counter[tuple[str, str]]:
+    """Open work per (API, category)."""
+    return Counter((n.api, n.category) for n in notices if n.open_work)
+
+
 def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
-    counts = Counter((x.api, x.category) for x in open_work_notices(result))
+    counts = api_counts(open_work_notices(result))
     return [(api, cat, c) for (api, cat), c in counts.most_common(n)]
+
+
+def changes_by_rule(events: Iterable[ChangeEvent]) -> Counter[str]:
+    return Counter(e.rule for e in events)
+
+
+def folder_counts(
+    files: Iterable[FileRecord], folder_of: Callable[[str], str]
+) -> dict[str, Counter[str]]:
+    """Per folder: files, changed, changes, manual, caveat and advice rows."""
+    stats: dict[str, Counter[str]] = {}
+    for f in files:
+        c = stats.setdefault(folder_of(f.path), Counter())
+        c["files"] += 1
+        c["changed"] += f.status == FileStatus.CHANGED
+        c["changes"] += len(f.events)
+        for n in f.notices:
+            if n.open_work:
+                c[n.action] += 1
+            elif n.advice:
+                c["advice"] += 1
+    return stats
 
 
 def summary_counts(result: RunResult) -> dict[str, int]:
@@ -139,7 +173,7 @@ def summary_counts(result: RunResult) -> dict[str, int]:
 
 
 def rule_counts(result: RunResult) -> list[tuple[str, int]]:
-    return sorted(Counter(e.rule for e in result.events).items())
+    return sorted(changes_by_rule(result.events).items())
 
 
 def timings(result: RunResult) -> dict[str, float]:

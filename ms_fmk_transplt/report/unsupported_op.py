@@ -4,7 +4,6 @@ to do on the NPU, one row per occurrence, read only from the recorded notices an
 from __future__ import annotations
 
 import csv
-from collections import Counter
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,7 +14,12 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
-from ms_fmk_transplt.report.statistics import open_work_notices, run_buckets
+from ms_fmk_transplt.report.statistics import (
+    api_counts,
+    category_counts,
+    open_work_notices,
+    run_buckets,
+)
 from ms_fmk_transplt.tables import load_tables
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
@@ -96,8 +100,8 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
             summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
     summary.append([])
     style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
-    by_cat = Counter(r[4] for r in data)
-    manual = Counter(r[4] for r in data if r[6] != "caveat")
+    notices = open_work_notices(result)  # the rows of ``data``, in the same order
+    by_cat, manual = category_counts(notices), category_counts(notices, manual_only=True)
     for category, description in load_tables().unsupported.categories.items():
         count, hand = by_cat.get(category, 0), manual.get(category, 0)
         style.body_row(summary, (category, count, hand, count - hand, description), (2, 3, 4))
@@ -105,7 +109,7 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
     style.totals_row(summary, ("Total", len(data), hand, len(data) - hand, ""), (2, 3, 4))
     summary.append([])
     style.header(summary, ("API", "Category", "Count"), (3,))
-    for (api, category), count in Counter((r[3], r[4]) for r in data).most_common():
+    for (api, category), count in api_counts(notices).most_common():
         style.body_row(summary, (api, category, count), (3,))
     style.widths(summary, (45, 18, 12, 12, 60))
     style.printable(summary)
