@@ -30,6 +30,7 @@ from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.shards import parse_shard
 from ms_fmk_transplt.tables import resolve_version
+from ms_fmk_transplt.zoo import HEADER, run_zoo
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -325,8 +326,6 @@ def distributed(
 
 def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
     from rich.table import Table
-
-    from ms_fmk_transplt.zoo import HEADER, run_zoo
 
     console = Console(stderr=False, quiet=quiet)
     try:

@@ -40,6 +40,7 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
     """The terminal's WARNING for a MAIN that was already distributed (only migrated)."""
     if main_result is None:
         return []
+    # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
     from ms_fmk_transplt.engine.existing_distributed import ALREADY_DISTRIBUTED
 
     return [
@@ -56,7 +57,8 @@ def migrate_main(
         engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
     )
     output, record = migrate_file(project.root / main_rel, main_rel, options)
-    from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER  # (imports LibCST)
+    # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
+    from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER
 
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(
