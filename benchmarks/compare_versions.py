@@ -59,12 +59,17 @@ def same(a: Path, b: Path, out_a: Path, out_b: Path) -> bool:
     return a.read_bytes() == b.read_bytes()
 
 
+def _tree(out: Path) -> Path | None:
+    """The output folder: ``<name>_msft``, or ``<name>_analysis`` with --analyse."""
+    return next(out.glob("*_msft"), None) or next(out.glob("*_analysis"), None)
+
+
 def compare(folder: Path, base: Path, work: Path, options: list[str]) -> tuple[int, list[str]]:
     out_a, out_b = work / "base" / folder.name, work / "new" / folder.name
     for out in (out_a, out_b):
         shutil.rmtree(out, ignore_errors=True)
     code_a, code_b = migrate(base, folder, out_a, options), migrate(ROOT, folder, out_b, options)
-    trees = [next(out_a.glob("*_msft"), None), next(out_b.glob("*_msft"), None)]
+    trees = [_tree(out_a), _tree(out_b)]
     if None in trees or code_a != code_b:
         return 0, [f"exit codes {code_a} / {code_b}, outputs {trees}"]
     tree_a, tree_b = trees

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.tables import rules_dir
@@ -59,14 +60,14 @@ class Cache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pkl"
 
-    def get(self, key: str):
+    def get(self, key: str) -> Any:
         try:
             with self._path(key).open("rb") as fh:
                 return pickle.load(fh)
         except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
             return None
 
-    def put(self, key: str, value) -> None:
+    def put(self, key: str, value: object) -> None:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

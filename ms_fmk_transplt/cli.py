@@ -24,11 +24,13 @@ from ms_fmk_transplt.errors import (
     UserError,
 )
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, rule_patterns, run
+from ms_fmk_transplt.pipeline import rule_patterns, run
+from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.shards import parse_shard
 from ms_fmk_transplt.tables import resolve_version
+from ms_fmk_transplt.zoo import HEADER, run_zoo
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -213,20 +215,7 @@ def main(
     unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
     The input is never modified.
     """
-    version = ""
-    if target_version is not None:
-        try:
-            version = resolve_version(target_version)
-        except ValueError as exc:
-            _fail(f"-v/--target-version: {exc}")
-    shard_part = None
-    if shard is not None:
-        try:
-            shard_part = parse_shard(shard)
-        except ValueError as exc:
-            _fail(f"--shard: {exc}")
-        if merge_shards:
-            _fail("--shard and --merge-shards cannot be combined: merge once every part is done")
+    version, shard_part = _version_and_shard(target_version, shard, merge_shards)
     ctx.obj = RunOptions(
         input=input_path,
         output=output_path,
@@ -256,6 +245,28 @@ def main(
         return
     if ctx.invoked_subcommand is None:
         _execute(ctx.obj, quiet, verbose, report_format == "json")
+
+
+def _version_and_shard(
+    target_version: str | None, shard: str | None, merge_shards: int | None
+) -> tuple[str, tuple[int, int] | None]:
+    """-v resolved ("": the newest known) and --shard I/N parsed; a bad value exits with one
+    line."""
+    version = ""
+    if target_version is not None:
+        try:
+            version = resolve_version(target_version)
+        except ValueError as exc:
+            _fail(f"-v/--target-version: {exc}")
+    shard_part = None
+    if shard is not None:
+        try:
+            shard_part = parse_shard(shard)
+        except ValueError as exc:
+            _fail(f"--shard: {exc}")
+        if merge_shards:
+            _fail("--shard and --merge-shards cannot be combined: merge once every part is done")
+    return version, shard_part
 
 
 @main.command(context_settings=CONTEXT)
@@ -315,8 +326,6 @@ def distributed(
 
 def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
     from rich.table import Table
-
-    from ms_fmk_transplt.zoo import HEADER, run_zoo
 
     console = Console(stderr=False, quiet=quiet)
     try:

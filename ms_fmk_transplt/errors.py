@@ -17,7 +17,9 @@ class UserError(Exception):
         self.path = path
         self.problem = problem
 
-    def __reduce__(self):  # travels back from pool workers
+    def __reduce__(
+        self,
+    ) -> tuple[type[UserError], tuple[object, str]]:  # travels back from pool workers
         return (UserError, (self.path, self.problem))
 
 

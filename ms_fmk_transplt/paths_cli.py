@@ -23,10 +23,15 @@ from rich.console import Console
 from rich.syntax import Syntax
 
 from ms_fmk_transplt import __version__
+from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, engine_options, migrate_file, rule_patterns
+from ms_fmk_transplt.file_migration import migrate_file
+from ms_fmk_transplt.pipeline import engine_options, rule_patterns
+from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import findings as report
+from ms_fmk_transplt.report.findings import Finding
+from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.tables import resolve_version
 
 FAILING = {
@@ -130,8 +135,20 @@ class Checked:
     help="text (path:line:col: rule message), json, github (workflow annotations), sarif (2.1.0).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-def paths_main(mode, paths, rule_file, specify_device, similar, target_version, fail_on, select,
-               ignore, statistics, output_format, quiet):  # fmt: skip
+def paths_main(
+    mode: str,
+    paths: tuple[str, ...],
+    rule_file: str | None,
+    specify_device: bool,
+    similar: bool,
+    target_version: str | None,
+    fail_on: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    statistics: bool,
+    output_format: str,
+    quiet: bool,
+) -> None:
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
     try:
         try:
@@ -167,7 +184,9 @@ def paths_main(mode, paths, rule_file, specify_device, similar, target_version, 
     sys.exit(code)
 
 
-def _one(path: Path, options, mode: str, output_format: str, quiet: bool, console) -> Checked:
+def _one(
+    path: Path, options: EngineOptions, mode: str, output_format: str, quiet: bool, console: Console
+) -> Checked:
     before = path.read_bytes()
     output, record = migrate_file(path, path.as_posix(), options)
     result = FileResult(path.as_posix(), record.status, output, record.events, record.notices)
@@ -190,7 +209,7 @@ def _one(path: Path, options, mode: str, output_format: str, quiet: bool, consol
     return checked
 
 
-def _print_diff(console, rel: str, before: bytes, output: bytes) -> None:
+def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> None:
     diff = "".join(
         difflib.unified_diff(
             before.decode("utf-8", "replace").splitlines(keepends=True),
@@ -202,14 +221,18 @@ def _print_diff(console, rel: str, before: bytes, output: bytes) -> None:
     console.print(Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end="")
 
 
-def _render(checked: list[Checked], failing, mode: str, output_format: str, statistics: bool,
-            code: int) -> None:  # fmt: skip
+def _render(
+    checked: list[Checked],
+    failing: list[Finding],
+    mode: str,
+    output_format: str,
+    statistics: bool,
+    code: int,
+) -> None:
     everything = [f for c in checked for f in c.findings]
     if output_format == "json":
         click.echo(json.dumps(_as_json(checked, mode, code), indent=2))
     elif output_format == "sarif":
-        from ms_fmk_transplt.rule_pages import summary
-
         summaries = {f.rule: summary(f.rule) for f in everything}
         click.echo(json.dumps(report.sarif(everything, __version__, summaries), indent=2))
     elif output_format == "github":
@@ -229,7 +252,7 @@ def _render(checked: list[Checked], failing, mode: str, output_format: str, stat
             click.echo(text)
 
 
-def _closing(checked: list[Checked], failing, mode: str, failed: int) -> None:
+def _closing(checked: list[Checked], failing: list[Finding], mode: str, failed: int) -> None:
     changed = sum(1 for c in checked if c.changed)
     verb = {"check": "would change", "diff": "would change", "inplace": "changed"}[mode]
     click.echo(

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 
 from ms_fmk_transplt.discover import Project
-from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts, build_facts
+from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
+from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
 
 MAX_BYTES = 2 * 2**20  # larger files are generated code, not modules others import kernels from
 
@@ -23,6 +27,34 @@ def _sources(project: Project) -> Iterator[tuple[str, bytes]]:
             yield rel_path.as_posix(), src.read_bytes()
         except OSError:
             continue  # reported when the file itself is migrated
+
+
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def build_facts(files: Iterable[tuple[str, bytes]], table: UnsupportedTable) -> ProjectFacts:
+    """The facts of a project from its Python files (path from the input root, contents).
+    Only modules some file with a condition the rule could keep imports are analysed (a cheap
+    first look at the import lines of those files): parsing is paid where it can matter."""
+
+    files = list(files)
+    imported: set[bytes] = set()  # the words of the import lines of files with a condition
+    for _, source in files:
+        if has_condition(source):
+            for line in _IMPORT_LINE.findall(source):
+                imported.update(_WORD.findall(line))
+    cuda_only: dict[str, dict[str, str]] = {}
+    namespaces: set[str] = set()
+    for rel_path, source in files:
+        namespaces.update(registered_op_namespaces(source))
+        module = module_name(rel_path)
+        if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
+            continue
+        names = cuda_only_names(source, table)
+        if names:
+            cuda_only[module] = dict(names)
+    return ProjectFacts(cuda_only, frozenset(namespaces))
 
 
 def scan_project(project: Project, target_version: str) -> ProjectFacts:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
+from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.events import FileResult, Operation
+from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
 from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
 # every module that calls declare(...)
 DECLARING_MODULES = (
@@ -44,7 +47,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.todo_comments",
     "ms_fmk_transplt.engine.trained_modules",
     "ms_fmk_transplt.engine.user_rules",
-    "ms_fmk_transplt.pipeline",
+    "ms_fmk_transplt.file_migration",
 )
 KIND_TEXT = {
     CHANGE: "change: rewrites code, one change_list.csv row per change",
@@ -67,15 +70,50 @@ def fixture_cases(fixtures: Path, rule_id: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.endswith(".expected.py"))
 
 
-def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
-    """Engine options of a fixture case from its optional ``<case>.options.json`` sidecar, and
-    the fault it injects ("" for none; see ``run_case``)."""
+# The optional sidecar of a fixture case, ``<case>.options.json``: the options it runs with, the
+# fault it injects, and what it expects (every case states it there; the runner has no cases of
+# its own).
+OPTION_KEYS = {"rules", "specify_device", "similar", "distributed", "rank_guards", "target_version"}
+EXPECT = {
+    "fires": "the rule of the folder fires (the default)",
+    "unchanged": "nothing fires and the file is unchanged",
+    "silent": "the rule of the folder does not fire",
+}
+SIDECAR_KEYS = OPTION_KEYS | {
+    "fault",  # the engine raises this message (engine.internal_error; see run_case)
+    "expect",  # one of EXPECT
+    "parsed",  # false: input the engine does not parse (the parse.* rules), left out of the
+    # tests that need a Python program (properties, LibCST names)
+}
+
+
+def fixture_sidecar(case: Path) -> dict[str, Any]:
+    """The sidecar of a fixture case ({} without one), checked: a typo fails loudly."""
     sidecar = case.with_name(case.stem + ".options.json")
     if not sidecar.exists():
-        return None, ""
-    from ms_fmk_transplt.user_rules import load_user_rules
+        return {}
+    data: dict[str, Any] = json.loads(sidecar.read_text(encoding="utf-8"))
+    unknown = sorted(set(data) - SIDECAR_KEYS)
+    if unknown or data.get("expect", "fires") not in EXPECT:
+        raise ValueError(f"{sidecar}: unknown keys {unknown} or expect {data.get('expect')!r}")
+    return data
 
-    data = json.loads(sidecar.read_text(encoding="utf-8"))
+
+def fixture_expect(case: Path) -> str:
+    """What the case expects of the rule of its folder: a key of EXPECT."""
+    return str(fixture_sidecar(case).get("expect", "fires"))
+
+
+def fixture_parsed(case: Path) -> bool:
+    return bool(fixture_sidecar(case).get("parsed", True))
+
+
+def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
+    """Engine options of a fixture case from its sidecar (None: the defaults), and the fault it
+    injects ("" for none; see ``run_case``)."""
+    data = fixture_sidecar(case)
+    if not OPTION_KEYS & set(data):
+        return None, data.get("fault", "")
     rules = load_user_rules(str(root / data["rules"])) if "rules" in data else None
     options = EngineOptions(
         user_rules=rules,
@@ -96,10 +134,8 @@ def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
     source = source or case
     if not fault:
         return migrate_source(source.read_bytes(), case.name, options=options)
-    from ms_fmk_transplt import pipeline
-
-    with mock.patch.object(pipeline, "migrate_source", side_effect=RuntimeError(fault)):
-        data, record = pipeline.migrate_file(source, case.name, options)
+    with mock.patch.object(file_migration, "migrate_source", side_effect=RuntimeError(fault)):
+        data, record = file_migration.migrate_file(source, case.name, options)
     return FileResult(case.name, record.status, data, record.events, record.notices)
 
 
@@ -175,7 +211,7 @@ def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
     return []
 
 
-def _rows(notices: list) -> list[str]:
+def _rows(notices: list[Notice]) -> list[str]:
     out = ["| Line | API | Category | Action | Tip |", "| --- | --- | --- | --- | --- |"]
     for n in notices:
         tip = n.tip or n.message.splitlines()[0]

@@ -24,6 +24,7 @@ from typing import Any
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.records import FileRecord, RunResult
 
 RECORDS = "msft_shard.json"
 SCHEMA_VERSION = 1
@@ -67,8 +68,10 @@ def _notice(n: Notice) -> dict[str, Any]:
     return out
 
 
-def write_records(path: Path, result, shard: tuple[int, int], order: dict[str, int]) -> None:
-    """The records of one part, for --merge-shards (``result`` is the part's RunResult)."""
+def write_records(
+    path: Path, result: RunResult, shard: tuple[int, int], order: dict[str, int]
+) -> None:
+    """The records of one part, for --merge-shards."""
     data = {
         "schema_version": SCHEMA_VERSION,
         "tool_version": __version__,
@@ -106,7 +109,7 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
             f"--shard {shard[0]}/{shard[1]} first",
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(path, f"cannot read the records of this part ({exc})") from exc
     if data.get("schema_version") != SCHEMA_VERSION or data.get("tool_version") != __version__:
@@ -118,10 +121,10 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
     return data
 
 
-def file_record(item: dict[str, Any], record_type):
+def file_record(item: dict[str, Any]) -> FileRecord:
     events = [ChangeEvent(**{**e, "operation": Operation(e["operation"])}) for e in item["events"]]
     notices = [Notice(**{**n, "severity": Severity(n["severity"])}) for n in item["notices"]]
-    return record_type(
+    return FileRecord(
         item["path"],
         FileStatus(item["status"]),
         item["python"],

@@ -10,17 +10,21 @@ import os
 import shutil
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import Any, Optional, Union
 
 from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import log
 
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
+# what signal.signal() returns: the previous handler
+Handler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]
 
 
-def assemble(result: RunResult, build) -> None:
+def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     """Runs ``build(staging)`` in a hidden sibling folder of the output and moves it into
     place when complete: a ``<name>_msft`` folder never exists half-written, and a run that
     stops (Ctrl-C, SIGTERM, full disk, a bug) leaves nothing but its log."""
@@ -72,8 +76,6 @@ def _stopped(
 ) -> Path | None:
     """Removes the partial output (first: it may be what filled the disk) and writes the log
     of the run that did not finish."""
-    from ms_fmk_transplt.report import log
-
     shutil.rmtree(staging, ignore_errors=True)
     path = stopped_log(result.output_dir)
     try:
@@ -108,7 +110,7 @@ def _public(filename: object, staging: Path, final_dir: Path) -> Path:
     """A path inside the staging folder, named as the user will know it."""
     if not filename:
         return final_dir
-    path = Path(os.fsdecode(filename))
+    path = Path(os.fsdecode(filename))  # type: ignore[arg-type]  # an OSError's filename
     try:
         return final_dir / path.relative_to(staging)
     except ValueError:
@@ -129,7 +131,7 @@ INTERRUPTED = threading.Event()
 _SIGNAL: list[int] = []  # the signal that interrupted the run
 
 
-def _terminate_as_interrupt():
+def _terminate_as_interrupt() -> Handler:
     """Ctrl-C and SIGTERM stop the run, so the staging folder is always removed. The flag makes
     it stick even when the signal lands inside native parser code that turns it into an ordinary
     exception (which per-file isolation would otherwise record as a failed file)."""
@@ -138,7 +140,7 @@ def _terminate_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         return None
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         _SIGNAL[:] = [signum]
         INTERRUPTED.set()
         raise KeyboardInterrupt

@@ -11,16 +11,19 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from openpyxl import Workbook
+from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import RunOptions, RunResult, run
+from ms_fmk_transplt.pipeline import run
+from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
-from ms_fmk_transplt.report.unsupported import buckets
+from ms_fmk_transplt.report.statistics import open_work, run_buckets
 
 HEADER = (
     "Model",
@@ -40,7 +43,7 @@ HEADER = (
 @dataclass
 class ZooResult:
     root: Path
-    rows: list[tuple]
+    rows: list[tuple[Any, ...]]
     summary_csv: Path
     summary_xlsx: Path
     index_html: Path
@@ -67,8 +70,8 @@ def _has_code(folder: Path) -> bool:
     return False
 
 
-def _row(name: str, result: RunResult) -> tuple:
-    b = buckets(result)
+def _row(name: str, result: RunResult) -> tuple[Any, ...]:
+    b = run_buckets(result)
     failed = result.count(FileStatus.FAILED)
     return (
         name,
@@ -76,7 +79,7 @@ def _row(name: str, result: RunResult) -> tuple:
         sum(1 for f in result.files if f.python),
         result.count(FileStatus.CHANGED),
         len(result.events),
-        sum(1 for n in result.notices if n.open_work),
+        open_work(result.notices),
         b.manual,
         failed,
         round(b.conversion_rate, 4),
@@ -85,7 +88,7 @@ def _row(name: str, result: RunResult) -> tuple:
     )
 
 
-def run_zoo(options: RunOptions, progress=None) -> ZooResult:
+def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooResult:
     root = Path(options.input)
     if not root.is_dir():
         raise UserError(options.input, "--zoo needs a folder whose sub-folders are the models")
@@ -117,9 +120,9 @@ def _part_path(root: Path, out: Path, shard: tuple[int, int]) -> Path:
     return out / f"{root.name}_zoo_summary{shards.suffix(shard)}.json"
 
 
-def _merged_rows(root: Path, out: Path, count: int) -> list[tuple]:
+def _merged_rows(root: Path, out: Path, count: int) -> list[tuple[Any, ...]]:
     """The rows of the N parts of a sharded zoo run, in the order a single run lists them."""
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     for i in range(1, count + 1):
         part = _part_path(root, out, (i, count))
         if not part.is_file():
@@ -137,10 +140,10 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple]:
 NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9)
 
 
-def _write_xlsx(path: Path, rows: list[tuple]) -> None:
+def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
     """The zoo sheet: one row per model (its name links to its report.html), a totals row."""
     wb = Workbook()
-    ws = wb.active
+    ws = cast(Worksheet, wb.active)
     ws.title = "Zoo"
     style.header(ws, HEADER, NUMERIC)
     for row in rows:
@@ -161,7 +164,7 @@ def _write_xlsx(path: Path, rows: list[tuple]) -> None:
     wb.save(path)
 
 
-def _write_summary(root: Path, out: Path, rows: list[tuple]) -> ZooResult:
+def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
     with csv_path.open("w", encoding="utf-8", newline="") as fh:

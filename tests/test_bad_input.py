@@ -147,7 +147,7 @@ def test_killed_run_leaves_only_a_hidden_partial_folder_cleaned_by_the_next_run(
 
 def test_internal_error_stops_the_run_with_exit_3_and_a_log(tmp_path: Path, monkeypatch) -> None:
     """A bug outside per-file isolation (here: in a report writer) loses nothing either."""
-    from ms_fmk_transplt.report import unsupported
+    from ms_fmk_transplt.report import unsupported_op as unsupported
 
     def broken(*_args) -> None:
         raise RuntimeError("simulated bug")

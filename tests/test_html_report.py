@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.report.unsupported import rows
+from ms_fmk_transplt.report.unsupported_op import rows
 from ms_fmk_transplt.rule_pages import known_ids
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -13,6 +13,7 @@ import pytest
 from helpers import assert_events_match_diff
 
 from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.rule_docs import fixture_parsed
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
     p.read_text(encoding="utf-8").splitlines(keepends=True)
     for p in sorted((ROOT / "fixtures" / "rules").glob("*/*.py"))
-    if not p.name.endswith(".expected.py") and "parse." not in p.parent.name
+    if not p.name.endswith(".expected.py") and fixture_parsed(p)
 ]
 SNIPPETS = [
     "x = torch.ones(2).cuda()\n",

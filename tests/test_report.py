@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.report.unsupported import HEADER
+from ms_fmk_transplt.report.unsupported_op import HEADER
 from ms_fmk_transplt.rule_docs import all_rules
 from ms_fmk_transplt.tables import load_tables
 

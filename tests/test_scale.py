@@ -66,7 +66,7 @@ class PanicException(BaseException):
 def test_a_crashing_file_is_isolated_in_the_pool(
     zoo: Path, tmp_path: Path, monkeypatch, error: type[BaseException]
 ) -> None:
-    import ms_fmk_transplt.pipeline as pipeline
+    import ms_fmk_transplt.file_migration as pipeline
 
     real = pipeline.migrate_source
 

@@ -13,7 +13,7 @@ from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.report import advice as advice_report
+from ms_fmk_transplt.report import advice_csv as advice_report
 from ms_fmk_transplt.tables import known_versions, load_tables, resolve_version
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

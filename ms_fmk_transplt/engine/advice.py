@@ -27,7 +27,7 @@ from ms_fmk_transplt.events import ADVICE, Notice, Severity
 from ms_fmk_transplt.rule_catalog import ADVICE as ADVICE_KIND
 from ms_fmk_transplt.rule_catalog import declare
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.target_tables import AdviceEntry
+from ms_fmk_transplt.tables.target_tables import AdviceEntry
 
 _DETAILS = (
     "Advice, not must-fix work: the code runs on the NPU as it is, and its rows go to the Advice "

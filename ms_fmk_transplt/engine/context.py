@@ -21,7 +21,7 @@ from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL, chosen_name
 from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 
 class MigrationContext(Recorder):

@@ -52,7 +52,7 @@ from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.engine.trained_modules import report_untargeted, trained_modules
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import NOTICE, OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 _OPTION = "distributed -m MAIN -t MODEL"
 INIT = declare(

@@ -10,8 +10,8 @@ import libcst as cst
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.todo_comments import CATEGORY
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.table_sections import DistributedModeTable
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.table_sections import DistributedModeTable
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 ALREADY_DISTRIBUTED = declare(
     "distributed_mode.already_distributed",

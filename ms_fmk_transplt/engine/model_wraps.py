@@ -18,7 +18,7 @@ from typing import Union
 import libcst as cst
 
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.table_sections import DistributedModeTable
+from ms_fmk_transplt.tables.table_sections import DistributedModeTable
 
 Scope = Union[cst.Module, cst.FunctionDef]  # (not `|`: Python 3.9)
 

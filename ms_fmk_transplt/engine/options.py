@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
-from ms_fmk_transplt.user_rules import UserRules
+from ms_fmk_transplt.tables.user_rule_file import UserRules
 
 
 @dataclass(frozen=True, eq=False)

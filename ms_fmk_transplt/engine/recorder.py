@@ -8,7 +8,7 @@ from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare, is_caveat
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SNIPPET_MAX = 120
 

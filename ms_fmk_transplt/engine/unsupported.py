@@ -21,7 +21,7 @@ from libcst.helpers import get_full_name_for_node
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
-from ms_fmk_transplt.unsupported_table import (
+from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
     checks_presence,

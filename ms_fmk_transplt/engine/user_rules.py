@@ -1,6 +1,6 @@
 """User rules from -r/--rule (rule ids user_rules.ArgsModifyRule, user_rules.FuncNameModifyRule,
 user_rules.ModuleNameModifyRule; each change's message starts with the rule's position in the file,
-e.g. ``ArgsModifyRule[0]``); loaded and validated by ms_fmk_transplt/user_rules.py.
+e.g. ``ArgsModifyRule[0]``); loaded and validated by ms_fmk_transplt/tables/user_rule_file.py.
 
 They run as a first pass, before the built-in table, so the built-in rules see their result.
 Names resolve through imports exactly like the built-in table. This pass never adds or removes
@@ -29,8 +29,13 @@ from libcst.helpers import get_full_name_for_node
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
-from ms_fmk_transplt.user_rules import ArgsModify, FuncNameModify, ModuleNameModify, UserRules
+from ms_fmk_transplt.tables.unsupported_table import Entry
+from ms_fmk_transplt.tables.user_rule_file import (
+    ArgsModify,
+    FuncNameModify,
+    ModuleNameModify,
+    UserRules,
+)
 
 _OPTION = "-r RULES.json"
 _MESSAGE = (

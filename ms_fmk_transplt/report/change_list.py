@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.rule_catalog import caveat_text
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Before", "After")
 
 
 def rows(result: RunResult) -> list[tuple[str, ...]]:
     migrated = not result.options.analyse
-    out = []
+    out: list[tuple[str, ...]] = []
     for event in sorted(
         result.events, key=lambda e: (file_order(e.file), e.out_start_line, e.rule)
     ):

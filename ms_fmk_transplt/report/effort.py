@@ -16,16 +16,13 @@ import csv
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
-from ms_fmk_transplt.report.statistics import count_buckets
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
+from ms_fmk_transplt.report.statistics import advice_count, count_buckets
 
 HARD = frozenset(
     {"custom_cuda_code", "third_party", "unsupported_op", "skipped_file", "failed_file"}
@@ -61,7 +58,7 @@ def per_file(result: RunResult) -> dict[str, Counts]:
             continue
         b = count_buckets(record.events, record.notices)
         c = Counts(files=1, automatic=b.automatic, caveat=b.caveat, manual=b.manual)
-        c.advice = sum(1 for n in record.notices if n.advice)
+        c.advice = advice_count(record.notices)
         c.hard = any(
             n.open_work and n.action != "caveat" and n.category in HARD for n in record.notices
         )

@@ -5,18 +5,16 @@ place and whole lines inserted (always, for the engine's own changes); difflib o
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ms_fmk_transplt.events import ChangeEvent, Operation
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import FileRecord
+from ms_fmk_transplt.records import FileRecord
 
 CONTEXT = 3  # unchanged lines around each change in a diff
 MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output tree)
 
 
-def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict:
+def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict[str, Any]:
     """The JSON the page's script renders: hunks of [tag, input line, output line, text,
     rule ids] (unified or side by side), cut after MAX_DIFF_LINES lines."""
     new_rules: dict[int, list[str]] = {}
@@ -27,9 +25,10 @@ def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict:
         if e.operation != Operation.INSERT:
             _mark(old_rules, e.start_line, e.end_line, e)
     merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
-    hunks, total = [], 0
+    hunks: list[dict[str, Any]] = []
+    total = 0
     for first, last in _hunk_ranges([tag != " " for tag, _, _ in merged]):
-        part = []
+        part: list[list[Any]] = []
         for tag, o, n in merged[first:last]:
             text = new[n - 1] if n else old[o - 1]
             rules = old_rules.get(o, []) if tag == "-" else new_rules.get(n, []) if n else []
@@ -37,9 +36,11 @@ def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict:
         total += len(part)
         if total > MAX_DIFF_LINES:
             return {"hunks": hunks, "cut": True}
-        o = [line[1] for line in part if line[1]]
-        n = [line[2] for line in part if line[2]]
-        header = f"@@ -{o[0] if o else 0},{len(o)} +{n[0] if n else 0},{len(n)} @@"
+        olds = [line[1] for line in part if line[1]]
+        news = [line[2] for line in part if line[2]]
+        header = (
+            f"@@ -{olds[0] if olds else 0},{len(olds)} +{news[0] if news else 0},{len(news)} @@"
+        )
         hunks.append({"header": header, "lines": part})
     return {"hunks": hunks, "cut": False}
 

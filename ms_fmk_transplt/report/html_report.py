@@ -13,18 +13,25 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
+from ms_fmk_transplt.records import FileRecord, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
-from ms_fmk_transplt.report.statistics import caveat_split, file_order, headline_counts
+from ms_fmk_transplt.report.statistics import (
+    advice_count,
+    category_counts,
+    caveat_split,
+    changes_by_rule,
+    file_order,
+    folder_counts,
+    headline_counts,
+    open_work,
+)
 from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import FileRecord, RunResult
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
 
@@ -143,7 +150,7 @@ def _cards(result: RunResult) -> str:
 
 
 def _nav(notices: list[Notice], files: list[FileRecord], used: list[str]) -> str:
-    open_rows = sum(1 for n in notices if n.open_work or n.advice)
+    open_rows = open_work(notices) + advice_count(notices)
     links = (
         ("open-work-title", f"Open work ({open_rows})"),
         ("summary-title", "Summary"),
@@ -241,8 +248,8 @@ def _bars(counts: Counter[str], link: bool, cls: str = "") -> str:
 
 
 def _charts(result: RunResult, notices: list[Notice]) -> str:
-    categories = Counter(n.category for n in notices if n.open_work)
-    rules = Counter(e.rule for e in result.events)
+    categories = category_counts(notices)
+    rules = changes_by_rule(result.events)
     return (
         '<h2 id="summary-title">Summary</h2><div class="cards"><div><h3>Open work by category</h3>'
         f"{_bars(categories, False, 'manual')}</div><div><h3>Changes by rule</h3>"
@@ -251,17 +258,7 @@ def _charts(result: RunResult, notices: list[Notice]) -> str:
 
 
 def _folders(result: RunResult) -> str:
-    stats: dict[str, Counter[str]] = {}
-    for f in result.files:
-        c = stats.setdefault(folder_of(f.path), Counter())
-        c["files"] += 1
-        c["changed"] += f.status == FileStatus.CHANGED
-        c["changes"] += len(f.events)
-        for n in f.notices:
-            if n.open_work:
-                c[n.action] += 1
-            elif n.advice:
-                c["advice"] += 1
+    stats = folder_counts(result.files, folder_of)
     cols = ("files", "changed", "changes", "manual", "caveat", "advice")
     head = "".join(f'<th class="sort num">{c}</th>' for c in cols)
     rows = "".join(
@@ -277,7 +274,7 @@ def _folders(result: RunResult) -> str:
     )
 
 
-def _changed_files(files: list[FileRecord], diffs: list[dict]) -> str:
+def _changed_files(files: list[FileRecord], diffs: list[dict[str, Any]]) -> str:
     out = [
         f'<h2 id="files-title">Changed files ({len(files)})</h2>',
         '<div class="filters"><label>Diff <select id="diff-mode"><option value="unified">'

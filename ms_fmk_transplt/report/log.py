@@ -3,45 +3,19 @@
 from __future__ import annotations
 
 import traceback
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
-from ms_fmk_transplt.report.statistics import caveat_split
-from ms_fmk_transplt.report.unsupported import buckets
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report.statistics import caveat_split, rule_counts, run_buckets, summary_counts
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 
 def _line(time: datetime, level: Severity | str, message: str) -> str:
     level_name = level.value if isinstance(level, Severity) else level
     return f"{time:%Y-%m-%d %H:%M:%S} {level_name:<7} {message}"
-
-
-def summary_counts(result: RunResult) -> dict[str, int]:
-    py = [f for f in result.files if f.python]
-    return {
-        "files scanned": len(result.files),
-        "python files": len(py),
-        "pre-filtered (not parsed)": sum(1 for f in py if not f.analysed),
-        "from cache": sum(1 for f in py if getattr(f, "cached", False)),
-        "changed": result.count(FileStatus.CHANGED),
-        "unchanged python": result.count(FileStatus.UNCHANGED, python=True),
-        "copied (not python)": result.count(FileStatus.UNCHANGED, python=False),
-        "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
-        "failed": result.count(FileStatus.FAILED),
-        "changes": len(result.events),
-        "unsupported (open work)": sum(1 for n in result.notices if n.open_work),
-        "advice": sum(1 for n in result.notices if n.advice),
-        "warnings (log only)": sum(
-            1 for n in result.notices if n.severity != Severity.INFO and not n.category
-        ),
-    }
 
 
 def target_version(result: RunResult) -> str:
@@ -52,10 +26,6 @@ def target_version(result: RunResult) -> str:
 def target_line(result: RunResult) -> str:
     how = "-v" if result.options.target_version else "the newest known; choose with -v"
     return f"torch_npu {target_version(result)} ({how}) on the matching PyTorch"
-
-
-def rule_counts(result: RunResult) -> list[tuple[str, int]]:
-    return sorted(Counter(e.rule for e in result.events).items())
 
 
 def lines(result: RunResult) -> list[str]:
@@ -114,7 +84,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
     out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
     for rule, n in rule_counts(result):
         out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
-    b = buckets(result)
+    b = run_buckets(result)
     out.append(
         _line(
             end,

@@ -3,10 +3,13 @@ with --verbose one line per Python file. Silent when not a terminal or with --qu
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -14,6 +17,7 @@ from rich.progress import (
 from rich.progress import Progress as RichProgress
 
 from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.records import FileRecord
 
 
 class Progress:
@@ -35,14 +39,14 @@ class Progress:
             if enabled
             else None
         )
-        self.task = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> Progress:
         if self.bar is not None:
             self.bar.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
 
@@ -50,7 +54,7 @@ class Progress:
         if self.bar is not None:
             self.task = self.bar.add_task("files", total=total)
 
-    def advance(self, record) -> None:
+    def advance(self, record: FileRecord) -> None:
         if self.bar is not None and self.task is not None:
             self.bar.advance(self.task)
         if self.verbose and record.python:
@@ -60,5 +64,5 @@ class Progress:
                 FileStatus.SKIPPED: "skipped (cannot parse)",
                 FileStatus.FAILED: "FAILED",
             }[record.status]
-            cached = ", cached" if getattr(record, "cached", False) else ""
+            cached = ", cached" if record.cached else ""
             self.console.print(f"{record.path}: {what}{cached}", highlight=False, soft_wrap=True)

@@ -5,9 +5,11 @@ one sheet wide. Shared by unsupported_op.xlsx (all its sheets) and the zoo summa
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
 
 BOLD = Font(bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")
@@ -16,7 +18,7 @@ WRAP = Alignment(wrap_text=True, vertical="top")
 NUMBER = Alignment(horizontal="right", vertical="top")
 
 
-def header(ws, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
+def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
     """The header row; ``numeric``: 1-based columns holding numbers (right-aligned)."""
     ws.append(list(values))
     numeric = set(numeric)
@@ -25,7 +27,7 @@ def header(ws, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
         cell.alignment = NUMBER if i in numeric else Alignment(vertical="top", wrap_text=True)
 
 
-def body_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
+def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
     """A data row: numbers right-aligned, text wrapped."""
     ws.append(list(values))
     numeric = set(numeric)
@@ -33,13 +35,13 @@ def body_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
         cell.alignment = NUMBER if i in numeric else WRAP
 
 
-def totals_row(ws, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
+def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
     body_row(ws, values, numeric)
     for cell in ws[ws.max_row]:
         cell.font, cell.fill = BOLD, TOTAL_FILL
 
 
-def widths(ws, values: Sequence[float]) -> None:
+def widths(ws: Worksheet, values: Sequence[float]) -> None:
     """Column widths, then row heights that fit the wrapped text (spreadsheet programs do not
     grow a row for wrapped text they did not lay out themselves: LibreOffice prints it over the
     next rows)."""
@@ -48,13 +50,13 @@ def widths(ws, values: Sequence[float]) -> None:
     for row in ws.iter_rows(min_row=2):
         lines = max((_lines(cell, values) for cell in row), default=1)
         if lines > 1:
-            ws.row_dimensions[row[0].row].height = LINE_HEIGHT * lines
+            ws.row_dimensions[cast(int, row[0].row)].height = LINE_HEIGHT * lines
 
 
 LINE_HEIGHT = 15  # points per line of 11 pt text
 
 
-def _lines(cell, values: Sequence[float]) -> int:
+def _lines(cell: Any, values: Sequence[float]) -> int:
     if cell.value is None or not (cell.alignment and cell.alignment.wrap_text):
         return 1
     width = values[cell.column - 1] if cell.column <= len(values) else 10
@@ -62,10 +64,12 @@ def _lines(cell, values: Sequence[float]) -> int:
     return sum(max(1, -(-len(part) // per_line)) for part in str(cell.value).split("\n"))
 
 
-def printable(ws) -> None:
+def printable(ws: Worksheet) -> None:
     """Landscape, all columns on one page width, the header repeated (printing / PDF export)."""
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    fit = ws.sheet_properties.pageSetUpPr
+    assert fit is not None  # openpyxl creates it with the sheet
+    fit.fitToPage = True
     ws.print_title_rows = "1:1"

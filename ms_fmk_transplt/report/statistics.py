@@ -1,15 +1,19 @@
-"""The planning buckets every report shares: migrated automatically / with a caveat / needs
-manual work, counted from recorded events and notices (a run's, or one file's)."""
+"""All the counting of a run, shared by every output (terminal summary, log, workbook, JSON,
+report.html, the zoo summary): the planning buckets (migrated automatically / with a caveat /
+needs manual work) counted from recorded events and notices (a run's, or one file's), the
+summary counts, changes by rule, the open work in report order, and the phase timings."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.records import FileRecord, RunResult
 
 NOT_COUNTED = {TORCH_NPU, TODO_COMMENT}  # bookkeeping, not CUDA constructs of the user's code
 
@@ -73,7 +77,7 @@ class Headline:
     buckets: Buckets
 
 
-def headline_counts(files: Iterable) -> Headline:
+def headline_counts(files: Iterable[FileRecord]) -> Headline:
     """From a run's file records (anything with python, status, events and notices)."""
     files = list(files)
     python = [f for f in files if f.python]
@@ -86,3 +90,109 @@ def headline_counts(files: Iterable) -> Headline:
         advice=sum(1 for n in notices if n.advice),
         buckets=count_buckets(events, notices),
     )
+
+
+def run_buckets(result: RunResult) -> Buckets:
+    return count_buckets(result.events, result.notices)
+
+
+def open_work(notices: Iterable[Notice]) -> int:
+    """Rows of unsupported_op (manual work and caveats)."""
+    return sum(1 for n in notices if n.open_work)
+
+
+def advice_count(notices: Iterable[Notice]) -> int:
+    return sum(1 for n in notices if n.advice)
+
+
+def open_work_notices(result: RunResult) -> list[Notice]:
+    """The open work of a run in report order (file, lines, API): the rows of unsupported_op."""
+    migrated = not result.options.analyse
+    found = [n for n in result.notices if n.open_work]
+    return sorted(found, key=lambda n: (file_order(n.file), *n.lines(migrated), n.api))
+
+
+def category_counts(notices: Iterable[Notice], manual_only: bool = False) -> Counter[str]:
+    """Open work per category (only the rows that need manual work with ``manual_only``)."""
+    return Counter(
+        n.category for n in notices if n.open_work and (not manual_only or n.action != "caveat")
+    )
+
+
+def api_counts(notices: Iterable[Notice]) -> Counter[tuple[str, str]]:
+    """Open work per (API, category)."""
+    return Counter((n.api, n.category) for n in notices if n.open_work)
+
+
+def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
+    counts = api_counts(open_work_notices(result))
+    return [(api, cat, c) for (api, cat), c in counts.most_common(n)]
+
+
+def changes_by_rule(events: Iterable[ChangeEvent]) -> Counter[str]:
+    return Counter(e.rule for e in events)
+
+
+def folder_counts(
+    files: Iterable[FileRecord], folder_of: Callable[[str], str]
+) -> dict[str, Counter[str]]:
+    """Per folder: files, changed, changes, manual, caveat and advice rows."""
+    stats: dict[str, Counter[str]] = {}
+    for f in files:
+        c = stats.setdefault(folder_of(f.path), Counter())
+        c["files"] += 1
+        c["changed"] += f.status == FileStatus.CHANGED
+        c["changes"] += len(f.events)
+        for n in f.notices:
+            if n.open_work:
+                c[n.action] += 1
+            elif n.advice:
+                c["advice"] += 1
+    return stats
+
+
+def summary_counts(result: RunResult) -> dict[str, int]:
+    py = [f for f in result.files if f.python]
+    return {
+        "files scanned": len(result.files),
+        "python files": len(py),
+        "pre-filtered (not parsed)": sum(1 for f in py if not f.analysed),
+        "from cache": sum(1 for f in py if f.cached),
+        "changed": result.count(FileStatus.CHANGED),
+        "unchanged python": result.count(FileStatus.UNCHANGED, python=True),
+        "copied (not python)": result.count(FileStatus.UNCHANGED, python=False),
+        "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
+        "failed": result.count(FileStatus.FAILED),
+        "changes": len(result.events),
+        "unsupported (open work)": open_work(result.notices),
+        "advice": advice_count(result.notices),
+        "warnings (log only)": sum(
+            1 for n in result.notices if n.severity != Severity.INFO and not n.category
+        ),
+    }
+
+
+def rule_counts(result: RunResult) -> list[tuple[str, int]]:
+    return sorted(changes_by_rule(result.events).items())
+
+
+def timings(result: RunResult) -> dict[str, float]:
+    """Seconds per phase: discover and reports in the parent process; prefilter, analyse,
+    rewrite and write summed over the files (CPU seconds of all processes together)."""
+    phases = {"prefilter": 0.0, "analyse": 0.0, "rewrite": 0.0, "write": 0.0}
+    for f in result.files:
+        for phase, seconds in f.timings.items():
+            phases[phase] = phases.get(phase, 0.0) + seconds
+    phases["write"] += result.timings.get("write", 0.0)
+    out = {
+        "discover": result.timings.get("discover", 0.0),
+        **phases,
+        "reports": result.timings.get("reports", 0.0),
+    }
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def libcst_pass(result: RunResult) -> dict[str, object]:
+    """The files the LibCST pass migrated instead of the span pass, and why."""
+    reasons = Counter(f.declined for f in result.files if f.declined)
+    return {"files": sum(reasons.values()), "reasons": dict(reasons.most_common())}

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ms_fmk_transplt.events import Notice, Severity
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
-from ms_fmk_transplt.report.log import rule_counts, summary_counts, target_version
-from ms_fmk_transplt.report.statistics import caveat_split, headline_counts
-from ms_fmk_transplt.report.unsupported import buckets, top_apis
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
+from ms_fmk_transplt.report.log import target_version
+from ms_fmk_transplt.report.statistics import (
+    advice_count,
+    caveat_split,
+    headline_counts,
+    libcst_pass,
+    open_work,
+    rule_counts,
+    run_buckets,
+    summary_counts,
+    timings,
+    top_apis,
+)
 
 
 def show(result: RunResult, console: Console) -> None:
@@ -80,10 +87,9 @@ def headline(result: RunResult) -> list[str]:
     ]
 
 
-def as_json(result: RunResult, exit_code: int) -> dict:
+def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
     """The machine-readable run summary (--report-format json)."""
-
-    b = buckets(result)
+    b = run_buckets(result)
     migrated = not result.options.analyse
     return {
         "schema_version": SCHEMA_VERSION,
@@ -105,8 +111,8 @@ def as_json(result: RunResult, exit_code: int) -> dict:
                 "path": f.path,
                 "status": f.status.value,
                 "changes": len(f.events),
-                "unsupported": sum(1 for n in f.notices if n.open_work),
-                "advice": sum(1 for n in f.notices if n.advice),
+                "unsupported": open_work(f.notices),
+                "advice": advice_count(f.notices),
                 "open_items": [_item(n, migrated) for n in f.notices if n.open_work or n.advice],
                 "warnings": [
                     {
@@ -133,25 +139,3 @@ def _item(n: Notice, migrated: bool) -> dict[str, object]:
     action = n.action if n.open_work else "advice"
     return {"line": start, "end_line": end, "rule": n.rule, "api": n.api,
             "category": n.category, "action": action, "tip": n.tip}  # fmt: skip
-
-
-def timings(result: RunResult) -> dict[str, float]:
-    """Seconds per phase: discover and reports in the parent process; prefilter, analyse,
-    rewrite and write summed over the files (CPU seconds of all processes together)."""
-    phases = {"prefilter": 0.0, "analyse": 0.0, "rewrite": 0.0, "write": 0.0}
-    for f in result.files:
-        for phase, seconds in f.timings.items():
-            phases[phase] = phases.get(phase, 0.0) + seconds
-    phases["write"] += result.timings.get("write", 0.0)
-    out = {
-        "discover": result.timings.get("discover", 0.0),
-        **phases,
-        "reports": result.timings.get("reports", 0.0),
-    }
-    return {k: round(v, 4) for k, v in out.items()}
-
-
-def libcst_pass(result: RunResult) -> dict[str, object]:
-    """The files the LibCST pass migrated instead of the span pass, and why."""
-    reasons = Counter(f.declined for f in result.files if f.declined)
-    return {"files": sum(reasons.values()), "reasons": dict(reasons.most_common())}

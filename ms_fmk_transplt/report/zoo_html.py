@@ -6,12 +6,17 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+from typing import Any
 
 from ms_fmk_transplt.report.html_assets import CSS, JS
 
 
 def write(
-    path: Path, zoo: str, header: tuple[str, ...], rows: list[tuple], numeric: tuple[int, ...]
+    path: Path,
+    zoo: str,
+    header: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+    numeric: tuple[int, ...],
 ) -> None:
     """``rows`` are the zoo summary's (the last column is the model's output folder);
     ``numeric``: the 1-based columns holding numbers (as in the sheet)."""

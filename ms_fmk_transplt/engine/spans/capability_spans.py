@@ -17,7 +17,7 @@ import re
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 # always a probe: which NVIDIA architecture / NCCL build is this?
 PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})

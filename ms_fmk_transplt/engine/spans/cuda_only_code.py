@@ -17,6 +17,7 @@ from functools import lru_cache
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
 
@@ -30,7 +31,7 @@ _BUILDERS = frozenset({"load", "load_inline"})
 CUDA_ONLY_CATEGORIES = frozenset({"third_party", "custom_cuda_code"})
 
 
-def _cuda_only_module(module: str, table) -> bool:
+def _cuda_only_module(module: str, table: UnsupportedTable) -> bool:
     if module.split(".")[0] == "torch":
         return False
     parts = module.split(".")
@@ -52,7 +53,7 @@ def dotted_name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def _sources(call: ast.Call) -> list[str]:
+def _sources(call: ast.AST) -> list[str]:
     return [
         n.value
         for n in ast.walk(call)
@@ -118,7 +119,11 @@ def _project_names(node: ast.ImportFrom, facts: ProjectFacts | None, path: str) 
 
 
 def _bound_names(
-    nodes: list[ast.AST], source: bytes, table, facts: ProjectFacts | None, path: str
+    nodes: list[ast.AST],
+    source: bytes,
+    table: UnsupportedTable,
+    facts: ProjectFacts | None,
+    path: str,
 ) -> dict[str, str]:
     has_triton, has_cpp = b"triton" in source, b"cpp_extension" in source
     has_cu = _CU_NAME.search(source) is not None  # a .cu/.cuh source name
@@ -236,7 +241,7 @@ def _module_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
 
 @lru_cache(maxsize=8)
 def cuda_only_names(
-    source: bytes, table, facts: ProjectFacts | None = None, path: str = ""
+    source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = None, path: str = ""
 ) -> dict[str, str]:
     """Names of the file that stand for CUDA-only code, each with what it is (``table``: the
     unsupported table, whose CUDA-only libraries count; ``facts``: the other modules of the

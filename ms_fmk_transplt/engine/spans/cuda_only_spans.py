@@ -30,7 +30,7 @@ from ms_fmk_transplt.engine.spans.cuda_only_code import (
 )
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 RULE = declare(
     "cuda_only.guard",

@@ -16,11 +16,12 @@ from functools import lru_cache
 from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_conditions, cuda_only_names, names_in
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 _BLOCKS = ("body", "orelse", "finalbody")
 
 
-def _called(test: ast.AST, names: dict[str, ast.FunctionDef]) -> list[str]:
+def _called(test: ast.AST, names: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[str]:
     return [
         n.func.id
         for n in ast.walk(test)
@@ -30,7 +31,7 @@ def _called(test: ast.AST, names: dict[str, ast.FunctionDef]) -> list[str]:
 
 @lru_cache(maxsize=8)
 def kept_predicates(
-    source: bytes, table, facts: ProjectFacts | None = None, path: str = ""
+    source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = None, path: str = ""
 ) -> dict[str, str]:
     """Name -> the CUDA-only code it selects, for the file's predicate functions to keep."""
     known = cuda_only_names(source, table, facts, path)

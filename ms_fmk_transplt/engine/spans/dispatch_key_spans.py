@@ -14,7 +14,7 @@ import ast
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 RULE = declare(
     "cuda_only.dispatch_key",

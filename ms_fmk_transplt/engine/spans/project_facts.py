@@ -5,7 +5,8 @@ A guard in ``tests/test_swiglu.py`` (``@skipUnless(torch.cuda.is_available())``)
 of the project defines (a Triton kernel, a ``.cu`` plugin). The pipeline reads every Python file
 of the input once, before migrating, and keeps for each module the names cuda_only_names finds
 in it (one level: a module's own CUDA-only code, and what it imports from CUDA-only libraries).
-The engine then counts ``from <project module> import <such name>`` as CUDA-only code too.
+(project_scan.py reads them.) The engine then counts ``from <project module> import <such
+name>`` as CUDA-only code too.
 Also kept: the operator namespaces the project registers in Python (``torch.library``), so a
 ``torch.ops.<namespace>.<op>`` call in another file is the project's own operator.
 """
@@ -13,7 +14,6 @@ Also kept: the operator namespaces the project registers in Python (``torch.libr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -64,38 +64,6 @@ class ProjectFacts:
             module = ".".join([*package, module] if module else package)
         found = self._by_name.get(module, [])
         return self.cuda_only[found[0]] if len(found) == 1 else {}
-
-
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def build_facts(files: Iterable[tuple[str, bytes]], table) -> ProjectFacts:
-    """The facts of a project from its Python files (path from the input root, contents).
-    Only modules some file with a condition the rule could keep imports are analysed (a cheap
-    first look at the import lines of those files): parsing is paid where it can matter."""
-    from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
-    from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
-
-    files = list(files)
-    imported: set[bytes] = set()  # the words of the import lines of files with a condition
-    for _, source in files:
-        if has_condition(source):
-            for line in _IMPORT_LINE.findall(source):
-                imported.update(_WORD.findall(line))
-    from ms_fmk_transplt.unsupported_table import registered_op_namespaces
-
-    cuda_only: dict[str, dict[str, str]] = {}
-    namespaces: set[str] = set()
-    for rel_path, source in files:
-        namespaces.update(registered_op_namespaces(source))
-        module = module_name(rel_path)
-        if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
-            continue
-        names = cuda_only_names(source, table)
-        if names:
-            cuda_only[module] = dict(names)
-    return ProjectFacts(cuda_only, frozenset(namespaces))
 
 
 def project_op_namespaces(options) -> frozenset[str]:

@@ -15,7 +15,7 @@ import ast
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import CATEGORY, RULE, guarded_code
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SKIPPERS = frozenset({"skipIf", "skipUnless", "skipif"})  # unittest, pytest.mark
 SKIP = Entry(

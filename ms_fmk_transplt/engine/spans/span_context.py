@@ -21,7 +21,7 @@ from ms_fmk_transplt.engine.spans.span_names import SpanNames
 from ms_fmk_transplt.engine.spans.span_strings import STRING_VALUES, SpanStrings, StringPart
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 __all__ = ["STRING_VALUES", "SpanContext", "StringPart", "Unit"]
 

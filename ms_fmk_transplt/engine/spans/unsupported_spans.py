@@ -10,7 +10,7 @@ from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.span_context import StringPart
-from ms_fmk_transplt.unsupported_table import (
+from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
     checks_presence,

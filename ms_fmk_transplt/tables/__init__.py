@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ms_fmk_transplt.table_sections import (
+from ms_fmk_transplt.tables.table_sections import (
     AmpTable,
     DeviceStringsTable,
     DistributedModeTable,
@@ -20,21 +20,21 @@ from ms_fmk_transplt.table_sections import (
     TensorMethodsTable,
     sections,
 )
-from ms_fmk_transplt.target_tables import (
+from ms_fmk_transplt.tables.target_tables import (
     AdviceTable,
     OperatorTable,
     load_advice_table,
     load_operator_table,
     version_key,
 )
-from ms_fmk_transplt.unsupported_table import Entry, UnsupportedTable
+from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version
 
 
 def rules_dir() -> Path:
     """The rules folder: inside the installed package, or at the top of a source checkout."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the package (installed) or the repository
     for candidate in (here / "rules", here.parent / "rules"):
         if (candidate / "interface_table.json").is_file():
             return candidate
@@ -54,7 +54,7 @@ class NamespaceRow:
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity (cached per table)
 class Tables:
     """The built-in tables; each section of interface_table.json as a typed view
-    (ms_fmk_transplt/table_sections.py)."""
+    (ms_fmk_transplt/tables/table_sections.py)."""
 
     raw: dict[str, Any]
     rows: tuple[NamespaceRow, ...]
@@ -161,7 +161,8 @@ def _same_leaf(qualified: str, mapped: tuple[str, str] | None) -> tuple[str, str
 
 def _load_json(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+        data: dict[str, Any] = json.load(fh)
+        return data
 
 
 @cache

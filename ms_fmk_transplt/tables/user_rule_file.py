@@ -9,10 +9,13 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.tables import rules_dir
+
+if TYPE_CHECKING:
+    import jsonschema  # imported when a rule file is given (see _validator)
 
 KINDS = ("ArgsModifyRule", "FuncNameModifyRule", "ModuleNameModifyRule")
 MAX_BYTES = 10 * 1024 * 1024
@@ -60,7 +63,7 @@ class UserRules:
 
 
 @lru_cache(maxsize=1)
-def _validator():
+def _validator() -> jsonschema.protocols.Validator:
     import jsonschema  # only when a rule file is given
 
     schema = json.loads((rules_dir() / "user_rules.schema.json").read_text(encoding="utf-8"))
@@ -76,7 +79,7 @@ def _json_path(path: Any) -> str:
     return out
 
 
-def _message(error) -> tuple[str, str]:
+def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
     """(JSON path, problem) in the user's terms."""
     where = _json_path(error.absolute_path)
     v = error.validator

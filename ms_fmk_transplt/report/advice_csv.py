@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook import Workbook
 
+from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 HEADER = (
     "File",

@@ -4,20 +4,23 @@ to do on the NPU, one row per occurrence, read only from the recorded notices an
 from __future__ import annotations
 
 import csv
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, cast
 
 from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
 
-from ms_fmk_transplt.report import advice, effort
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
-from ms_fmk_transplt.report.statistics import Buckets, count_buckets, file_order
+from ms_fmk_transplt.report.statistics import (
+    api_counts,
+    category_counts,
+    open_work_notices,
+    run_buckets,
+)
 from ms_fmk_transplt.tables import load_tables
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.pipeline import RunResult
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
@@ -25,22 +28,10 @@ WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
 
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
     migrated = not result.options.analyse
-    out = []
-    for n in result.notices:
-        if not n.open_work:
-            continue
-        start, end = n.lines(migrated)
-        out.append((n.file, start, end, n.api, n.category, n.tip, n.action, n.rule))
-    return sorted(out, key=lambda r: (file_order(r[0]), r[1], r[2], r[3]))
-
-
-def buckets(result: RunResult) -> Buckets:
-    return count_buckets(result.events, result.notices)
-
-
-def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:
-    counts = Counter((r[3], r[4]) for r in rows(result))
-    return [(api, cat, c) for (api, cat), c in counts.most_common(n)]
+    return [
+        (n.file, *n.lines(migrated), n.api, n.category, n.tip, n.action, n.rule)
+        for n in open_work_notices(result)
+    ]
 
 
 def write_csv(path: Path, result: RunResult) -> None:
@@ -55,17 +46,19 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     rule's page in ``html_name``."""
     data = rows(result)
     wb = Workbook()
-    ws = wb.active
+    ws = cast(Worksheet, wb.active)
     ws.title = "Unsupported"
     _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
     _summary_sheet(wb.create_sheet("Summary"), result, data)
-    advice.add_sheet(wb, result)
+    advice_csv.add_sheet(wb, result)
     if result.options.analyse:
         effort.add_sheet(wb, result)
     wb.save(path)
 
 
-def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None:
+def _rows_sheet(
+    ws: Worksheet, data: list[tuple[Any, ...]], html_name: str, link_files: bool
+) -> None:
     numeric = (2, 3)
     style.header(ws, HEADER, numeric)
     for row in data:
@@ -86,8 +79,8 @@ def _rows_sheet(ws, data: list[tuple], html_name: str, link_files: bool) -> None
     style.printable(ws)
 
 
-def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
-    b = buckets(result)
+def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, ...]]) -> None:
+    b = run_buckets(result)
     style.header(summary, ("Item", "Count"), (2,))
     target = load_tables(result.options.target_version)
     numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
@@ -99,7 +92,7 @@ def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
         ("migrated with a caveat", b.caveat),
         ("needs manual work", b.manual),
         ("conversion rate", b.conversion_rate),
-        ("advice rows (sheet Advice, not counted above)", len(advice.rows(result))),
+        ("advice rows (sheet Advice, not counted above)", len(advice_csv.rows(result))),
     ]
     for item in items:
         style.body_row(summary, item, (2,))
@@ -107,8 +100,8 @@ def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
             summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
     summary.append([])
     style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
-    by_cat = Counter(r[4] for r in data)
-    manual = Counter(r[4] for r in data if r[6] != "caveat")
+    notices = open_work_notices(result)  # the rows of ``data``, in the same order
+    by_cat, manual = category_counts(notices), category_counts(notices, manual_only=True)
     for category, description in load_tables().unsupported.categories.items():
         count, hand = by_cat.get(category, 0), manual.get(category, 0)
         style.body_row(summary, (category, count, hand, count - hand, description), (2, 3, 4))
@@ -116,7 +109,7 @@ def _summary_sheet(summary, result: RunResult, data: list[tuple]) -> None:
     style.totals_row(summary, ("Total", len(data), hand, len(data) - hand, ""), (2, 3, 4))
     summary.append([])
     style.header(summary, ("API", "Category", "Count"), (3,))
-    for (api, category), count in Counter((r[3], r[4]) for r in data).most_common():
+    for (api, category), count in api_counts(notices).most_common():
         style.body_row(summary, (api, category, count), (3,))
     style.widths(summary, (45, 18, 12, 12, 60))
     style.printable(summary)

@@ -117,7 +117,11 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
     """The typed views of every section, by the name ``Tables`` gives them."""
     tm, ds, idv = raw["tensor_methods"], raw["device_strings"], raw["int_device"]
     amp, dist, prof, sd = raw["amp"], raw["distributed"], raw["profiler"], raw["specify_device"]
-    dm = raw["distributed_mode"]
+    dm: dict[str, Any] = {
+        k: frozenset(v) if isinstance(v, list) else v
+        for k, v in raw["distributed_mode"].items()
+        if k[0] != "$"
+    }
     return {
         "imports": ImportsTable(**{k: v for k, v in raw["imports"].items() if k[0] != "$"}),
         "tensor_methods": TensorMethodsTable(
@@ -159,7 +163,5 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
             frozenset(sd["rank_names"]),
             frozenset(sd["rank_env"]),
         ),
-        "distributed_mode": DistributedModeTable(
-            **{k: frozenset(v) if isinstance(v, list) else v for k, v in dm.items() if k[0] != "$"}
-        ),
+        "distributed_mode": DistributedModeTable(**dm),
     }

@@ -1,0 +1,94 @@
+"""One file migrated as the tool would: read, looked up in the cache, migrated by the engine (a
+notebook cell by cell), and isolated: a file the engine fails on is copied unchanged and
+reported (engine.internal_error), the run goes on."""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from datetime import datetime
+from pathlib import Path
+
+from ms_fmk_transplt.cache import Cache
+from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import FileStatus, Notice, Severity
+from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.records import FileRecord
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.staging import INTERRUPTED
+from ms_fmk_transplt.tables import load_tables
+
+INTERNAL_ERROR = declare(
+    "engine.internal_error",
+    "the tool failed on a file (a bug): the file is copied unchanged, the run exits 1",
+    "Each file is migrated in isolation: when the engine raises on one, that file is copied to the "
+    "output byte for byte, listed as a `failed_file` row (open work: migrate it by hand) with the "
+    "exception, its traceback is in the log, the other files are migrated as usual, and the run "
+    "exits with code 1 at the end. Please report it with the file (or a reduced copy).",
+    kind=OPEN_WORK,
+    opt_out=SKIP_FILE,
+)
+
+
+def migrate_file(
+    source_path: Path, rel: str, options: EngineOptions | None = None, cache: Cache | None = None
+) -> tuple[bytes, FileRecord]:
+    data = _read(source_path)
+    now = datetime.now()
+    key = cache.key(rel, data) if cache is not None else None
+    if cache is not None and key is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            output, record = hit  # output None: the file is unchanged
+            record = dataclasses.replace(record, time=now, cached=True, timings={})
+            return (data if output is None else output), record
+    tables = load_tables(options.target_version if options else "")
+    try:
+        if source_path.suffix == ".ipynb":
+            result = migrate_notebook(data, rel, tables, options)
+        else:
+            result = migrate_source(data, rel, tables, options)
+    except BaseException as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
+        # (BaseException: a panic in LibCST's native parser arrives as pyo3's PanicException,
+        # which is not an Exception)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt from exc
+        tb = traceback.format_exc(limit=6)
+        failed = tables.unsupported.failed_file
+        notice = Notice(
+            rel,
+            1,
+            INTERNAL_ERROR,
+            Severity.ERROR,
+            f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
+            api=failed.key,
+            category=failed.category,
+            action=failed.action,
+            tip=failed.tip,
+        )
+        return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])
+    record = FileRecord(
+        rel,
+        result.status,
+        True,
+        result.analysed,
+        now,
+        result.events,
+        result.notices,
+        timings=result.timings,
+        declined=result.declined,
+    )
+    if cache is not None and key is not None:
+        changed = result.status == FileStatus.CHANGED
+        cache.put(key, (result.output if changed else None, record))
+    return result.output, record
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UserError(path, f"cannot read this file ({exc.strerror})") from exc

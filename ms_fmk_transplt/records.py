@@ -1,0 +1,92 @@
+"""The records of a run, shared by the pipeline and every report: what the user asked for
+(``RunOptions``), what happened to each file (``FileRecord``) and to the whole run
+(``RunResult``). Low in the house: it imports no pipeline, engine pass or report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from ms_fmk_transplt.discover import Project
+from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+
+
+@dataclass
+class RunOptions:
+    input: str
+    output: str
+    overwrite: bool = False
+    analyse: bool = False  # reports only: no code is written
+    rule_file: str | None = None  # -r/--rule
+    specify_device: bool = False  # -s/--specify-device
+    similar: bool = False  # -sim/--similar
+    target_version: str = ""  # -v/--target-version, resolved ("": the newest known)
+    select: tuple[str, ...] = ()  # --select: only these rule ids / id prefixes
+    ignore: tuple[str, ...] = ()  # --ignore: not these
+    todo_comments: bool = True  # off: --no-todo-comments
+    max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
+    jobs: int = 0  # worker processes (0: one per core)
+    cache_dir: str | None = None  # None: the default location (see cache.py)
+    use_cache: bool = True
+    distributed_main: str | None = None  # distributed -m MAIN
+    distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
+    rank_guards: bool = True  # off: distributed --no-rank-guards
+    shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
+    merge_shards: int = 0  # --merge-shards N: assemble the N parts
+
+
+@dataclass
+class FileRecord:
+    path: str  # relative to the project root, with forward slashes
+    status: FileStatus
+    python: bool
+    analysed: bool
+    time: datetime
+    events: list[ChangeEvent] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    cached: bool = False
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per engine phase
+    declined: str = ""  # why the LibCST pass migrated it ("": the span pass did)
+
+
+@dataclass
+class RunResult:
+    options: RunOptions
+    project: Project
+    output_dir: Path
+    started: datetime
+    finished: datetime | None = None
+    files: list[FileRecord] = field(default_factory=list)
+    report_paths: dict[str, Path] = field(default_factory=dict)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    main_rel: str | None = None  # distributed mode: the -m file, relative to the project root
+    main_result: tuple[bytes, FileRecord] | None = None
+    notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
+    total_files: int = 0  # files discovered (the progress denominator)
+    fingerprint: str = ""  # what decides the output besides the files (see cache.py)
+    order: dict[str, int] = field(default_factory=dict)  # path -> place in the whole input
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of the parent's phases
+
+    @property
+    def events(self) -> list[ChangeEvent]:
+        return [e for f in self.files for e in f.events]
+
+    @property
+    def notices(self) -> list[Notice]:
+        return [n for f in self.files for n in f.notices]
+
+    def count(self, status: FileStatus, python: bool | None = None) -> int:
+        return sum(
+            1 for f in self.files if f.status == status and (python is None or f.python == python)
+        )
+
+
+class ProgressSink(Protocol):
+    """What a run reports its progress to (report/progress.py on the terminal)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, record: FileRecord) -> None: ...

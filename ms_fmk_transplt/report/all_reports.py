@@ -1,0 +1,53 @@
+"""Every report of a run written into the staging folder, under the names report/names.py
+gives them (a project's own file of the same name is never overwritten)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import (
+    advice_csv,
+    change_list,
+    effort,
+    html_report,
+    launch_script,
+    log,
+    unsupported_op,
+)
+from ms_fmk_transplt.report.names import report_names
+
+
+def write_reports(staging: Path, result: RunResult) -> None:
+    user_files = {f.path for f in result.files}
+    names = report_names(
+        user_files, distributed=result.main_rel is not None, analyse=result.options.analyse
+    )
+    for key, name in names.items():
+        if name != key:
+            result.notes.append(
+                (Severity.WARNING, f"the project has its own {key}; this run's report is {name}")
+            )
+    result.finished = datetime.now()
+    change_list.write(staging / names["change_list.csv"], result)
+    result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
+    unsupported_op.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
+    unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
+    result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
+    result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
+    advice_csv.write_csv(staging / names["advice.csv"], result)
+    result.report_paths["advice_csv"] = result.output_dir / names["advice.csv"]
+    if result.options.analyse:
+        effort.write_csv(staging / names["effort.csv"], result)
+        result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
+    result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
+    if result.main_rel is not None:
+        launch_script.write(staging / names["run_distributed_npu.sh"], result.main_rel)
+        result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
+    html_report.write(
+        staging / names["report.html"], result, None if result.options.analyse else staging
+    )
+    result.report_paths["html"] = result.output_dir / names["report.html"]
+    log.write(staging / names["msFmkTranspltlog.txt"], result)

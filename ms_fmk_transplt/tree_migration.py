@@ -1,0 +1,213 @@
+"""The tree of a run: every file of the project migrated (a process pool for large trees) or
+copied into the staging folder, in input order, with its record; links recreated, never
+followed; CUDA sources (.cu, ...) listed as open work."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import multiprocessing
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+from ms_fmk_transplt import shards
+from ms_fmk_transplt.cache import Cache
+from ms_fmk_transplt.discover import Project
+from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.recorder import category_rule
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import FileStatus, Notice, Severity
+from ms_fmk_transplt.file_migration import migrate_file
+from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
+from ms_fmk_transplt.staging import INTERRUPTED
+from ms_fmk_transplt.tables import load_tables
+
+# a worker's task: input path, path relative to the project, options, cache, output path (None:
+# nothing written, --analyse)
+Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str]]
+
+
+def _entries(project: Project) -> Iterator[tuple[Path, Path, bool]]:
+    for rel_path in project.files():
+        src = project.root / rel_path
+        code = src.suffix in (".py", ".ipynb")
+        yield rel_path, src, code and src.is_file() and not src.is_symlink()
+
+
+def migrate_tree(
+    project: Project,
+    staging: Path,
+    result: RunResult,
+    cache: Cache | None,
+    progress: ProgressSink | None = None,
+) -> None:
+    """Every file of the project into the staging folder (migrated, copied, or only analysed
+    with --analyse), its record appended to ``result`` in input order."""
+    write = not result.options.analyse
+    start = time.perf_counter()
+    entries = list(_entries(project))  # paths only: contents are streamed
+    result.timings["discover"] = time.perf_counter() - start
+    result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
+    result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}
+    shard = result.options.shard
+    if shard is not None:
+        entries = [e for e in entries if shards.owns(shard, e[0].as_posix())]
+    python = [
+        (
+            str(src),
+            rel_path.as_posix(),
+            result.engine,
+            cache,
+            str(staging / rel_path) if write else None,
+        )
+        for rel_path, src, is_py in entries
+        if is_py and rel_path.as_posix() != result.main_rel
+    ]
+    result.total_files = len(entries)
+    if progress is not None:
+        progress.start(len(entries))
+    with _migrated(python, result.options.jobs) as migrated:
+        for rel_path, src, is_py in entries:
+            if INTERRUPTED.is_set():
+                raise KeyboardInterrupt
+            if is_py and rel_path.as_posix() != result.main_rel:
+                record = next(migrated)  # migrated and written by _work
+                assert record.path == rel_path.as_posix()
+            else:
+                record = _other_entry(project, staging, result, rel_path, src)
+            result.files.append(record)
+            if progress is not None:
+                progress.advance(record)
+
+
+def _other_entry(
+    project: Project, staging: Path, result: RunResult, rel_path: Path, src: Path
+) -> FileRecord:
+    """The main script of distributed mode (migrated before the tree) or a file that is not
+    Python: written (copied) into the staging folder, timed with the workers' writes."""
+    write = not result.options.analyse
+    dst = staging / rel_path
+    rel = rel_path.as_posix()
+    start = time.perf_counter()
+    if rel == result.main_rel and result.main_result is not None:
+        output, record = result.main_result
+        if output is not None and write:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            _write_entry(output, src, dst)
+        result.timings["write"] += time.perf_counter() - start
+        return record
+    if write:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        _copy_entry(src, dst)
+    result.timings["write"] += time.perf_counter() - start
+    if src.is_symlink():
+        note = _link_note(src, rel, project.root, result.output_dir)
+        if note:
+            result.notes.append((Severity.WARNING, note))
+    record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
+    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
+    if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
+        record.notices.append(_cuda_source_notice(src, rel))
+    return record
+
+
+@contextlib.contextmanager
+def _migrated(tasks: list[Task], jobs: int) -> Iterator[Iterator[FileRecord]]:
+    """Migration results in task order; a process pool for large trees. Leaving the block
+    stops the pool and waits for its workers: none is still writing into a staging folder
+    that an interrupted run removes."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(tasks) < 16:
+        yield map(_work, tasks)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    with context.Pool(min(jobs, len(tasks)), initializer=_quiet_worker) as pool:
+        yield pool.imap(_work, tasks, chunksize=4)
+
+
+def _work(task: Task) -> FileRecord:
+    """Pool worker: one file, migrated and written to its place in the staging folder
+    (``dst``; None when nothing is written, with --analyse)."""
+    path, rel, options, cache, dst = task
+    output, record = migrate_file(Path(path), rel, options, cache)
+    if dst is not None:
+        start = time.perf_counter()
+        target = Path(dst)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if record.status == FileStatus.CHANGED:
+            _write_entry(output, Path(path), target)
+        else:
+            _copy_entry(Path(path), target)
+        record.timings["write"] = time.perf_counter() - start
+    return record
+
+
+def _quiet_worker() -> None:
+    """Workers leave Ctrl-C to the parent (which stops the pool) and die silently when the
+    pool is terminated, instead of each printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _write_entry(output: bytes, src: Path, dst: Path) -> None:
+    try:
+        dst.write_bytes(output)
+        shutil.copystat(src, dst)
+    except OSError as exc:  # the output side: run() reports "cannot write"
+        raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
+
+
+def _copy_entry(src: Path, dst: Path) -> None:
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+        return
+    try:
+        shutil.copy2(src, dst)
+    except OSError as exc:
+        if exc.errno in _WRITE_ERRNOS:  # the output side: run() reports "cannot write"
+            raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
+        if str(exc.filename or src) != str(src):
+            raise
+        raise UserError(src, f"cannot read this file ({exc.strerror})") from exc
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
+
+
+def _link_note(src: Path, rel: str, root: Path, final_dir: Path) -> str | None:
+    """Links are recreated verbatim, never followed (no loops, nothing outside the input is
+    read). One that leads outside the input is worth a warning: its target is not migrated."""
+    target = os.readlink(src)
+    resolved = Path(os.path.realpath(src.parent / target))
+    if resolved == root or root in resolved.parents:
+        return None
+    note = f"{rel}: symbolic link kept as is, not followed: -> {target} leads outside the input"
+    from_output = Path(os.path.realpath((final_dir / rel).parent / target))
+    if not os.path.isabs(target) and from_output != resolved:
+        note += f" (from the output it resolves to {from_output}, not {resolved})"
+    return note + "; what it points to is not migrated"
+
+
+def _cuda_source_notice(src: Path, rel: str) -> Notice:
+    entry = load_tables().unsupported.cuda_file
+    with src.open("rb") as fh:
+        lines = sum(1 for _ in fh)
+    return Notice(
+        rel,
+        1,
+        category_rule(entry.category),
+        Severity.WARNING,
+        "CUDA source file: cannot run on the NPU",
+        api=src.name,
+        category=entry.category,
+        action=entry.action,
+        tip=entry.tip,
+        end_line=max(1, lines),
+    )
