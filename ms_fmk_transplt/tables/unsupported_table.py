@@ -84,11 +84,17 @@ def registered_op_namespaces(source: bytes) -> frozenset[str]:
 
 
 def checks_presence(source: bytes, name: str) -> bool:
-    """Whether the file tests an optionally imported name before use (``if fn is None:``,
-    ``if not fn:``, ``fn is not None and ...``): then its calls have a fallback."""
+    """Whether the file falls back when an optionally imported name is missing: an ``if``
+    testing it (``if fn is None:``, ``if not fn:``, ``if fn is not None:``) whose body does not
+    raise, or a boolean guard (``fn is not None and ...``, ``fn is None or ...``). An ``assert``
+    or an ``if`` that raises is no fallback: the call fails on the NPU all the same."""
     word = re.escape(name.encode())
-    pattern = rb"\b" + word + rb"\s+is\s+(?:not\s+)?None\b|\bif\s+(?:not\s+)?" + word + rb"\s*:"
-    return re.search(pattern, source) is not None
+    tests = rb"(?m)^[ \t]*(?:el)?if\b[^\n]*\b" + word + rb"\b[^\n#]*:[ \t]*(?:#[^\n]*)?\n?\s*(\S+)"
+    for match in re.finditer(tests, source):
+        if match.group(1) not in (b"raise", b"assert"):
+            return True
+    guard = rb"\b" + word + rb"\s+is\s+not\s+None\s+and\b|\b" + word + rb"\s+is\s+None\s+or\b"
+    return re.search(guard, source) is not None
 
 
 CUDA_EXTENSION_SUFFIX = "_cuda"  # top-level modules named so are compiled CUDA extensions
