@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from ms_fmk_transplt.engine.context import MigrationContext
+
+
+def subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node`` and every node below it, in visiting order (as ``ast.walk`` for the span
+    pass's concerns)."""
+    nodes: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            nodes.append(n)
+            return True
+
+    node.visit(Collect())
+    return nodes
 
 
 class Concern:

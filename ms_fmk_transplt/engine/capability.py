@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, subtree
 from ms_fmk_transplt.engine.spans.capability_spans import (
     PROBE_FIELDS,
     accelerator_choice,
@@ -15,18 +15,6 @@ from ms_fmk_transplt.engine.spans.capability_spans import (
     keep_probes,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
-
-
-def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
-    nodes: list[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nodes.append(n)
-            return True
-
-    node.visit(Collect())
-    return nodes
 
 
 class CapabilityProbes(Concern):
@@ -48,10 +36,10 @@ class CapabilityProbes(Concern):
             targets = [
                 n.value if isinstance(n, cst.Name) else n.attr.value
                 for t in node.targets
-                for n in _subtree(t.target)
+                for n in subtree(t.target)
                 if isinstance(n, (cst.Name, cst.Attribute))
             ]
-            accelerator_choice(self.ctx, targets, _subtree(node.value))
+            accelerator_choice(self.ctx, targets, subtree(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # sm = get_device_properties(d).multi_processor_count; if torch.version.hip: ...
@@ -72,8 +60,8 @@ class CapabilityProbes(Concern):
             return
         body = self.if_bodies.get(id(node))
         if body is not None:  # the test of an if (as the span pass sees it)
-            guard_of_probes(self.ctx, _subtree(node), _subtree(body), self.guarded)
-        nodes = _subtree(node)
+            guard_of_probes(self.ctx, subtree(node), subtree(body), self.guarded)
+        nodes = subtree(node)
         if isinstance(node, cst.Call) and keep_patch(
             self.ctx, node, nodes, lambda call: call, self.ctx.source
         ):

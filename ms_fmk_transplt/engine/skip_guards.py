@@ -8,7 +8,7 @@ import ast
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, subtree
 from ms_fmk_transplt.engine.cuda_only import statements_of
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import RULE, guarded_code
@@ -24,18 +24,6 @@ def _last_name(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return node.value if isinstance(node, cst.Name) else None
-
-
-def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
-    nodes: list[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nodes.append(n)
-            return True
-
-    node.visit(Collect())
-    return nodes
 
 
 class SkipGuards(Concern):
@@ -62,7 +50,7 @@ class SkipGuards(Concern):
             condition = skip_condition(call, _last_name)
             if condition is None or self.ctx.is_claimed(condition):
                 continue
-            nodes = _subtree(condition)  # type: ignore[arg-type]
+            nodes = subtree(condition)  # type: ignore[arg-type]
             if not asks_cuda(nodes, self.ctx.qname):
                 continue
             body = body or statements_of(node.body)
