@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.parse import DECODE_ERROR
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
@@ -44,13 +45,8 @@ def migrate_notebook(
         nb = json.loads(raw)
         cells = nb["cells"]
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        # BUG (left as is, behaviour unchanged): Tables has no ``parse``; an unreadable notebook
-        # raises AttributeError here and is reported as engine.internal_error (exit 1) instead of
-        # skipped with parse.decode_error. Fix: rule = DECODE_ERROR (engine/parse.py).
-        rule = tables.parse.decode_rule  # type: ignore[attr-defined]
-        return skipped(
-            path, data, 1, rule, f"not a readable notebook ({exc}); copied unchanged", tables
-        )
+        message = f"not a readable notebook ({exc}); copied unchanged"
+        return skipped(path, data, 1, DECODE_ERROR, message, tables)
     options = dataclasses.replace(options or EngineOptions(), insert_torch_npu=False)
     events: list[ChangeEvent] = []
     notices: list[Notice] = []

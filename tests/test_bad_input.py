@@ -323,3 +323,17 @@ def test_interrupted_zoo_keeps_finished_models(tmp_path: Path) -> None:
 
 def log_of_dir(folder: Path) -> str:
     return (folder / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
+
+
+def test_unreadable_notebook_is_skipped_and_reported(tmp_path: Path) -> None:
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "train.py").write_bytes(CUDA)
+    (src / "broken.ipynb").write_bytes(b'{"cells": [ not json')
+    code, output = migrate(src, tmp_path / "out")
+    assert code == 0, output
+    out = tmp_path / "out" / "proj_msft"
+    assert (out / "broken.ipynb").read_bytes() == b'{"cells": [ not json'  # copied unchanged
+    rows = (out / "unsupported_op.csv").read_text(encoding="utf-8").splitlines()
+    broken = [r for r in rows if r.startswith("broken.ipynb,")]
+    assert len(broken) == 1 and broken[0].endswith(",manual,parse.decode_error"), rows
