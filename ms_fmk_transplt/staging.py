@@ -55,6 +55,10 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
         _stopped(result, staging, f"stopped, cannot write {where} ({exc.strerror})")
         raise UserError(where, f"cannot write ({exc.strerror}); nothing was written") from exc
     except Exception as exc:
+        if INTERRUPTED.is_set():  # the signal's KeyboardInterrupt landed inside library code
+            # (a Condition's lock restore in multiprocessing) and surfaced as another error
+            log = _stopped(result, staging, f"interrupted by {_signal_name()}")
+            raise Interrupted(log) from exc
         what = f"{type(exc).__name__}: {exc}"
         log = _stopped(result, staging, f"stopped by an internal error ({what})", exc)
         raise InternalError(what, log) from exc

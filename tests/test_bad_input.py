@@ -175,6 +175,27 @@ def test_internal_error_stops_the_run_with_exit_3_and_a_log(tmp_path: Path, monk
     )
 
 
+def test_signal_that_surfaces_as_another_error_is_an_interruption(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """SIGTERM's KeyboardInterrupt raised inside a lock's restore in multiprocessing surfaces as
+    ``RuntimeError: release unlocked lock`` (seen in CI): still an interruption, exit 130."""
+    from ms_fmk_transplt import staging
+    from ms_fmk_transplt.report import unsupported_op as unsupported
+
+    def interrupted_then_broken(*_args) -> None:
+        staging.INTERRUPTED.set()  # what the signal handler does before raising
+        raise RuntimeError("release unlocked lock")
+
+    monkeypatch.setattr(unsupported, "write_xlsx", interrupted_then_broken)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.py").write_bytes(CUDA)
+    code, text = migrate(tmp_path / "p", tmp_path / "o")
+    assert code == 130, text
+    assert "internal error" not in text
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["p_msft.interrupted.log"]
+
+
 # --- real permissions and a real full disk --------------------------------------------------
 
 
