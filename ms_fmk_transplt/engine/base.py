@@ -7,6 +7,17 @@ import libcst as cst
 from ms_fmk_transplt.engine.context import MigrationContext
 
 
+def literal_value(node: cst.CSTNode) -> object:
+    """The value of a plain string literal (``str`` or ``bytes``), None for anything else or
+    a literal Python cannot evaluate (exotic escapes)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - exotic escapes: not a plain literal
+        return None
+
+
 def subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node`` and every node below it, in visiting order (as ``ast.walk`` for the span
     pass's concerns)."""

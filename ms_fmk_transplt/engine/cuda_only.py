@@ -12,7 +12,7 @@ import ast
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.spans.cuda_only_code import CUDA_VALUE
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
@@ -30,12 +30,7 @@ _EMPTY = cst.Module(body=[])
 
 
 def _is_cuda_string(node: cst.CSTNode) -> bool:
-    if not isinstance(node, cst.SimpleString):
-        return False
-    try:
-        value = node.evaluated_value
-    except Exception:  # noqa: BLE001 - exotic escapes are no device
-        return False
+    value = literal_value(node)
     return isinstance(value, str) and CUDA_VALUE.fullmatch(value) is not None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
     ACCELERATOR,
     ACCELERATOR_API,
@@ -29,13 +29,6 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
-
-
-def _value(node: cst.SimpleString) -> object:
-    try:
-        return node.evaluated_value
-    except Exception:  # noqa: BLE001 - exotic escapes: not a plain literal
-        return None
 
 
 class DeviceStrings(Concern):
@@ -93,7 +86,7 @@ class DeviceStrings(Concern):
         if body is not None and names_cuda_api(body):
             return self._dotted_name(original, updated, body)
         override = DEVICE_OVERRIDE.match(body) if body is not None and "=" in body else None
-        if override is not None and _value(original) == body:  # "device=cuda" (command line)
+        if override is not None and literal_value(original) == body:  # "device=cuda" (command line)
             new_body = body[: override.start(2)] + self.new + body[override.end(2) :]
             new = self.ctx.with_literal_body(updated, new_body)
             rule = self.ctx.rule_for(original, self.literal_rule)
@@ -102,10 +95,7 @@ class DeviceStrings(Concern):
             return new
         if body is None or not body.startswith(self.old):
             return updated
-        try:
-            value = original.evaluated_value
-        except Exception:  # noqa: BLE001 - exotic escapes: leave the literal alone
-            return updated
+        value = literal_value(original)  # None for exotic escapes: left alone
         if not isinstance(value, str) or not self.literal.match(value):
             return updated
         new = self.ctx.with_literal_body(updated, self.new + body[len(self.old) :])
@@ -122,10 +112,7 @@ class DeviceStrings(Concern):
     def _dotted_name(
         self, original: cst.SimpleString, updated: cst.SimpleString, body: str
     ) -> cst.SimpleString:
-        try:
-            value = original.evaluated_value
-        except Exception:  # noqa: BLE001 - exotic escapes: leave the literal alone
-            return updated
+        value = literal_value(original)  # None for exotic escapes: left alone
         npu = dotted_cuda_name(body, self.tables) if value == body else None
         if npu is None:
             return updated

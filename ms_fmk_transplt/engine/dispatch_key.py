@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.spans.dispatch_key_spans import (
     ENTRY,
     REGISTRARS,
@@ -15,15 +15,6 @@ from ms_fmk_transplt.engine.spans.dispatch_key_spans import (
     registered_key,
     registrar,
 )
-
-
-def _value(node: cst.BaseExpression) -> object:
-    if not isinstance(node, cst.SimpleString):
-        return None
-    try:
-        return node.evaluated_value
-    except Exception:  # noqa: BLE001 - exotic escapes name no dispatch key
-        return None
 
 
 class DispatchKeys(Concern):
@@ -40,7 +31,7 @@ class DispatchKeys(Concern):
             last = func.value
         if last not in REGISTRARS:
             return
-        key = registered_key([_value(a.value) for a in node.args])
+        key = registered_key([literal_value(a.value) for a in node.args])
         if key is not None:
             api = registrar(self.ctx.qname(func))
             self.ctx.unsupported(node, api, ENTRY, message(key), RULE)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.tables.unsupported_table import (
@@ -94,9 +94,7 @@ class Unsupported(Concern):
         if not names:
             return
         if names[0] == "import_module" and node.args:  # importlib.import_module("x_cuda")
-            first = node.args[0].value
-            if isinstance(first, cst.SimpleString):
-                self._imported_module(node, first.evaluated_value)
+            self._imported_module(node, literal_value(node.args[0].value))
             return
         if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
             return
