@@ -40,6 +40,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.spans.device_api_spans",
     "ms_fmk_transplt.engine.spans.device_strings_spans",
     "ms_fmk_transplt.engine.spans.distributed_spans",
+    "ms_fmk_transplt.engine.spans.expected_errors_spans",
     "ms_fmk_transplt.engine.spans.imports_spans",
     "ms_fmk_transplt.engine.spans.profiler_spans",
     "ms_fmk_transplt.engine.spans.tensor_methods_spans",

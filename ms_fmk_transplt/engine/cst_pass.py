@@ -22,6 +22,7 @@ from ms_fmk_transplt.engine.dispatch_key import DispatchKeys
 from ms_fmk_transplt.engine.distributed import Distributed
 from ms_fmk_transplt.engine.distributed_mode import DistributedMode
 from ms_fmk_transplt.engine.environment import Environment
+from ms_fmk_transplt.engine.expected_errors import ExpectedErrors
 from ms_fmk_transplt.engine.imports import Imports
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import parse
@@ -51,6 +52,7 @@ CONCERNS = (
     DeviceApi,
     TensorMethods,
     DeviceStrings,
+    ExpectedErrors,
     Distributed,
     Profiler,
     Environment,

@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.spans.command_overrides import override_offsets, shown_words
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
     ACCELERATOR,
     ACCELERATOR_API,
@@ -23,6 +24,7 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import (
     NOT_A_DEVICE,
     NOT_A_DEVICE_ENTRY,
     NOT_DEVICE_KEYWORDS,
+    OVERRIDE_MESSAGE,
     dotted_cuda_name,
     names_cuda_api,
 )
@@ -93,6 +95,8 @@ class DeviceStrings(Concern):
             message = f"device '{body}' -> npu"
             self.ctx.record(original, rule, message, updated.value, new.value)
             return new
+        if body is not None and "device=cuda" in body:
+            updated = self._command_line(original, updated, body)
         if body is None or not body.startswith(self.old):
             return updated
         value = literal_value(original)  # None for exotic escapes: left alone
@@ -121,12 +125,52 @@ class DeviceStrings(Concern):
         self.ctx.record(original, rule, f"'{body}' -> '{npu}'", updated.value, new.value)
         return new
 
+    def _command_line(
+        self, original: cst.SimpleString, updated: cst.SimpleString, body: str
+    ) -> cst.SimpleString:
+        offsets = override_offsets([body])
+        if not offsets:
+            return updated
+        before, after = shown_words([body], offsets, 0, self.new)
+        for _, offset in reversed(offsets):
+            body = body[:offset] + self.new + body[offset + len(self.old) :]
+        new = self.ctx.with_literal_body(updated, body)
+        rule = self.ctx.rule_for(original, self.literal_rule)
+        self.ctx.record(original, rule, OVERRIDE_MESSAGE, before, after)
+        return new
+
+    def _fstring_command_line(
+        self, original: cst.FormattedString, updated: cst.FormattedString
+    ) -> cst.FormattedString:
+        # one text part between two fields (LibCST merges text); "" where fields touch
+        texts: list[tuple[int, str]] = [(-1, "")]
+        for i, part in enumerate(updated.parts):
+            if isinstance(part, cst.FormattedStringText):
+                texts[-1] = (i, part.value)
+            else:
+                texts.append((-1, ""))
+        offsets = override_offsets([text for _, text in texts])
+        if not offsets:
+            return updated
+        parts = list(updated.parts)
+        for index, offset in offsets:
+            i, text = texts[index]
+            text = text[:offset] + self.new + text[offset + len(self.old) :]
+            parts[i] = cst.FormattedStringText(value=text)
+        new = updated.with_changes(parts=parts)
+        rule = self.ctx.rule_for(original, self.fstring_rule)
+        before, after = shown_words([text for _, text in texts], offsets, 0, self.new)
+        self.ctx.record(original, rule, OVERRIDE_MESSAGE, before, after)
+        return new
+
     def leave_FormattedString(
         self, original: cst.FormattedString, updated: cst.FormattedString
     ) -> cst.FormattedString:
         if id(original) in self.ctx.docstrings or "b" in updated.prefix.lower():
             return updated
         parts = updated.parts
+        if any(isinstance(p, cst.FormattedStringText) and "device=cuda" in p.value for p in parts):
+            return self._fstring_command_line(original, updated)
         if not parts or not isinstance(parts[0], cst.FormattedStringText):
             return updated
         text = parts[0].value

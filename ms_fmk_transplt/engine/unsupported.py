@@ -16,6 +16,7 @@ imports.py (rule device_api.no_npu_counterpart) with the tips of the same table.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as matchers
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
@@ -37,6 +38,7 @@ class Unsupported(Concern):
         self.device_calls = self.tables.int_device.device_calls
         self.guarded = 0  # depth of try-statements that catch ImportError
         self.optional_names: set[str] = set()  # names bound by such (optional) imports
+        self.probed: list[list[str]] = []  # per enclosing if: the names it tests with hasattr
         # op namespaces the file, or another module of the project, registers in Python
         self.own_ops = registered_op_namespaces(ctx.source) | project_op_namespaces(ctx.options)
         # identifiers that can occur in a reported API: anything else needs no name resolution
@@ -44,6 +46,21 @@ class Unsupported(Concern):
 
     def _registered(self, qualified: str) -> bool:
         return qualified.split(".")[2] in self.own_ops
+
+    # -- `X if hasattr(dist, "X") else None`: the NPU's torch lacks X, the other branch runs --
+    def visit_If(self, node: cst.If) -> None:
+        self.probed.append(hasattr_names(node.test))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        self.probed.pop()
+        return updated
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.probed.append(hasattr_names(node.test))
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.IfExp:
+        self.probed.pop()
+        return updated
 
     # -- optional imports: `try: import flash_attn / except ImportError: ...` have a fallback --
     def visit_Try(self, node: cst.Try) -> None:
@@ -79,11 +96,18 @@ class Unsupported(Concern):
         entry = self.table.reported_api(qn) if qn else None
         if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
+        if entry.action == "manual" and any(
+            entry.key.rsplit(".", 1)[-1] in names for names in self.probed
+        ):
+            entry = entry.probed()
         self.ctx.unsupported(node, qn, entry)
         self._cover(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._check_name(node)
+        private = self.table.private_attributes.get(node.attr.value)
+        if private is not None:  # storage._share_cuda_(): by its name, on any receiver
+            self.ctx.unsupported(node, "." + node.attr.value, private)
 
     def visit_Name(self, node: cst.Name) -> None:
         self._check_name(node)
@@ -123,7 +147,8 @@ class Unsupported(Concern):
 
     def _has_cuda_sources(self, node: cst.Call) -> bool:
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value in ("cuda_sources", "cuda_srcs"):
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            if keyword in self.table.cuda_build_keywords and not _false_or_none(arg.value):
                 return True
         suffixes = self.table.cuda_file_suffixes
         for string in _strings(node):
@@ -264,3 +289,19 @@ def _strings(node: cst.CSTNode) -> list[str]:
 
     node.visit(Collect())
     return [s.strip("'\"") for s in found]
+
+
+def _false_or_none(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in ("False", "None")
+
+
+def hasattr_names(test: cst.BaseExpression) -> list[str]:
+    """The attribute names an if's test checks with ``hasattr(x, "name")``."""
+    names = []
+    for call in matchers.findall(test, matchers.Call(func=matchers.Name("hasattr"))):
+        assert isinstance(call, cst.Call)
+        if len(call.args) == 2:
+            value = literal_value(call.args[1].value)
+            if isinstance(value, str):
+                names.append(value)
+    return names

@@ -36,6 +36,14 @@ class Entry:
             self, action="caveat", tip=f"optional import with an ImportError fallback; {self.tip}"
         )
 
+    def probed(self) -> Entry:
+        """The same entry where the file tests for the API first (``X if hasattr(dist,
+        "ProcessGroupNCCL") else None``): the NPU's torch build lacks it, so the other branch
+        runs; a caveat, not must-fix work."""
+        name = self.key.rsplit(".", 1)[-1]
+        tip = f'used behind hasattr(..., "{name}"), absent on the NPU: the other branch runs; '
+        return dataclasses.replace(self, action="caveat", tip=tip + self.tip)
+
 
 def _longest_dotted(entries: dict[str, Entry], name: str) -> Entry | None:
     """The entry of ``name`` itself, else of its longest dotted prefix that matches by prefix
@@ -143,6 +151,13 @@ class UnsupportedTable:
         self.builtin_op_namespaces = frozenset(ops["builtin_namespaces"])
         self.torch_ops = Entry("torch.ops", ops["category"], ops["action"], ops["tip"], prefix=True)
         self.cuda_file_suffixes = tuple(raw["cuda_file_suffixes"])
+        private = raw["private_attributes"]
+        self.private_attributes = {
+            name: Entry(name, private["category"], private["action"], private["tip"])
+            for name in private["names"]
+        }
+        # cpp_extension keywords that make a build a CUDA one (unless given False/None)
+        self.cuda_build_keywords = frozenset(raw["cuda_build_keywords"])
         self.cuda_file = Entry(
             "cuda source file", "custom_cuda_code", "manual", raw["cuda_file_tip"]
         )

@@ -8,6 +8,11 @@ import re
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.command_overrides import (
+    fstring_segments,
+    override_offsets,
+    shown_words,
+)
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -87,6 +92,7 @@ NOT_A_DEVICE_ENTRY = Entry(
 CUDA_PREFIX = "torch.cuda."
 # a config override on a command line (`tune run ... device=cuda`, `--device=cuda:0`)
 DEVICE_OVERRIDE = re.compile(r"(-{0,2}[A-Za-z_.]*device)=(cuda)(:\d+)?$")
+OVERRIDE_MESSAGE = "device override in a command line: device=cuda -> device=npu"
 # "torch.cuda.X", or a patch target through a module: "pkg.utils.torch.cuda.X"
 _DOTTED = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*)(torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
 
@@ -174,6 +180,8 @@ class DeviceStringsSpans(SpanConcern):
             after = self.ctx.token_text(part)
             self.ctx.record(part.lines, rule, f"device '{body}' -> npu", before, after)
             return
+        if body is not None and "device=cuda" in body:
+            self._command_line(part, body)
         if body is None or not body.startswith(self.old):
             return
         value = part.value
@@ -190,6 +198,17 @@ class DeviceStringsSpans(SpanConcern):
             before,
             self.ctx.token_text(part),
         )
+
+    def _command_line(self, part: StringPart, body: str) -> None:
+        offsets = override_offsets([body])
+        if not offsets:
+            return
+        for _, offset in offsets:
+            at = part.token.body_start + len(body[:offset].encode("utf-8"))
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(part.key, self.literal_rule)
+        before, after = shown_words([body], offsets, 0, self.new)
+        self.ctx.record(part.lines, rule, OVERRIDE_MESSAGE, before, after)
 
     def _dotted_name(self, part: StringPart, body: str) -> None:
         npu = dotted_cuda_name(body, self.tables) if part.value == body else None
@@ -216,6 +235,8 @@ class DeviceStringsSpans(SpanConcern):
             and isinstance(values[1], ast.FormattedValue)
         )
         if not whole_device:
+            if "device=cuda" in body:
+                self._fstring_command_line(node, token)
             return
         before = self.ctx.snippet(node)
         start = token.body_start
@@ -227,6 +248,19 @@ class DeviceStringsSpans(SpanConcern):
             before,
             self.ctx.snippet(node),
         )
+
+    def _fstring_command_line(self, node: ast.JoinedStr, token) -> None:
+        segments = fstring_segments(token.body)
+        offsets = override_offsets([text for _, text in segments])
+        if not offsets:
+            return
+        for index, offset in offsets:
+            at = token.body_start + len(token.body[: segments[index][0] + offset].encode("utf-8"))
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(node, self.fstring_rule)
+        texts = [text for _, text in segments]
+        before, after = shown_words(texts, offsets, 0, self.new)
+        self.ctx.record(self.ctx.lines(node), rule, OVERRIDE_MESSAGE, before, after)
 
     # -- integer device indices -----------------------------------------------------------
     def is_int_device(self, node: ast.AST) -> bool:

@@ -29,6 +29,7 @@ from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
 from ms_fmk_transplt.engine.spans.dispatch_key_spans import DispatchKeySpans
 from ms_fmk_transplt.engine.spans.distributed_spans import DistributedSpans
 from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
+from ms_fmk_transplt.engine.spans.expected_errors_spans import ExpectedErrorsSpans
 from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
@@ -54,6 +55,7 @@ SPAN_CONCERNS = (
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,
+    ExpectedErrorsSpans,
     DistributedSpans,
     ProfilerSpans,
     EnvironmentSpans,

@@ -97,11 +97,27 @@ class UnsupportedSpans(SpanConcern):
         entry = self.table.reported_api(qn) if qn else None
         if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
+        if entry.action == "manual" and entry.key.rsplit(".", 1)[-1] in self._probed():
+            entry = entry.probed()
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
 
+    def _probed(self) -> set[str]:
+        """Attributes tested by ``hasattr(x, "name")`` in the ifs around the current node."""
+        unit = self.ctx.unit
+        around = [*(unit.ancestors if unit else ()), *self.ctx.stack]
+        return {
+            name
+            for node in around
+            if isinstance(node, (ast.If, ast.IfExp))
+            for name in hasattr_names(node.test)
+        }
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_name(node)
+        private = self.table.private_attributes.get(node.attr)
+        if private is not None:  # storage._share_cuda_(): by its name, on any receiver
+            self.ctx.unsupported(self.ctx.lines(node), "." + node.attr, private)
 
     def visit_Name(self, node: ast.Name) -> None:
         self._check_name(node)
@@ -139,7 +155,7 @@ class UnsupportedSpans(SpanConcern):
 
     def _has_cuda_sources(self, node: ast.Call) -> bool:
         for arg in source_args(node):
-            if arg.keyword in ("cuda_sources", "cuda_srcs"):
+            if arg.keyword in self.table.cuda_build_keywords and not _false_or_none(arg.value):
                 return True
         suffixes = self.table.cuda_file_suffixes
         return any(s.endswith(suffixes) for s in self.ctx.strings_in(node, updated=False))
@@ -228,3 +244,21 @@ class UnsupportedSpans(SpanConcern):
                     self.ctx.snippet(value, parent),
                     self.table.dynamic_device,
                 )
+
+
+def _false_or_none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value in (False, None)
+
+
+def hasattr_names(test: ast.expr) -> list[str]:
+    """The attribute names an if's test checks with ``hasattr(x, "name")``."""
+    return [
+        call.args[1].value
+        for call in ast.walk(test)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "hasattr"
+        and len(call.args) == 2
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    ]
