@@ -3,16 +3,21 @@ explained in engine/spans/capability_spans.py, the span pass's counterpart)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, subtree
 from ms_fmk_transplt.engine.spans.capability_spans import (
     PROBE_FIELDS,
     accelerator_choice,
+    exits_early,
     guard_of_probes,
     hinted,
     keep_patch,
     keep_probes,
+    negates_available,
+    probed_variables,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 
@@ -25,13 +30,33 @@ class CapabilityProbes(Concern):
         )
         self.active = hinted(ctx.source) or self.active_accelerator
         self.guarded: set[int] = set()
-        self.if_bodies: dict[int, cst.BaseSuite] = {}  # id(if test) -> its body
+        self.if_bodies: dict[int, list[cst.CSTNode]] = {}  # id(if test) -> what it guards
+        self.variables = probed_variables(ctx.source) if self.active else frozenset()
 
     def visit_If(self, node: cst.If) -> None:
-        if self.active:
-            self.if_bodies[id(node.test)] = node.body
+        if self.active and id(_test_of(node)) not in self.if_bodies:
+            self.if_bodies[id(_test_of(node))] = subtree(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._early_exits(node.body)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._early_exits(node.body)
+
+    def _early_exits(self, block: Sequence[cst.BaseStatement]) -> None:
+        """``if not torch.cuda.is_available(): return`` guards the statements after it."""
+        if not self.active:
+            return
+        for i, stmt in enumerate(block):
+            if not isinstance(stmt, cst.If) or not exits_early(subtree(stmt.body)):
+                continue
+            if negates_available(subtree(stmt.test), self.ctx.qname):
+                after = [n for later in block[i + 1 :] for n in subtree(later)]
+                self.if_bodies[id(_test_of(stmt))] = after
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
+            keep_probes(self.ctx, subtree(node), lambda call: call, self.guarded, self.variables)
         if self.active_accelerator:
             targets = [
                 n.value if isinstance(n, cst.Name) else n.attr.value
@@ -60,10 +85,18 @@ class CapabilityProbes(Concern):
             return
         body = self.if_bodies.get(id(node))
         if body is not None:  # the test of an if (as the span pass sees it)
-            guard_of_probes(self.ctx, subtree(node), subtree(body), self.guarded)
+            guard_of_probes(self.ctx, subtree(node), body, self.guarded, self.variables)
         nodes = subtree(node)
         if isinstance(node, cst.Call) and keep_patch(
             self.ctx, node, nodes, lambda call: call, self.ctx.source
         ):
             return
-        keep_probes(self.ctx, nodes, lambda call: call, self.guarded)
+        keep_probes(self.ctx, nodes, lambda call: call, self.guarded, self.variables)
+
+
+def _test_of(node: cst.If) -> cst.BaseExpression:
+    """An if's test, under a ``not`` (``if not torch.cuda.is_available(): return``)."""
+    test = node.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    return test

@@ -23,6 +23,7 @@ from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
@@ -163,6 +164,9 @@ def _finish(
     notices = done.notices
     ignored = ignored_lines(source) if done.events or notices else {}
     comments = set(ignored)  # lines whose ignore comment gets a note (optout.ignore)
+    if done.events or notices:  # the CUDA arm of a chain with an NPU arm stays as written
+        for line in cuda_arm_lines(source):
+            ignored.setdefault(line, None)
     if options.select or options.ignore:
         ignored = _with_selection(ignored, done.events, notices, options)
     if ignored:

@@ -19,6 +19,8 @@ BASE_TRIGGERS = (
     b"cpp_extension",
     b"CUDA",
     b"CUBLAS",
+    b"autocast_gpu",  # torch.get_autocast_gpu_dtype(): the CUDA autocast state
+    b"is_autocast_enabled()",
 )
 
 

@@ -126,7 +126,7 @@ class Unsupported(Concern):
         if not qn or self.ctx.is_claimed(node.func):
             return
         entry = self.table.api(qn)
-        if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
+        if entry is not None and entry.when is not None and self._applies(entry.when, node):
             self.ctx.unsupported(node.func, qn, entry)
             return
         module_entry = self.table.module(qn)
@@ -144,6 +144,12 @@ class Unsupported(Concern):
         entry = self.table.module(module)
         if entry is not None:
             self.ctx.unsupported(node, module, entry)
+
+    def _applies(self, when: str, node: cst.Call) -> bool:
+        """Whether a call meets its entry's condition: a CUDA build, or no arguments."""
+        if when == "no_args":
+            return not node.args
+        return when == "cuda_sources" and self._has_cuda_sources(node)
 
     def _has_cuda_sources(self, node: cst.Call) -> bool:
         for arg in node.args:
@@ -204,6 +210,8 @@ class Unsupported(Concern):
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if self.ctx.is_claimed(original):
+            return updated  # kept as it is on purpose (a capability probe's torch.device("cuda"))
         func = original.func
         is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
         names = self.ctx.names_in(func)

@@ -156,6 +156,7 @@ class UnsupportedTable:
             name: Entry(name, private["category"], private["action"], private["tip"])
             for name in private["names"]
         }
+        self.when_leaves = frozenset(k.rsplit(".", 1)[-1] for k, e in self.apis.items() if e.when)
         # cpp_extension keywords that make a build a CUDA one (unless given False/None)
         self.cuda_build_keywords = frozenset(raw["cuda_build_keywords"])
         self.cuda_file = Entry(
@@ -185,7 +186,7 @@ class UnsupportedTable:
     def may_call_module(self, names: Sequence[str], bound: str) -> bool:
         """Whether a call (its function's identifiers, last first) can be one to report:
         ``load``/``load_inline`` of cpp_extension, or a call into a listed library."""
-        if names[0] in ("load", "load_inline"):
+        if names[0] in self.when_leaves:  # load(...), is_autocast_enabled(): checked at calls
             return True
         if bound and self.module(bound.split(".")[0]) is not None:
             return True

@@ -31,6 +31,8 @@ BASE_WORDS = (
     "nvtx",
     "ops",  # torch.ops.<extension>
     "cpp_extension",
+    "autocast_gpu",  # torch.get_autocast_gpu_dtype(): the CUDA autocast state
+    "is_autocast_enabled",
 )
 TO_CALL = rb"\.\s*to\b"  # x.to(local_rank)
 

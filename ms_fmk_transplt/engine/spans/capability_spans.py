@@ -169,13 +169,15 @@ def assigns_accelerator(body: list) -> bool:
     return False
 
 
-def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
+def guard_of_probes(
+    ctx, test: list, body: list, guarded: set[int], variables: frozenset[str] = frozenset()
+) -> None:
     """``if torch.cuda.is_available(): ... probe ...`` (or ``accelerator = "cuda"``, kept by
     device_strings.not_a_device): the test is part of what is kept -- on torch.cuda too
     (claimed), or the migrated branch would run the kept code on an NPU host, where it fails;
     the probes of the body are then guarded (``guarded``: their ids). Under ``if
     torch.version.hip:`` probes are guarded too: that branch never runs on an NPU host."""
-    found = probe_calls(body, ctx.qname)
+    found = probe_calls(body, ctx.qname, variables)
     if checks_available(test, ctx.qname):
         if found or assigns_accelerator(body):
             for node in test:
@@ -185,10 +187,11 @@ def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
         guarded.update(id(call) for call in found)
 
 
-def probe_calls(nodes, qname) -> list:
+def probe_calls(nodes, qname, variables: frozenset[str] = frozenset()) -> list:
     """The probe calls among ``nodes`` (either tree; qname: the pass's name resolution):
     ``get_device_capability(...)`` and ``get_device_properties(...)`` read for an
-    architecture field (``.major``; not ``.total_memory``, which the NPU has)."""
+    architecture field (``.major``; not ``.total_memory``, which the NPU has), also through a
+    variable (``props = get_device_properties(d)`` with ``props.major`` in the file)."""
     found = []
     for n in nodes:
         kind = type(n).__name__
@@ -198,14 +201,69 @@ def probe_calls(nodes, qname) -> list:
             inner = n.value
             if type(inner).__name__ == "Call" and (qname(inner.func) or "") == PROPERTIES:
                 found.append(inner)
+        elif kind == "Assign" and variables and _assigned_names(n) & variables:
+            value = n.value
+            if type(value).__name__ == "Call" and (qname(value.func) or "") == PROPERTIES:
+                found.append(value)
     return found
 
 
-def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
+def _assigned_names(node) -> set[str]:
+    """The plain names an assignment (either tree) binds."""
+    targets = [getattr(t, "target", t) for t in node.targets]
+    return {getattr(t, "id", None) or getattr(t, "value", "") for t in targets} - {""}
+
+
+_PROPERTIES_VARIABLE = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*[\w.]*get_device_properties\(")
+
+
+def probed_variables(source: bytes) -> frozenset[str]:
+    """Names assigned ``get_device_properties(...)`` whose architecture fields the file reads
+    (``props.major``): those calls are probes as much as ``get_device_properties(d).major``."""
+    if b"get_device_properties" not in source:
+        return frozenset()
+    found = set()
+    for name in set(_PROPERTIES_VARIABLE.findall(source)):
+        fields = (
+            rb"\b"
+            + re.escape(name)
+            + rb"\.(?:"
+            + rb"|".join(f.encode() for f in sorted(PROBE_FIELDS))
+            + rb")\b"
+        )
+        if re.search(fields, source):
+            found.add(name.decode())
+    return frozenset(found)
+
+
+def negates_available(nodes, qname) -> bool:
+    """``not torch.cuda.is_available()`` among ``nodes`` (either tree)."""
+    for n in nodes:
+        kind = type(n).__name__
+        if kind == "UnaryOp" and type(n.op).__name__ == "Not":
+            operand = n.operand
+        elif kind == "UnaryOperation" and type(n.operator).__name__ == "Not":
+            operand = n.expression
+        else:
+            continue
+        if type(operand).__name__ == "Call" and (qname(operand.func) or "") == AVAILABLE:
+            return True
+    return False
+
+
+def exits_early(body: list) -> bool:
+    """``if not torch.cuda.is_available(): return``: a body (its nodes, either tree) that
+    leaves the function, so the statements after the ``if`` are what it guards."""
+    return any(type(n).__name__ in ("Return", "Raise") for n in body)
+
+
+def keep_probes(
+    ctx, nodes: list, where, guarded: set[int], variables: frozenset[str] = frozenset()
+) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
     other rule migrates any of it, and record a row per probe (``where(call)``: its position
     as the pass's context takes it; ``guarded``: ids of probes an enclosing ``if`` guards)."""
-    found = probe_calls(nodes, ctx.qname)
+    found = probe_calls(nodes, ctx.qname, variables)
     if not found:
         return
     for inner in nodes:
@@ -228,8 +286,13 @@ class CapabilitySpans(SpanConcern):
         )
         self.active = hinted(ctx.source.data) or self.active_accelerator
         self.guarded: set[int] = set()
+        self.variables = probed_variables(ctx.source.data) if self.active else frozenset()
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
+            keep_probes(
+                self.ctx, list(ast.walk(node)), self.ctx.lines, self.guarded, self.variables
+            )
         if self.active_accelerator:
             targets = [
                 n.id if isinstance(n, ast.Name) else n.attr
@@ -257,9 +320,13 @@ class CapabilitySpans(SpanConcern):
         if not self.active or self.ctx.is_claimed(node):
             return
         unit = self.ctx.unit
-        if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
+        if unit.header and isinstance(unit.node, ast.If) and _test_of(unit.node) is node:
             body = [n for stmt in unit.node.body for n in ast.walk(stmt)]
-            guard_of_probes(self.ctx, list(ast.walk(node)), body, self.guarded)
+            test = list(ast.walk(unit.node.test))
+            if exits_early(body) and negates_available(test, self.ctx.qname):
+                # `if not torch.cuda.is_available(): return`: it guards the statements after it
+                body = [n for stmt in self._after(unit) for n in ast.walk(stmt)]
+            guard_of_probes(self.ctx, list(ast.walk(node)), body, self.guarded, self.variables)
         nodes = list(ast.walk(node))
         if isinstance(node, ast.Call) and keep_patch(
             self.ctx, node, nodes, self.ctx.lines, self.ctx.source.data
@@ -272,4 +339,20 @@ class CapabilitySpans(SpanConcern):
                 node is n for s in outer.body for n in ast.walk(s)
             ):
                 guard_of_probes(self.ctx, list(ast.walk(outer.test)), nodes, self.guarded)
-        keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded)
+        keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded, self.variables)
+
+    @staticmethod
+    def _after(unit) -> list[ast.stmt]:
+        """The statements after the unit's own in the block that holds it."""
+        parent = unit.ancestors[-1] if unit.ancestors else None
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None) if parent is not None else None
+            if isinstance(block, list) and unit.node in block:
+                return block[block.index(unit.node) + 1 :]
+        return []
+
+
+def _test_of(node: ast.If) -> ast.expr:
+    """An if's test, under a ``not`` (``if not torch.cuda.is_available(): return``)."""
+    test = node.test
+    return test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test

@@ -6,9 +6,11 @@ Device-agnostic code often lists every device itself: ``if name == "cuda": ... e
 beside ``NPU = ("npu", "NPU", "hccl")``, a dict with both keys. Rewriting its ``"cuda"`` would
 add a second NPU arm that shadows the one written for the NPU (the first match wins) and remove
 the CUDA one. Option names are not devices either: ``{"cuda": cuda}`` (a flag named ``cuda``).
-These literals are found on the stdlib tree of the whole file and kept as they are. (A key read
-back with ``cfg.pop("cuda")`` or ``CONFIG["cuda"]`` is not kept: the dict it reads may be built
-in another file, with ``"cuda"`` as a device key that is migrated there.)
+Nor is a key among other names that are not devices: ``{"torch": ..., "cuda":
+torch.cuda.get_rng_state()}`` (a GPU checkpoint has that key), with its reads ``state["cuda"]``
+in the same file. These literals are found on the stdlib tree of the whole file and kept as they
+are. (Elsewhere a key read back with ``cfg.pop("cuda")`` or ``CONFIG["cuda"]`` is not kept: the
+dict it reads may be built in another file, with ``"cuda"`` as a device key migrated there.)
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
+# keys that make a dict one keyed by device type (its "cuda" is a device, migrated)
+DEVICE_NAMES = frozenset({"cpu", "cuda", "npu", "mps", "xla", "xpu", "hpu", "meta", "mlu", "ipu"})
 _HINT = re.compile(rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:")
 
 Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the source
@@ -33,11 +37,11 @@ def _strings(node: ast.AST | None) -> list[ast.Constant]:
 
 
 def _cuda(nodes: list[ast.Constant]) -> list[ast.Constant]:
-    return [n for n in nodes if CUDA_STRING.fullmatch(n.value)]
+    return [n for n in nodes if CUDA_STRING.fullmatch(n.value.removesuffix(":"))]
 
 
 def _names_npu(nodes: list[ast.Constant]) -> bool:
-    return any(n.value in NPU_STRINGS for n in nodes)
+    return any(n.value.removesuffix(":") in NPU_STRINGS for n in nodes)
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:
@@ -49,11 +53,15 @@ def _chain_tests(node: ast.If) -> list[ast.expr]:
 
 
 def _compared(test: ast.expr) -> list[ast.Constant]:
+    """The strings a test compares with: ``x == "cuda"``, ``x.startswith("cuda:")``."""
     found: list[ast.Constant] = []
     for node in ast.walk(test):
         if isinstance(node, ast.Compare):
             for side in (node.left, *node.comparators):
                 found.extend(_strings(side))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("startswith", "endswith"):
+                found.extend(s for arg in node.args for s in _strings(arg))
     return found
 
 
@@ -71,8 +79,36 @@ def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
     ]
 
 
+def _state_key(node: ast.Dict) -> list[ast.Constant]:
+    """``{"torch": get_rng_state(), "cuda": torch.cuda.get_rng_state()}``: "cuda" names an
+    entry among other names, none a device; a checkpoint written on a GPU has that key."""
+    keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    cuda = [k for k in keys if k.value == "cuda"]
+    if cuda and len(keys) >= 2 and not any(k.value in DEVICE_NAMES for k in keys if k not in cuda):
+        return cuda
+    return []
+
+
+def _state_reads(tree: ast.Module) -> list[ast.Constant]:
+    """``state["cuda"]``, ``state.get("cuda")``: reads of such a key (kept with it)."""
+    found = []
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("get", "pop", "setdefault") and node.args:
+                key = node.args[0]
+        if isinstance(key, ast.Constant) and key.value == "cuda":
+            found.append(key)
+    return found
+
+
 def _kept(tree: ast.Module) -> list[ast.Constant]:
     kept: list[ast.Constant] = []
+    state_keys = [k for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in _state_key(n)]
+    if state_keys:  # the dict is built here, so its reads here name the same key
+        kept.extend(state_keys + _state_reads(tree))
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             compared = [s for t in _chain_tests(node) for s in _compared(t)]
@@ -158,6 +194,39 @@ def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Ke
     except (SyntaxError, ValueError):
         return frozenset()
     return _positions(_accelerator_literals(tree), source, characters)
+
+
+@lru_cache(maxsize=8)
+def cuda_arm_lines(source: bytes) -> frozenset[int]:
+    """Lines of the CUDA arm of an if-chain that has an NPU arm of its own (``if device_type ==
+    "cuda": return torch.cuda.is_available() elif device_type == "npu": ...``): that arm runs
+    only on a GPU, so it stays as written; migrating it would shadow the NPU arm's work."""
+    if _HINT.search(source) is None or b"cuda" not in source:
+        return frozenset()
+    try:
+        tree = tree_of(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        arms = _chain_arms(node)
+        if not _names_npu([s for test, _ in arms for s in _compared(test)]):
+            continue
+        for test, body in arms:
+            if _cuda(_compared(test)) and body:
+                last = body[-1].end_lineno or body[-1].lineno
+                lines.update(range(body[0].lineno, last + 1))
+    return frozenset(lines)
+
+
+def _chain_arms(node: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]]:
+    arms = [(node.test, node.body)]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        arms.append((node.test, node.body))
+    return arms
 
 
 def _positions(nodes: list[ast.Constant], source: bytes, characters: bool) -> frozenset[Key]:

@@ -141,7 +141,7 @@ class UnsupportedSpans(SpanConcern):
         if not qn or self.ctx.is_claimed(node.func):
             return
         entry = self.table.api(qn)
-        if entry is not None and entry.when == "cuda_sources" and self._has_cuda_sources(node):
+        if entry is not None and entry.when is not None and self._applies(entry.when, node):
             self.ctx.unsupported(self.ctx.lines(node.func), qn, entry)
             return
         module_entry = self.table.module(qn)
@@ -152,6 +152,12 @@ class UnsupportedSpans(SpanConcern):
             self.ctx.unsupported(self.ctx.lines(node.func), qn, module_entry)
             self.covered.add(id(node.func))
             self._cover(node.func)
+
+    def _applies(self, when: str, node: ast.Call) -> bool:
+        """Whether a call meets its entry's condition: a CUDA build, or no arguments."""
+        if when == "no_args":
+            return not node.args and not node.keywords
+        return when == "cuda_sources" and self._has_cuda_sources(node)
 
     def _has_cuda_sources(self, node: ast.Call) -> bool:
         for arg in source_args(node):
@@ -211,6 +217,8 @@ class UnsupportedSpans(SpanConcern):
         return self._foreign_call[1]
 
     def leave_Call(self, node: ast.Call) -> None:
+        if self.ctx.is_claimed(node):
+            return  # kept as it is on purpose (a capability probe's torch.device("cuda"))
         func = node.func
         is_to = isinstance(func, ast.Attribute) and func.attr == "to"
         is_device = self.ctx.last_name(func) == "device"
