@@ -28,11 +28,13 @@ RULE = declare(
     "unchanged pattern no longer matches. The lowercase word `cuda` (alone or as `cuda:N`) in "
     "the pattern of `pytest.raises`/`pytest.warns` (`match=`) and of unittest's "
     "`assertRaisesRegex`/`assertWarnsRegex` becomes `npu`; `CUDA`, `torch.cuda` and names such "
-    "as `cuda_graphs` are left.",
+    "as `cuda_graphs` are left, and so is a quoted `'cuda'`: a value the code names in its own "
+    "text (`accelerator='cuda'`).",
     caveat="the pattern now expects npu: check that the message comes from the device (a "
     "device string or a device_type variable), not from the code's own text about CUDA",
 )
-WORD = re.compile(r"(?<![A-Za-z0-9_.\-/])cuda(?![A-Za-z0-9_])")
+# the word alone or as cuda:N; not quoted ('cuda' is a value the code names in its own text)
+WORD = re.compile(r"(?<![A-Za-z0-9_.\-/'\"])cuda(?![A-Za-z0-9_'\"])")
 PYTEST_CHECKS = frozenset({"pytest.raises", "pytest.warns"})
 UNITTEST_CHECKS = frozenset({"assertRaisesRegex", "assertRaisesRegexp", "assertWarnsRegex"})
 AROUND = 3  # words shown on either side of the changed one

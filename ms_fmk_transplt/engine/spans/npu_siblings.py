@@ -24,7 +24,9 @@ from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
 # keys that make a dict one keyed by device type (its "cuda" is a device, migrated)
-DEVICE_NAMES = frozenset({"cpu", "cuda", "npu", "mps", "xla", "xpu", "hpu", "meta", "mlu", "ipu"})
+DEVICE_NAMES = frozenset(
+    {"cpu", "cuda", "npu", "mps", "xla", "xpu", "hpu", "meta", "mlu", "ipu", "neuron", "tpu", "gpu"}
+)
 _HINT = re.compile(rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:")
 
 Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the source
@@ -80,13 +82,22 @@ def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
 
 
 def _state_key(node: ast.Dict) -> list[ast.Constant]:
-    """``{"torch": get_rng_state(), "cuda": torch.cuda.get_rng_state()}``: "cuda" names an
-    entry among other names, none a device; a checkpoint written on a GPU has that key."""
+    """``{"torch": get_rng_state(), "cuda": torch.cuda.get_rng_state()}``: "cuda" names the
+    CUDA module's entry among other names, none a device; a GPU checkpoint has that key."""
     keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-    cuda = [k for k in keys if k.value == "cuda"]
+    cuda = [
+        k
+        for k, v in zip(node.keys, node.values)
+        if k in keys and k.value == "cuda" and _reads_torch_cuda(v)
+    ]
     if cuda and len(keys) >= 2 and not any(k.value in DEVICE_NAMES for k in keys if k not in cuda):
         return cuda
     return []
+
+
+def _reads_torch_cuda(value: ast.expr) -> bool:
+    """A value taken from the CUDA module (``torch.cuda.get_rng_state()``): a snapshot of it."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "cuda" for n in ast.walk(value))
 
 
 def _state_reads(tree: ast.Module) -> list[ast.Constant]:
