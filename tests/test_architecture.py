@@ -14,16 +14,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ms_fmk_transplt"
 
-# Cycles inside the engine that were there before this test (mutual imports between concern
-# modules, most of them under TYPE_CHECKING or inside functions). They are listed so that no new
-# one appears; remove an entry when its cycle is broken.
-KNOWN_ENGINE_CYCLES = [
-    {"engine.scope_bindings", "engine.scopes"},
-    {"engine.spans.span_context", "engine.spans.span_strings"},
-    {"engine.cst_pass", "engine.migrate", "engine.rank_zero_guards"},
-]
-
-
 def _modules() -> dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
@@ -100,9 +90,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_the_package_imports_have_no_cycle() -> None:
-    cycles = _cycles(_graph())
-    new = [sorted(c) for c in cycles if c not in KNOWN_ENGINE_CYCLES]
-    assert not new, f"import cycles: {new}"
+    cycles = [sorted(c) for c in _cycles(_graph())]
+    assert not cycles, f"import cycles: {cycles}"
 
 
 def test_nothing_below_the_pipeline_imports_it() -> None:

@@ -26,8 +26,8 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.existing_distributed import existing_setup, is_converted
-from ms_fmk_transplt.engine.migrate import kept_rule, matches
 from ms_fmk_transplt.engine.model_wraps import calls_in
+from ms_fmk_transplt.engine.options import kept_rule, matches
 from ms_fmk_transplt.engine.optout import ignored_lines
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.rule_catalog import declare
