@@ -58,7 +58,7 @@ def migrate_main(
     )
     output, record = migrate_file(project.root / main_rel, main_rel, options)
     # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
-    from ms_fmk_transplt.engine.distributed_mode import NO_DATALOADER
+    from ms_fmk_transplt.engine.distributed_plan import NO_DATALOADER
 
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(

@@ -22,7 +22,7 @@ from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 # every module that calls declare(...)
 DECLARING_MODULES = (
     "ms_fmk_transplt.engine.advice",
-    "ms_fmk_transplt.engine.distributed_mode",
+    "ms_fmk_transplt.engine.distributed_plan",
     "ms_fmk_transplt.engine.existing_distributed",
     "ms_fmk_transplt.engine.environment_keys",
     "ms_fmk_transplt.engine.guards",

@@ -5,7 +5,6 @@ input) is listed as failed; the others go on."""
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import os
@@ -23,6 +22,7 @@ from ms_fmk_transplt.pipeline import run
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
+from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import open_work, run_buckets
 
 HEADER = (
@@ -167,10 +167,7 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
 def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
-    with csv_path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HEADER)
-        writer.writerows(rows)
+    write_rows(csv_path, HEADER, rows)
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
     _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"

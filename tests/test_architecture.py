@@ -14,15 +14,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ms_fmk_transplt"
 
-# Cycles inside the engine that were there before this test (mutual imports between concern
-# modules, most of them under TYPE_CHECKING or inside functions). They are listed so that no new
-# one appears; remove an entry when its cycle is broken.
-KNOWN_ENGINE_CYCLES = [
-    {"engine.scope_bindings", "engine.scopes"},
-    {"engine.spans.span_context", "engine.spans.span_strings"},
-    {"engine.cst_pass", "engine.migrate", "engine.rank_zero_guards"},
-]
-
 
 def _modules() -> dict[str, Path]:
     out = {}
@@ -100,9 +91,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_the_package_imports_have_no_cycle() -> None:
-    cycles = _cycles(_graph())
-    new = [sorted(c) for c in cycles if c not in KNOWN_ENGINE_CYCLES]
-    assert not new, f"import cycles: {new}"
+    cycles = [sorted(c) for c in _cycles(_graph())]
+    assert not cycles, f"import cycles: {cycles}"
 
 
 def test_nothing_below_the_pipeline_imports_it() -> None:
@@ -117,17 +107,12 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
-# engine/base.py (the LibCST pass's Concern) and engine/spans/base.py (the span pass's): renaming
-# either touches some thirty engine modules under active edit; to be done after that work merges.
-KNOWN_DUPLICATE_NAMES = {"base"}
-
-
 def test_no_module_name_appears_twice() -> None:
     names: dict[str, list[str]] = {}
     for module in _modules():
         names.setdefault(module.split(".")[-1], []).append(module)
     twice = {n: sorted(m) for n, m in names.items() if len(m) > 1 and n != ""}
-    assert set(twice) <= KNOWN_DUPLICATE_NAMES, f"one name, several modules: {twice}"
+    assert not twice, f"one name, several modules: {twice}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from ms_fmk_transplt.engine.base import literal_value
+
 _READS = frozenset({"get", "keys", "items", "values", "copy"})
 _DEPTH = 4  # dicts updated from dicts updated from ...: deeper is unknown
 
@@ -102,10 +104,8 @@ def _literal_values(statements, node: cst.CSTNode, depth: int) -> dict[str, list
 
 
 def _string(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    value = literal_value(node)
+    return value if isinstance(value, str) else None
 
 
 class _Uses(cst.CSTVisitor):

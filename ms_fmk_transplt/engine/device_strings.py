@@ -53,7 +53,7 @@ class DeviceStrings(Concern):
     def visit_Arg(self, node: cst.Arg) -> None:
         keyword = node.keyword.value if node.keyword is not None else None
         if keyword in NOT_DEVICE_KEYWORDS and isinstance(node.value, cst.SimpleString):
-            value = node.value.evaluated_value
+            value = literal_value(node.value)  # None for exotic escapes: no device either
             if isinstance(value, str) and self.literal.match(value):
                 self.ctx.claim(node.value)
                 message = f'{keyword}="{value}": not a torch device; left unchanged'

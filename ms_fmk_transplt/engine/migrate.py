@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from ms_fmk_transplt.engine.guards import LIMIT, refusal, too_large
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip_file_line
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.skipped_file import skipped
@@ -196,17 +196,6 @@ def _finish(
         for n in notices
     ]
     return FileResult(path, FileStatus.CHANGED, output, events=events, notices=notices)
-
-
-def matches(rule: str, patterns: tuple[str, ...] | frozenset[str]) -> bool:
-    """A rule id matches an id or an id prefix ("device_strings" matches device_strings.*)."""
-    return any(rule == p or rule.startswith(p + ".") for p in patterns)
-
-
-def kept_rule(rule: str, options: EngineOptions) -> bool:
-    """Whether --select / --ignore keep this rule's changes and rows."""
-    chosen = not options.select or matches(rule, options.select)
-    return chosen and not matches(rule, options.ignore)
 
 
 def _with_selection(

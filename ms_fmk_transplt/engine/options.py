@@ -31,3 +31,14 @@ class EngineOptions:
 
 
 DEFAULT_OPTIONS = EngineOptions()
+
+
+def matches(rule: str, patterns: tuple[str, ...] | frozenset[str]) -> bool:
+    """A rule id matches an id or an id prefix ("device_strings" matches device_strings.*)."""
+    return any(rule == p or rule.startswith(p + ".") for p in patterns)
+
+
+def kept_rule(rule: str, options: EngineOptions) -> bool:
+    """Whether --select / --ignore keep this rule's changes and rows."""
+    chosen = not options.select or matches(rule, options.select)
+    return chosen and not matches(rule, options.ignore)

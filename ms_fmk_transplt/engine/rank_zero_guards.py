@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.existing_distributed import existing_setup, is_converted
-from ms_fmk_transplt.engine.migrate import kept_rule, matches
 from ms_fmk_transplt.engine.model_wraps import calls_in
+from ms_fmk_transplt.engine.options import kept_rule, matches
 from ms_fmk_transplt.engine.optout import ignored_lines
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.rule_catalog import declare
@@ -179,8 +179,9 @@ class RankZeroGuards(Concern):
                 names.add(node.value)
 
             def visit_SimpleString(self, node: cst.SimpleString) -> None:
-                value = node.evaluated_value
-                names.add(repr(value))
+                value = literal_value(node)
+                # a literal Python cannot evaluate (an unknown \N{...} name) by its own text
+                names.add(node.value if value is None else repr(value))
 
         for arg in args:
             arg.value.visit(Names())

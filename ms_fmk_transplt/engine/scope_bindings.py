@@ -7,7 +7,7 @@ assignment expression (``:=``), the only binding an expression can make."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ms_fmk_transplt.engine.scope_model import (
     COMPREHENSIONS,
@@ -19,11 +19,21 @@ from ms_fmk_transplt.engine.scope_model import (
 )
 from ms_fmk_transplt.engine.statements import blocks
 
-if TYPE_CHECKING:
-    from ms_fmk_transplt.engine.scopes import Scopes
+
+class ScopeTable(Protocol):
+    """What the walker needs of the scopes of a module (engine/scopes.py's Scopes): it opens
+    nested scopes there and analyses those that bind names outside themselves."""
+
+    walrus: bool  # the file may hold `:=`: expressions can bind names
+    eager: set[int]  # scope nodes analysed with their parent (global/nonlocal)
+    global_scope: Scope
+
+    def scope_of(self, node: ScopeNode, parent: Scope) -> Scope: ...
+
+    def analyse(self, scope: Scope) -> Scope: ...
 
 
-def walk_global(scopes: Scopes, piece: ast.Module) -> None:
+def walk_global(scopes: ScopeTable, piece: ast.Module) -> None:
     """Adds the bindings of a piece of the module to its global scope (in source order)."""
     scopes.eager = declaring_scopes(piece)
     ScopeWalker(scopes, scopes.global_scope).statements(piece.body)
@@ -67,7 +77,7 @@ class ScopeWalker:
     """Walks the statements of one scope in LibCST's order, recording its bindings and where
     its count of binding statements goes up."""
 
-    def __init__(self, scopes: Scopes, scope: Scope) -> None:
+    def __init__(self, scopes: ScopeTable, scope: Scope) -> None:
         self.scopes = scopes
         self.scope = scope
 

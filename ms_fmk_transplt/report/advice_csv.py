@@ -4,7 +4,6 @@ recorded notices; the expected effect and the source come from rules/advice.json
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from openpyxl.utils import get_column_letter
@@ -12,6 +11,7 @@ from openpyxl.workbook import Workbook
 
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
+from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.tables import load_tables
 
@@ -45,10 +45,7 @@ def rows(result: RunResult) -> list[Row]:
 
 
 def write_csv(path: Path, result: RunResult) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HEADER)
-        writer.writerows(rows(result))
+    write_rows(path, HEADER, rows(result))
 
 
 def add_sheet(wb: Workbook, result: RunResult) -> None:

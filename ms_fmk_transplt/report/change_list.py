@@ -6,10 +6,10 @@ analysis mode (nothing is written) they are those of the input file.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.rule_catalog import caveat_text
 
@@ -43,10 +43,7 @@ def rows(result: RunResult) -> list[tuple[str, ...]]:
 
 
 def write(path: Path, result: RunResult) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HEADER)
-        writer.writerows(rows(result))
+    write_rows(path, HEADER, rows(result))
 
 
 def _message(message: str, rule: str) -> str:

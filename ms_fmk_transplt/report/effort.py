@@ -12,7 +12,6 @@ A folder takes the highest level of its files and the sums of their counts.
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -22,6 +21,7 @@ from openpyxl.workbook import Workbook
 
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
+from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import advice_count, count_buckets
 
 HARD = frozenset(
@@ -93,10 +93,7 @@ def rows(result: RunResult) -> list[tuple[str, str, int, int, int, int, int, str
 
 
 def write_csv(path: Path, result: RunResult) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HEADER)
-        writer.writerows(rows(result))
+    write_rows(path, HEADER, rows(result))
 
 
 def add_sheet(wb: Workbook, result: RunResult) -> None:

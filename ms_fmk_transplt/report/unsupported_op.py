@@ -3,7 +3,6 @@ to do on the NPU, one row per occurrence, read only from the recorded notices an
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,6 +13,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
+from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import (
     api_counts,
     category_counts,
@@ -35,10 +35,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
 
 
 def write_csv(path: Path, result: RunResult) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(HEADER)
-        writer.writerows(rows(result))
+    write_rows(path, HEADER, rows(result))
 
 
 def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") -> None:

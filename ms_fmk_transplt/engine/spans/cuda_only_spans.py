@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.cuda_only_code import (
     cuda_conditions,
     cuda_only_names,
@@ -29,6 +28,7 @@ from ms_fmk_transplt.engine.spans.cuda_only_code import (
     names_in,
 )
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.cuda_chains import CUDA, CudaChains
-from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import declare
 
 # The rows of the namespace table (rules/interface_table.json, cuda_namespace) name these ids.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.command_overrides import (
     fstring_segments,
@@ -14,6 +13,7 @@ from ms_fmk_transplt.engine.spans.command_overrides import (
     shown_words,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.environment_keys import ENVIRON, KEY_CALLS, RULE, message
-from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 
 

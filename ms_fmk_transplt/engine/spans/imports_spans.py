@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.import_tokens import import_spans
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import declare
 
 CUDA_MODULE = declare(

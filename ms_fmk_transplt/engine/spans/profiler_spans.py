@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import declare
 
 USE_CUDA = declare(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import CATEGORY, RULE, guarded_code
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SKIPPERS = frozenset({"skipIf", "skipUnless", "skipif"})  # unittest, pytest.mark

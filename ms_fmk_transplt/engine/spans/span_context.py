@@ -9,7 +9,6 @@ as byte-span edits plus the same events and notices as the LibCST pass.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
@@ -19,22 +18,12 @@ from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.source_text import Edits, SourceText, StringToken, Token
 from ms_fmk_transplt.engine.spans.span_names import SpanNames
 from ms_fmk_transplt.engine.spans.span_strings import STRING_VALUES, SpanStrings, StringPart
+from ms_fmk_transplt.engine.spans.units import Unit
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
-__all__ = ["STRING_VALUES", "SpanContext", "StringPart", "Unit"]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A statement the pass walks: whole (a simple statement) or its header only (the test of an
-    ``if``, a function's decorators and defaults, ...). ``ancestors`` enclose it."""
-
-    node: ast.stmt | ast.ExceptHandler | ast.match_case
-    header: bool
-    ancestors: tuple[ast.AST, ...]
-    lines: tuple[int, int]
+__all__ = ["STRING_VALUES", "SpanContext", "StringPart"]
 
 
 class SpanContext(SpanNames, SpanStrings, Recorder):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.spans.decline import Decline
@@ -19,9 +18,7 @@ from ms_fmk_transplt.engine.spans.source_text import (
     Token,
     literal_tokens,
 )
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.engine.spans.span_context import Unit
+from ms_fmk_transplt.engine.spans.units import Unit
 
 STRING_VALUES = (str, bytes)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.recorder import snippet_of
-from ms_fmk_transplt.engine.spans.base import SpanConcern
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import declare
 
 CUDA_CALL = declare(

@@ -11,8 +11,19 @@ from __future__ import annotations
 import ast
 import bisect
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from ms_fmk_transplt.engine.spans.span_context import Unit
+
+@dataclass(frozen=True)
+class Unit:
+    """A statement the pass walks: whole (a simple statement) or its header only (the test of an
+    ``if``, a function's decorators and defaults, ...). ``ancestors`` enclose it."""
+
+    node: ast.stmt | ast.ExceptHandler | ast.match_case
+    header: bool
+    ancestors: tuple[ast.AST, ...]
+    lines: tuple[int, int]
+
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # (match statements and except* come with Python 3.10 and 3.11)

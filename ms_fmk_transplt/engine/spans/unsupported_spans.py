@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.scope_model import full_name
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
 from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
-from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import (
     STRING_VALUES,
     SpanContext,
