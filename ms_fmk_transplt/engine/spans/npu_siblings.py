@@ -96,20 +96,32 @@ def _state_key(node: ast.Dict) -> list[ast.Constant]:
 
 
 def _reads_torch_cuda(value: ast.expr) -> bool:
-    """A value taken from the CUDA module (``torch.cuda.get_rng_state()``): a snapshot of it."""
-    return any(isinstance(n, ast.Attribute) and n.attr == "cuda" for n in ast.walk(value))
+    """A value taken from the device module (``torch.cuda.get_rng_state()``, or its migrated
+    ``torch.npu`` form on a second run): a snapshot of it."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("cuda", "npu") for n in ast.walk(value))
 
 
 def _state_reads(tree: ast.Module) -> list[ast.Constant]:
-    """``state["cuda"]``, ``state.get("cuda")``: reads of such a key (kept with it)."""
+    """``state["cuda"]``, ``state.get("cuda")``: reads of such a key (kept with it), except on
+    a name the file binds to another dict display (``per_device = {"cuda": ...}``)."""
+    tables = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        if not _state_key(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     found = []
     for node in ast.walk(tree):
-        key = None
+        key, owner = None, None
         if isinstance(node, ast.Subscript):
-            key = node.slice
+            key, owner = node.slice, node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in ("get", "pop", "setdefault") and node.args:
-                key = node.args[0]
+                key, owner = node.args[0], node.func.value
+        if isinstance(owner, ast.Name) and owner.id in tables:
+            continue
         if isinstance(key, ast.Constant) and key.value == "cuda":
             found.append(key)
     return found
