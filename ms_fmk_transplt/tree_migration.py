@@ -20,6 +20,12 @@ from ms_fmk_transplt import shards
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.launch_values import (
+    CONFIG_SUFFIXES,
+    MAX_BYTES,
+    SCRIPT_SUFFIXES,
+    file_notice,
+)
 from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
@@ -111,9 +117,14 @@ def _other_entry(
         if note:
             result.notes.append((Severity.WARNING, note))
     record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
-    cuda_suffixes = load_tables().unsupported.cuda_file_suffixes
-    if src.is_file() and not src.is_symlink() and src.suffix in cuda_suffixes:
-        record.notices.append(_cuda_source_notice(src, rel))
+    table = load_tables().unsupported
+    if src.is_file() and not src.is_symlink():
+        if src.suffix in table.cuda_file_suffixes:
+            record.notices.append(_cuda_source_notice(src, rel))
+        elif src.suffix in LAUNCH_SUFFIXES and src.stat().st_size <= MAX_BYTES:
+            notice = file_notice(rel, src.read_bytes(), src.suffix, table)
+            if notice is not None:  # run.sh / config.yaml passing cuda, nccl
+                record.notices.append(notice)
     return record
 
 
@@ -178,6 +189,7 @@ def _copy_entry(src: Path, dst: Path) -> None:
         raise UserError(src, f"cannot read this file ({exc.strerror})") from exc
 
 
+LAUNCH_SUFFIXES = SCRIPT_SUFFIXES | CONFIG_SUFFIXES
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 

@@ -77,6 +77,20 @@ CATEGORY_RULES = {
         "-m MAIN` sets up for a single-card script. " + _ROW,
         kind=OPEN_WORK,
     ),
+    "launch_config": declare(
+        "unsupported.launch_config",
+        "a launch script, config file or command line that passes `cuda` / `nccl` to the code",
+        "The migrated code runs on `npu` with `hccl`, but the values it is given from "
+        "outside still say `cuda` / `nccl`: a shell script's `--dist-backend nccl` or "
+        "`CUDA_VISIBLE_DEVICES=0`, a YAML/JSON/TOML config's `device: cuda`, a command "
+        'line in a Python string (`"torchrun train.py --backend nccl"`). They override the '
+        "migrated defaults, so the run would ask for CUDA again. Nothing in these files is "
+        "rewritten (their values may be choices of the program, or read by other tools): "
+        "each file gets one row listing the lines, each command string one row. "
+        "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
+        "device_strings.literal.) " + _ROW,
+        kind=OPEN_WORK,
+    ),
     "dynamic_device": declare(
         "unsupported.dynamic_device",
         "a device expression the engine cannot rewrite safely (built at run time)",

@@ -20,6 +20,8 @@ import libcst.matchers as matchers
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.launch_values import command_message as launch_message
+from ms_fmk_transplt.engine.launch_values import command_values
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.tables.unsupported_table import (
@@ -200,6 +202,7 @@ class Unsupported(Concern):
             return
         for name, entry in self.table.env_assignments(body or ""):
             self.ctx.unsupported(node, name, entry, command_message(name))
+        self._command_values(node, body or "")
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         if self.ctx.import_depth:
@@ -207,6 +210,14 @@ class Unsupported(Concern):
         text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
         for name, entry in self.table.env_assignments(text):
             self.ctx.unsupported(node, name, entry, command_message(name))
+        self._command_values(node, text)
+
+    def _command_values(self, where: cst.CSTNode, text: str) -> None:
+        """``"torchrun train.py --backend nccl"``: a value the command passes (one row)."""
+        values = command_values(text)
+        if values:
+            entry = self.table.launch_config
+            self.ctx.unsupported(where, values[0], entry, launch_message(values))
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:

@@ -174,6 +174,8 @@ class UnsupportedTable:
         self.module_roots = frozenset(m.split(".")[0] for m in self.modules)
         dyn = raw["dynamic_device"]
         self.dynamic_device = Entry("device string", dyn["category"], dyn["action"], dyn["tip"])
+        launch = raw["launch_config"]
+        self.launch_config = Entry("launch", launch["category"], launch["action"], launch["tip"])
 
     # -- cheap pre-checks on the identifiers of an expression, before resolving its name ------
     def may_name_api(self, names: Sequence[str], bound: str | None) -> bool:

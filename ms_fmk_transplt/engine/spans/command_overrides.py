@@ -2,8 +2,9 @@
 ``f\"\"\"tune run eval output_dir={tmp} device=cuda \"\"\".split()`` passes ``device=cuda`` to
 the program it starts, so the ``cuda`` names a device even though the string is not one.
 
-A string counts as a command line when it has at least two option-like words (``key=value``,
-``-x``, ``--name``) counting the override; prose ("set device=cuda first") has one. Both passes
+A string counts as a command line when it runs a launcher (``python``, ``torchrun``, ...) or has
+at least two option-like words (``key=value``, ``-x``, ``--name``) counting the override; prose
+("set device=cuda first") has one. Both passes
 see a string as its text segments, split at the ``{...}`` fields of an f-string (raw source
 text, escapes and ``{{`` as written), and replace the offsets this module returns.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from ms_fmk_transplt.tables.unsupported_table import LAUNCHERS
 
 # a whole word `device=cuda`, `--device=cuda:0`, `model.device=cuda` in the text
 _OVERRIDE = re.compile(r"(?:(?<=\s)|^)-{0,2}[A-Za-z_.]*device=(cuda)(?::\d+)?(?=\s|$)")
@@ -32,7 +35,8 @@ def override_offsets(segments: Sequence[str]) -> list[tuple[int, int]]:
     if not found:
         return []
     options = sum(len(_OPTION.findall(text)) for text in segments)
-    return found if options >= 2 else []
+    launched = any(LAUNCHERS.search(text) for text in segments)  # "python train.py --device=cuda"
+    return found if options >= 2 or launched else []
 
 
 def fstring_segments(body: str) -> list[tuple[int, str]]:

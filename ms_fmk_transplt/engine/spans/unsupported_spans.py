@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.launch_values import command_message as launch_message
+from ms_fmk_transplt.engine.launch_values import command_values
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
@@ -202,6 +204,7 @@ class UnsupportedSpans(SpanConcern):
             return
         for name, entry in self.table.env_assignments(body):
             self.ctx.unsupported(part.lines, name, entry, command_message(name))
+        self._command_values(part.lines, body or "")
 
     def visit_FormattedString(self, node: ast.JoinedStr) -> None:
         if self.ctx.import_depth or self.ctx.is_docstring(node):
@@ -209,6 +212,14 @@ class UnsupportedSpans(SpanConcern):
         text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
         for name, entry in self.table.env_assignments(text):
             self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
+        self._command_values(self.ctx.lines(node), text)
+
+    def _command_values(self, where: tuple[int, int], text: str) -> None:
+        """``"torchrun train.py --backend nccl"``: a value the command passes (one row)."""
+        values = command_values(text)
+        if values:
+            entry = self.table.launch_config
+            self.ctx.unsupported(where, values[0], entry, launch_message(values))
 
     # -- device arguments still naming cuda after migration ---------------------------------
     def _foreign(self, func: ast.AST) -> bool:
