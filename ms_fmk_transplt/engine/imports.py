@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.config_module import is_openmmlab_config
 from ms_fmk_transplt.engine.spans.imports_spans import CUDA_MODULE
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 
@@ -187,6 +188,7 @@ class Imports(Concern):
         present = next((i for i, stmt in enumerate(body) if _imports_torch_npu(stmt)), None)
         groups: list[tuple[int, bool, list[tuple[str, str, str]]]] = []
         wanted = self.ctx.options.insert_torch_npu
+        wanted = wanted and not is_openmmlab_config(self.ctx.source)
         if self.ctx.events and self.ctx.needs_torch_npu and present is None and wanted:
             index, before = self._insertion_point(body)
             npu = (

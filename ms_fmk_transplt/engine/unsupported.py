@@ -19,9 +19,10 @@ import libcst as cst
 import libcst.matchers as matchers
 from libcst.helpers import get_full_name_for_node
 
-from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.base import Concern, literal_value, subtree
 from ms_fmk_transplt.engine.launch_values import command_message as launch_message
 from ms_fmk_transplt.engine.launch_values import command_values
+from ms_fmk_transplt.engine.spans.capability_spans import checks_available
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.tables.unsupported_table import (
@@ -41,6 +42,7 @@ class Unsupported(Concern):
         self.guarded = 0  # depth of try-statements that catch ImportError
         self.optional_names: set[str] = set()  # names bound by such (optional) imports
         self.probed: list[list[str]] = []  # per enclosing if: the names it tests with hasattr
+        self.if_tests: list[cst.BaseExpression] = []  # the tests of the enclosing ifs
         # op namespaces the file, or another module of the project, registers in Python
         self.own_ops = registered_op_namespaces(ctx.source) | project_op_namespaces(ctx.options)
         # identifiers that can occur in a reported API: anything else needs no name resolution
@@ -52,10 +54,20 @@ class Unsupported(Concern):
     # -- `X if hasattr(dist, "X") else None`: the NPU's torch lacks X, the other branch runs --
     def visit_If(self, node: cst.If) -> None:
         self.probed.append(hasattr_names(node.test))
+        self.if_tests.append(node.test)
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
         self.probed.pop()
+        self.if_tests.pop()
         return updated
+
+    def _in_kept_guard(self) -> bool:
+        """In the body of ``if torch.cuda.is_available():`` that stays on torch.cuda (the
+        capability concern claims the test while it is visited, before the body)."""
+        return any(
+            self.ctx.is_claimed(test) and checks_available(subtree(test), self.ctx.qname)
+            for test in self.if_tests
+        )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self.probed.append(hasattr_names(node.test))
@@ -102,6 +114,8 @@ class Unsupported(Concern):
             entry.key.rsplit(".", 1)[-1] in names for names in self.probed
         ):
             entry = entry.probed()
+        elif entry.action == "manual" and self._in_kept_guard():
+            entry = entry.unreached()
         self.ctx.unsupported(node, qn, entry)
         self._cover(node)
 

@@ -36,6 +36,14 @@ class Entry:
             self, action="caveat", tip=f"optional import with an ImportError fallback; {self.tip}"
         )
 
+    def unreached(self) -> Entry:
+        """The same entry inside ``if torch.cuda.is_available():`` kept on torch.cuda (it guards
+        a capability probe): the code never runs on an NPU host; a caveat."""
+        tip = (
+            "inside an `if torch.cuda.is_available():` kept on torch.cuda: never runs on the NPU; "
+        )
+        return dataclasses.replace(self, action="caveat", tip=tip + self.tip)
+
     def probed(self) -> Entry:
         """The same entry where the file tests for the API first (``X if hasattr(dist,
         "ProcessGroupNCCL") else None``): the NPU's torch build lacks it, so the other branch

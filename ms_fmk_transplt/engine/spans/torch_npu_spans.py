@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.config_module import is_openmmlab_config
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -61,6 +62,8 @@ class TorchNpuInsert:
         ctx = self.ctx
         if not (ctx.events and ctx.needs_torch_npu and ctx.options.insert_torch_npu):
             return
+        if is_openmmlab_config(ctx.source.data):
+            return  # mmcv keeps imported modules as config entries
         lines = self.lines
         if any(self._root_is(n, "torch_npu") for line in lines for n in line.imports):
             return

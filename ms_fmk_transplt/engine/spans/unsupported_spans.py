@@ -9,6 +9,7 @@ from ms_fmk_transplt.engine.launch_values import command_message as launch_messa
 from ms_fmk_transplt.engine.launch_values import command_values
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.capability_spans import checks_available
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import StringPart
@@ -101,8 +102,20 @@ class UnsupportedSpans(SpanConcern):
             return
         if entry.action == "manual" and entry.key.rsplit(".", 1)[-1] in self._probed():
             entry = entry.probed()
+        elif entry.action == "manual" and self._in_kept_guard():
+            entry = entry.unreached()
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
+
+    def _in_kept_guard(self) -> bool:
+        """In the body of ``if torch.cuda.is_available():`` that stays on torch.cuda."""
+        unit = self.ctx.unit
+        return unit is not None and any(
+            isinstance(a, ast.If)
+            and self.ctx.is_claimed(a.test)
+            and checks_available(list(ast.walk(a.test)), self.ctx.qname)
+            for a in unit.ancestors
+        )
 
     def _probed(self) -> set[str]:
         """Attributes tested by ``hasattr(x, "name")`` in the ifs around the current node."""
