@@ -45,11 +45,29 @@ def _pattern(words: frozenset[str]) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![A-Za-z0-9_])(?:" + _words(words) + rb")(?![A-Za-z0-9_])")
 
 
+@lru_cache(maxsize=16)
+def _reachable(words: frozenset[str]) -> re.Pattern[bytes]:
+    """A listed API's last part where it can name the API: after a dot (``F.interpolate``,
+    ``torch.compiler.disable``) or in an import (``from torch.nn.functional import (\n
+    interpolate as up)``). A bare ``disable=True`` or ``sum(x)`` cannot: names resolve through
+    imports, and an unimported bare name is a builtin or the file's own."""
+    alternatives = _words(words)
+    return re.compile(
+        rb"\.\s*(?:" + alternatives + rb")(?![A-Za-z0-9_])"
+        rb"|\bimport\s*\(?[\w\s,.\\()]*?(?<![A-Za-z0-9_])(?:" + alternatives + rb")(?![A-Za-z0-9_])"
+    )
+
+
 def may_concern_target(source: bytes, tables: Tables) -> bool:
-    """Cheap byte-level test: a listed API's last part, or a pattern's shape."""
+    """Cheap byte-level test: a listed API's last part where it can name it (or anywhere,
+    after ``import *``), or a pattern's shape."""
     words = api_words(tables)
-    if words and _pattern(words).search(source) is not None:
-        return True
+    if words:
+        if b"import *" in source:
+            if _pattern(words).search(source) is not None:
+                return True
+        elif _reachable(words).search(source) is not None:
+            return True
     return may_hold_pattern(source, tables.advice.by_pattern)
 
 
