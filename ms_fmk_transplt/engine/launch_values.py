@@ -6,6 +6,7 @@ matching, no parsing: a row per command string and per file, listing what was fo
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ms_fmk_transplt.engine.recorder import category_rule
@@ -14,6 +15,7 @@ from ms_fmk_transplt.tables.unsupported_table import (
     COMMAND_START,
     ENV_ASSIGNMENT,
     LAUNCHERS,
+    Entry,
     UnsupportedTable,
 )
 
@@ -67,6 +69,20 @@ def _line_values(line: str, script: bool, table: UnsupportedTable) -> list[str]:
     return found
 
 
+def _entry(values: list[str], table: UnsupportedTable) -> Entry:
+    """The row's action and tip: a variable's own (``CUDA_DEVICE_MAX_CONNECTIONS``: a caveat)
+    where the file only sets variables, the launch tip for values (and with them)."""
+    variables = {v[:-1]: table.environment(v[:-1]) for v in values if v.endswith("=")}
+    own = [f"{name}: {e.tip}" for name, e in variables.items() if e is not None]
+    entry = table.launch_config
+    if len(variables) == len(values):  # only variables
+        manual = any(e is not None and e.action == "manual" for e in variables.values())
+        return dataclasses.replace(
+            entry, action="manual" if manual else "caveat", tip="; ".join(own)
+        )
+    return dataclasses.replace(entry, tip="; ".join([entry.tip, *own]))
+
+
 def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> Notice | None:
     """One row for a launch script or config file that passes cuda / nccl values, or None."""
     if len(data) > MAX_BYTES or not any(w in data for w in (b"cuda", b"nccl", b"CUDA_", b"NCCL_")):
@@ -77,7 +93,7 @@ def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> 
         found.extend((number, value) for value in _line_values(line, script, table))
     if not found:
         return None
-    entry = table.launch_config
+    entry = _entry([v for _, v in found], table)
     shown = ", ".join(f"{v} (line {n})" for n, v in found[:SHOWN])
     more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
     return Notice(

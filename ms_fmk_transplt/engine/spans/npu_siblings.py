@@ -85,20 +85,23 @@ def _state_key(node: ast.Dict) -> list[ast.Constant]:
     """``{"torch": get_rng_state(), "cuda": torch.cuda.get_rng_state()}``: "cuda" names the
     CUDA module's entry among other names, none a device; a GPU checkpoint has that key."""
     keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-    cuda = [
-        k
-        for k, v in zip(node.keys, node.values)
-        if k in keys and k.value == "cuda" and _reads_torch_cuda(v)
-    ]
-    if cuda and len(keys) >= 2 and not any(k.value in DEVICE_NAMES for k in keys if k not in cuda):
+    pairs = [(k, v) for k, v in zip(node.keys, node.values) if k in keys]
+    cuda = [k for k, v in pairs if k.value == "cuda" and _reads_module(v, ("cuda", "npu"))]
+    others = [(k, v) for k, v in pairs if k not in cuda]
+    if not cuda or not others:
+        return []
+    # other device keys hold their own module's snapshot ("mps": torch.mps.get_rng_state())
+    if all(k.value not in DEVICE_NAMES or _reads_module(v, (k.value,)) for k, v in others):
         return cuda
     return []
 
 
-def _reads_torch_cuda(value: ast.expr) -> bool:
-    """A value taken from the device module (``torch.cuda.get_rng_state()``, or its migrated
+def _reads_module(value: ast.expr | None, modules: tuple[str, ...]) -> bool:
+    """A value taken from a device module (``torch.cuda.get_rng_state()``, or its migrated
     ``torch.npu`` form on a second run): a snapshot of it."""
-    return any(isinstance(n, ast.Attribute) and n.attr in ("cuda", "npu") for n in ast.walk(value))
+    return value is not None and any(
+        isinstance(n, ast.Attribute) and n.attr in modules for n in ast.walk(value)
+    )
 
 
 def _state_reads(tree: ast.Module) -> list[ast.Constant]:
