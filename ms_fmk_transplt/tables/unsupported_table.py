@@ -158,13 +158,20 @@ class UnsupportedTable:
         ops = raw["torch_ops"]
         self.builtin_op_namespaces = frozenset(ops["builtin_namespaces"])
         self.torch_ops = Entry("torch.ops", ops["category"], ops["action"], ops["tip"], prefix=True)
+        self.when_leaves = frozenset(k.rsplit(".", 1)[-1] for k, e in self.apis.items() if e.when)
+        keys = [k for k, e in self.apis.items() if e.when is None]
+        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
+        self.module_roots = frozenset(m.split(".")[0] for m in self.modules)
+        self._load_fixed_entries(raw)
+
+    def _load_fixed_entries(self, raw: dict[str, Any]) -> None:
+        """The entries that are not looked up by API name: files, strings, attributes."""
         self.cuda_file_suffixes = tuple(raw["cuda_file_suffixes"])
         private = raw["private_attributes"]
         self.private_attributes = {
             name: Entry(name, private["category"], private["action"], private["tip"])
             for name in private["names"]
         }
-        self.when_leaves = frozenset(k.rsplit(".", 1)[-1] for k, e in self.apis.items() if e.when)
         # cpp_extension keywords that make a build a CUDA one (unless given False/None)
         self.cuda_build_keywords = frozenset(raw["cuda_build_keywords"])
         self.cuda_file = Entry(
@@ -177,9 +184,6 @@ class UnsupportedTable:
         files = raw["files"]
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
         self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
-        keys = [k for k, e in self.apis.items() if e.when is None]
-        self.interesting = frozenset(k.rsplit(".", 1)[-1] for k in keys) | {"ops"}
-        self.module_roots = frozenset(m.split(".")[0] for m in self.modules)
         dyn = raw["dynamic_device"]
         self.dynamic_device = Entry("device string", dyn["category"], dyn["action"], dyn["tip"])
         launch = raw["launch_config"]
