@@ -10,6 +10,8 @@ import libcst as cst
 from ms_fmk_transplt.engine.base import Concern, subtree
 from ms_fmk_transplt.engine.spans.capability_spans import (
     PROBE_FIELDS,
+    RULE,
+    SELECTOR,
     accelerator_choice,
     exits_early,
     guard_of_probes,
@@ -17,6 +19,7 @@ from ms_fmk_transplt.engine.spans.capability_spans import (
     keep_patch,
     keep_probes,
     negates_available,
+    probe_class_lines,
     probed_variables,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
@@ -32,6 +35,7 @@ class CapabilityProbes(Concern):
         self.guarded: set[int] = set()
         self.if_bodies: dict[int, list[cst.CSTNode]] = {}  # id(if test) -> what it guards
         self.variables = probed_variables(ctx.source) if self.active else frozenset()
+        self.probe_classes = probe_class_lines(ctx.source) if self.active else frozenset()
 
     def visit_If(self, node: cst.If) -> None:
         if self.active and id(_test_of(node)) not in self.if_bodies:
@@ -67,6 +71,12 @@ class CapabilityProbes(Concern):
             accelerator_choice(self.ctx, targets, subtree(node.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "is_cuda" and self.probe_classes:
+            if self.ctx.lines(node)[0] in self.probe_classes:
+                self.ctx.claim(node)
+                message = "x.is_cuda kept: it selects the setup of a kept capability probe"
+                self.ctx.unsupported(node, ".is_cuda", SELECTOR, message, RULE)
+                return
         # sm = get_device_properties(d).multi_processor_count; if torch.version.hip: ...
         if node.attr.value in PROBE_FIELDS or node.attr.value == "hip":
             self._keep(node)

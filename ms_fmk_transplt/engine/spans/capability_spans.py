@@ -15,6 +15,7 @@ import ast
 import re
 
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
@@ -27,7 +28,14 @@ CATEGORY = "capability_probe"
 TIP = (
     "kept on torch.cuda: on an NPU host torch.cuda.is_available() is False, so this code takes "
     "its non-NVIDIA path; check that path suits the NPU (torch_npu's get_device_capability "
-    "returns None, get_device_properties has no major/minor)"
+    "returns None; get_device_properties' major/minor are None, or absent in older releases)"
+)
+SELECTOR = Entry(
+    ".is_cuda",
+    CATEGORY,
+    "caveat",
+    "kept on is_cuda: this class sets up its CUDA path behind a capability probe kept on "
+    "torch.cuda, so on the NPU that setup never happens; the NPU tensor takes the non-CUDA path",
 )
 RULE = declare(
     "device_api.capability_probe",
@@ -251,6 +259,32 @@ def negates_available(nodes, qname) -> bool:
     return False
 
 
+_PROBE_TEXT = re.compile(
+    rb"get_device_capability|get_device_properties\([^\n]*\)\s*\.\s*(?:major|minor)"
+    rb"|\.(?:major|minor|multi_processor_count|gcnArchName)\b"
+)
+
+
+def probe_class_lines(source: bytes) -> frozenset[int]:
+    """Lines of the classes that set up a CUDA path behind a capability probe under an
+    availability check (``if not torch.cuda.is_available(): return`` then ``props.major``):
+    their ``x.is_cuda`` tests select that setup, which never happens on an NPU host."""
+    if b"is_cuda" not in source or b"is_available" not in source or b"get_device_" not in source:
+        return frozenset()
+    try:
+        tree = tree_of(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    lines = source.split(b"\n")
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.end_lineno:
+            text = b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+            if b"is_available()" in text and _PROBE_TEXT.search(text):
+                found.update(range(node.lineno, node.end_lineno + 1))
+    return frozenset(found)
+
+
 def exits_early(body: list) -> bool:
     """``if not torch.cuda.is_available(): return``: a body (its nodes, either tree) that
     leaves the function, so the statements after the ``if`` are what it guards."""
@@ -287,6 +321,7 @@ class CapabilitySpans(SpanConcern):
         self.active = hinted(ctx.source.data) or self.active_accelerator
         self.guarded: set[int] = set()
         self.variables = probed_variables(ctx.source.data) if self.active else frozenset()
+        self.probe_classes = probe_class_lines(ctx.source.data) if self.active else frozenset()
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
@@ -303,6 +338,11 @@ class CapabilitySpans(SpanConcern):
             accelerator_choice(self.ctx, targets, list(ast.walk(node.value)))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "is_cuda" and node.lineno in self.probe_classes:
+            self.ctx.claim(node)
+            message = "x.is_cuda kept: it selects the setup of a kept capability probe"
+            self.ctx.unsupported(self.ctx.lines(node), ".is_cuda", SELECTOR, message, RULE)
+            return
         # sm = get_device_properties(d).multi_processor_count; if torch.version.hip: ...
         if node.attr in PROBE_FIELDS or node.attr == "hip":
             self._keep(node)
