@@ -19,18 +19,20 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
+    Entry,
     checks_presence,
     registered_op_namespaces,
 )
 
 
 class Unsupported(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
@@ -53,7 +55,7 @@ class Unsupported(Concern):
         self.guarded -= _catches_import_error(original)
         return updated
 
-    def _import_row(self, node: cst.CSTNode, name: str, entry, bound: str = "") -> None:
+    def _import_row(self, node: cst.CSTNode, name: str, entry: Entry, bound: str = "") -> None:
         if self.guarded:
             entry = entry.optional()
             self.optional_names.add(bound)  # its calls have the same fallback
@@ -77,7 +79,7 @@ class Unsupported(Concern):
             return
         qn = self.ctx.qname(node)
         entry = self.table.reported_api(qn) if qn else None
-        if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
+        if not qn or entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
         self.ctx.unsupported(node, qn, entry)
         self._cover(node)
@@ -162,12 +164,12 @@ class Unsupported(Concern):
             return
         if self.ctx.is_claimed(node):
             return  # an environment key rewritten by engine/environment.py
-        body = self.ctx.literal_body(node)
+        body = self.ctx.literal_body(node) or ""  # (a bytes literal names nothing)
         entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(node, body, entry)
             return
-        for name, entry in self.table.env_assignments(body or ""):
+        for name, entry in self.table.env_assignments(body):
             self.ctx.unsupported(node, name, entry, command_message(name))
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:

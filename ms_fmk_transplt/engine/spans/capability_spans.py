@@ -13,11 +13,25 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Optional
 
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
+
+if TYPE_CHECKING:  # engine/capability.py, the LibCST counterpart, shares the functions below
+    from ms_fmk_transplt.engine.context import MigrationContext
+
+# A node of either tree (ast, LibCST): the functions below read only what both trees name alike
+# (func, attr, value, args, targets), telling classes apart by name, since the span pass never
+# imports LibCST; so its type is Any.
+TreeNode = Any
+QName = Callable[[TreeNode], Optional[str]]  # the pass's name resolution
+# A probe's position as the pass's context records it: its lines (span pass) or itself (LibCST).
+Where = Callable[[TreeNode], Any]
 
 # always a probe: which NVIDIA architecture / NCCL build is this?
 PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})
@@ -75,13 +89,13 @@ def hinted(source: bytes) -> bool:
     return b"get_device_" in source or b"nccl.version" in source
 
 
-def checks_available(nodes, qname) -> bool:
+def checks_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
     """Whether ``nodes`` call ``torch.cuda.is_available()``."""
     calls = [n for n in nodes if type(n).__name__ == "Call"]
     return any((qname(c.func) or "") == AVAILABLE for c in calls)
 
 
-def _string(node) -> str | None:
+def _string(node: TreeNode) -> str | None:
     """The value of a plain string literal in either tree."""
     kind = type(node).__name__
     if kind == "Constant" and isinstance(node.value, str):
@@ -95,12 +109,12 @@ def _string(node) -> str | None:
     return None
 
 
-def _args(call) -> list:
+def _args(call: TreeNode) -> list[TreeNode]:
     """The positional argument expressions of a call in either tree (LibCST wraps them)."""
     return [a.value if type(a).__name__ == "Arg" else a for a in call.args]
 
 
-def patched_probe(call, qname, source: bytes) -> bool:
+def patched_probe(call: TreeNode, qname: QName, source: bytes) -> bool:
     """``monkeypatch.setattr(torch.cuda, "get_device_capability", ...)`` (or
     ``mock.patch.object``): a test patching a probe (or, in a file that patches probes,
     ``is_available``) on torch.cuda -- the patch must stay where the kept probe reads."""
@@ -118,7 +132,13 @@ def patched_probe(call, qname, source: bytes) -> bool:
     return name == "is_available" and _PROBE_TARGET.search(source) is not None
 
 
-def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
+def keep_patch(
+    ctx: SpanContext | MigrationContext,
+    call: TreeNode,
+    nodes: list[TreeNode],
+    where: Where,
+    source: bytes,
+) -> bool:
     """Keep a test's patch of a probe on torch.cuda (``nodes``: the call's subtree)."""
     if not patched_probe(call, ctx.qname, source):
         return False
@@ -130,7 +150,9 @@ def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
     return True
 
 
-def accelerator_choice(ctx, targets: list[str], value: list) -> None:
+def accelerator_choice(
+    ctx: SpanContext | MigrationContext, targets: list[str], value: list[TreeNode]
+) -> None:
     """``accelerator = "cuda" if torch.cuda.is_available() else "cpu"``: a Lightning accelerator
     chosen by asking torch.cuda (device_strings.not_a_device keeps its "cuda"): the question
     stays on torch.cuda too, or the NPU host would pick "cuda" and fail."""
@@ -142,23 +164,24 @@ def accelerator_choice(ctx, targets: list[str], value: list) -> None:
                 ctx.claim(node)
 
 
-def _name_of(node) -> str:
+def _name_of(node: TreeNode) -> str:
     kind = type(node).__name__
+    name: str = ""
     if kind == "Name":
-        return node.id if hasattr(node, "id") else node.value
-    if kind == "Attribute":
-        return getattr(node.attr, "value", node.attr)
-    return ""
+        name = node.id if hasattr(node, "id") else node.value
+    elif kind == "Attribute":
+        name = getattr(node.attr, "value", node.attr)
+    return name
 
 
-def _literal(node) -> object:
+def _literal(node: TreeNode) -> object:
     kind = type(node).__name__
     if kind == "Constant":
         return node.value
     return _string(node) if kind == "SimpleString" else None
 
 
-def assigns_accelerator(body: list) -> bool:
+def assigns_accelerator(body: list[TreeNode]) -> bool:
     """``accelerator = "cuda"`` among ``body`` (either tree)."""
     for node in body:
         if type(node).__name__ != "Assign" or _literal(node.value) != "cuda":
@@ -169,7 +192,12 @@ def assigns_accelerator(body: list) -> bool:
     return False
 
 
-def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
+def guard_of_probes(
+    ctx: SpanContext | MigrationContext,
+    test: list[TreeNode],
+    body: list[TreeNode],
+    guarded: set[int],
+) -> None:
     """``if torch.cuda.is_available(): ... probe ...`` (or ``accelerator = "cuda"``, kept by
     device_strings.not_a_device): the test is part of what is kept -- on torch.cuda too
     (claimed), or the migrated branch would run the kept code on an NPU host, where it fails;
@@ -185,11 +213,11 @@ def guard_of_probes(ctx, test: list, body: list, guarded: set[int]) -> None:
         guarded.update(id(call) for call in found)
 
 
-def probe_calls(nodes, qname) -> list:
+def probe_calls(nodes: Iterable[TreeNode], qname: QName) -> list[TreeNode]:
     """The probe calls among ``nodes`` (either tree; qname: the pass's name resolution):
     ``get_device_capability(...)`` and ``get_device_properties(...)`` read for an
     architecture field (``.major``; not ``.total_memory``, which the NPU has)."""
-    found = []
+    found: list[TreeNode] = []
     for n in nodes:
         kind = type(n).__name__
         if kind == "Call" and (qname(n.func) or "") in PROBES:
@@ -201,7 +229,9 @@ def probe_calls(nodes, qname) -> list:
     return found
 
 
-def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
+def keep_probes(
+    ctx: SpanContext | MigrationContext, nodes: list[TreeNode], where: Where, guarded: set[int]
+) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
     other rule migrates any of it, and record a row per probe (``where(call)``: its position
     as the pass's context takes it; ``guarded``: ids of probes an enclosing ``if`` guards)."""
@@ -221,7 +251,7 @@ def keep_probes(ctx, nodes: list, where, guarded: set[int]) -> None:
 
 
 class CapabilitySpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.active_accelerator = b"ccelerator" in ctx.source.data and bool(
             ACCELERATOR_LINE.search(ctx.source.data)
@@ -257,6 +287,7 @@ class CapabilitySpans(SpanConcern):
         if not self.active or self.ctx.is_claimed(node):
             return
         unit = self.ctx.unit
+        assert unit is not None  # set while a unit is walked
         if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
             body = [n for stmt in unit.node.body for n in ast.walk(stmt)]
             guard_of_probes(self.ctx, list(ast.walk(node)), body, self.guarded)

@@ -9,8 +9,9 @@ import re
 from ms_fmk_transplt.engine.spans.base import SpanConcern
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
-from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 LITERAL = declare(
@@ -99,7 +100,7 @@ def names_cuda_api(body: str) -> bool:
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
-def dotted_cuda_name(value: str, tables) -> str | None:
+def dotted_cuda_name(value: str, tables: Tables) -> str | None:
     """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
     match = _DOTTED.match(value)
     if match is None:
@@ -119,7 +120,7 @@ def is_integer(node: ast.AST) -> bool:
 
 
 class DeviceStringsSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         strings, ints = self.tables.device_strings, self.tables.int_device
         self.old, self.new, self.literal = strings.old, strings.new, strings.literal
@@ -152,7 +153,7 @@ class DeviceStringsSpans(SpanConcern):
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         node = part.node
-        place = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        place = (node.lineno, node.col_offset)
         if part.whole and place in self.kept:
             self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
             return

@@ -33,7 +33,7 @@ def _strings(node: ast.AST | None) -> list[ast.Constant]:
 
 
 def _cuda(nodes: list[ast.Constant]) -> list[ast.Constant]:
-    return [n for n in nodes if CUDA_STRING.fullmatch(n.value)]
+    return [n for n in nodes if isinstance(n.value, str) and CUDA_STRING.fullmatch(n.value)]
 
 
 def _names_npu(nodes: list[ast.Constant]) -> bool:
