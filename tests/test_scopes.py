@@ -212,6 +212,23 @@ def test_generated_programs(source: str) -> None:
         pass
 
 
+def test_the_scopes_that_sealed_a_shared_global_scope_release_it() -> None:
+    """A module migrated in pieces shares one global scope: a piece's Scopes leaves it alone
+    when released (the other pieces read it), the Scopes that gathered it clears it (it used to
+    compare the scope, not itself, with the sealer, so nothing ever cleared it)."""
+    from ms_fmk_transplt.engine.scope_bindings import walk_global
+
+    tree = ast.parse("import torch\nx = torch.zeros(1)\n")
+    sealer = Scopes(tree)
+    walk_global(sealer, tree)
+    sealer.seal_global()
+    piece = Scopes(tree, global_scope=sealer.global_scope)
+    piece.release()
+    assert set(sealer.global_scope.bindings) == {"torch", "x"}
+    sealer.release()
+    assert not sealer.global_scope.bindings
+
+
 # -- the LibCST pass with these names ---------------------------------------------------------
 RULE_CASES = sorted(
     p

@@ -11,11 +11,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.amp_spans import DEVICE_TYPE
 
 
 class Amp(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.amp
 

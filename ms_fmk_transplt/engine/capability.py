@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, subtree
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.capability_spans import (
     PROBE_FIELDS,
     RULE,
@@ -26,7 +27,7 @@ from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 
 
 class CapabilityProbes(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.active_accelerator = b"ccelerator" in ctx.source and bool(
             ACCELERATOR_LINE.search(ctx.source)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
+from libcst._metadata_dependent import LazyValue
+from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import (
     MetadataWrapper,
     PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
 )
-from libcst.metadata.base_provider import LazyValue
 
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
@@ -117,8 +117,10 @@ class MigrationContext(Recorder):
                 def visit_Import(self, node: cst.Import) -> None:
                     for a in node.names:
                         full = get_full_name_for_node(a.name) or ""
-                        name = get_full_name_for_node(a.asname.name) if a.asname else full
-                        bound[(name or "").split(".")[0] if not a.asname else name] = full
+                        if a.asname:  # `import a.b as c` binds c (an import's asname is a Name)
+                            bound[get_full_name_for_node_or_raise(a.asname.name)] = full
+                        else:
+                            bound[full.split(".")[0]] = full
 
                 def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
                     if node.module is None or isinstance(node.names, cst.ImportStar):
@@ -148,7 +150,8 @@ class MigrationContext(Recorder):
                         small.names, cst.ImportStar
                     ):
                         for a in small.names:
-                            bound.add(get_full_name_for_node(a.asname.name if a.asname else a.name))
+                            name = a.asname.name if a.asname else a.name
+                            bound.add(get_full_name_for_node_or_raise(name))
             self._module_bound = frozenset(bound)
         return self._module_bound
 
@@ -168,7 +171,7 @@ class MigrationContext(Recorder):
     def is_foreign(self, node: cst.CSTNode) -> bool:
         """True for expressions rooted in a non-PyTorch GPU library (numba.cuda, cupy, ...)."""
         root = self.root_qname(node)
-        return bool(root) and root.split(".")[0] in self.tables.foreign_roots
+        return bool(root and root.split(".")[0] in self.tables.foreign_roots)
 
     # -- positions and text ----------------------------------------------------------------
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -197,7 +200,12 @@ class MigrationContext(Recorder):
         self.record_lines(start, end, rule, message, before, after, operation, needs_torch_npu)
 
     def warn(
-        self, node: cst.CSTNode, rule: str, message: str, api: str = "", severity=Severity.WARNING
+        self,
+        node: cst.CSTNode,
+        rule: str,
+        message: str,
+        api: str = "",
+        severity: Severity = Severity.WARNING,
     ) -> None:
         self.warn_at(self.lines(node)[0], rule, message, api, severity)
 

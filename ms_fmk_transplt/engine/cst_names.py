@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
@@ -79,7 +80,7 @@ def _top(node: ast.AST, chain: list[ast.AST]) -> ast.Attribute | None:
     return top
 
 
-def scoped_children(node: ast.AST, scope: Scope, scopes: Scopes):
+def scoped_children(node: ast.AST, scope: Scope, scopes: Scopes) -> Iterator[tuple[ast.AST, Scope]]:
     """Child nodes with the scope each is read in."""
     if isinstance(node, (*FUNCTIONS, ast.Lambda)):
         inner = scopes.scope_of(node, scope)
@@ -100,11 +101,11 @@ def scoped_children(node: ast.AST, scope: Scope, scopes: Scopes):
         for stmt in node.body:
             yield stmt, inner
     elif isinstance(node, COMPREHENSIONS):
-        inner = scopes.scope_of(node, scope)  # type: ignore[arg-type]
-        results = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]  # type: ignore[attr-defined]
+        inner = scopes.scope_of(node, scope)
+        results = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
         for child in results:
             yield child, inner
-        for i, gen in enumerate(node.generators):  # type: ignore[attr-defined]
+        for i, gen in enumerate(node.generators):
             yield gen.target, inner
             yield gen.iter, scope if i == 0 else inner
             for cond in gen.ifs:

@@ -75,7 +75,11 @@ def concerns_for(options: EngineOptions) -> tuple[type[Concern], ...]:
 
 
 def _run(
-    module: cst.Module, code: bytes, ctx: MigrationContext, concerns, libcst_names: bool
+    module: cst.Module,
+    code: bytes,
+    ctx: MigrationContext,
+    concerns: tuple[type[Concern], ...],
+    libcst_names: bool,
 ) -> cst.Module:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx.bind(wrapper)

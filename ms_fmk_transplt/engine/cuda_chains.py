@@ -16,10 +16,11 @@ class CudaChains:
     """Remembers, for each node that denotes ``torch.cuda``, the outermost attribute chain above
     it that names a ``torch.cuda.<X>`` (``torch.cuda.amp.autocast`` for ``torch.cuda``)."""
 
-    ATTRIBUTE: type = object
+    ATTRIBUTE: type[Any] = object  # cst.Attribute or ast.Attribute: nodes of either tree
     ctx: Any
 
     def __init__(self, ctx: Any) -> None:
+        # a mixin: the next class in the concern's MRO (Concern, SpanConcern) takes ctx
         super().__init__(ctx)  # type: ignore[call-arg]
         # id(node that denotes torch.cuda) -> outermost attribute chain above it
         self.chain_of: dict[int, Any] = {}
@@ -41,7 +42,7 @@ class CudaChains:
         if "cuda" in names:
             return True
         bound = self.ctx.import_bound.get(names[-1]) if names else None
-        return bool(bound) and "cuda" in bound  # an alias such as `import torch.cuda as tc`
+        return bool(bound and "cuda" in bound)  # an alias such as `import torch.cuda as tc`
 
     def visit_Attribute(self, node: Any) -> None:
         if self.ctx.is_claimed(node) or not self._may_be_cuda(node):

@@ -8,11 +8,13 @@ passes ask the same question of the same names."""
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.cuda_only_code import CUDA_VALUE
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import (
@@ -66,8 +68,13 @@ def _expression(node: cst.CSTNode) -> ast.AST | None:
 
 def statements_of(body: cst.BaseSuite) -> ast.AST | None:
     if isinstance(body, cst.IndentedBlock):
-        module = cst.Module(body=list(body.body))
+        # LibCST types a block's statements as BaseStatement, a module's as its two subclasses
+        statements = list(body.body)
+        module = cst.Module(
+            body=cast("list[cst.SimpleStatementLine | cst.BaseCompoundStatement]", statements)
+        )
     else:
+        assert isinstance(body, cst.SimpleStatementSuite)  # the other BaseSuite
         module = cst.Module(body=[cst.SimpleStatementLine(body=list(body.body))])
     try:
         return ast.parse(module.code)
@@ -91,7 +98,7 @@ def _exits(body: cst.BaseSuite) -> bool:
 
 
 class CudaOnlyGuards(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         source = ctx.source  # a guard needs a condition, and CUDA-only code to select
         self.active = has_condition(source) and hinted(
@@ -188,10 +195,11 @@ class CudaOnlyGuards(Concern):
         self.ctx.unsupported(strings[0], node.name.value, REGISTRATION, message, RULE)
 
     def _uses(self, region: list[ast.AST | None]) -> str | None:
-        if any(r is None for r in region):
+        parsed = [r for r in region if r is not None]
+        if len(parsed) < len(region):  # a part Python could not parse
             return None
         table = self.tables.unsupported
-        return guarded_code(region, self.ctx.source, table, self.ctx)  # type: ignore[arg-type]
+        return guarded_code(parsed, self.ctx.source, table, self.ctx)
 
     def _guard(self, test: cst.CSTNode, region: list[ast.AST | None]) -> None:
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]

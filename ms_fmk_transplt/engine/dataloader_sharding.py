@@ -52,7 +52,9 @@ def resolve_kwargs(statements: Sequence[cst.CSTNode], name: str) -> LoaderKwargs
     return LoaderKwargs(name, frozenset(values), shuffles)
 
 
-def _dict_values(statements, name: str, depth: int) -> dict[str, list] | None:
+def _dict_values(
+    statements: Sequence[cst.CSTNode], name: str, depth: int
+) -> dict[str, list[cst.BaseExpression]] | None:
     """Key -> the values it may be given; None when the dict is not a known literal."""
     if depth == 0:
         return None
@@ -63,7 +65,7 @@ def _dict_values(statements, name: str, depth: int) -> dict[str, list] | None:
         return None
     if not isinstance(uses.bindings[0], (cst.Dict, cst.Call)):  # an alias shares its dict
         return None
-    values: dict[str, list] = {}
+    values: dict[str, list[cst.BaseExpression]] = {}
     for source in [uses.bindings[0], *uses.updates]:
         found = _literal_values(statements, source, depth)
         if found is None:
@@ -75,11 +77,13 @@ def _dict_values(statements, name: str, depth: int) -> dict[str, list] | None:
     return values
 
 
-def _literal_values(statements, node: cst.CSTNode, depth: int) -> dict[str, list] | None:
+def _literal_values(
+    statements: Sequence[cst.CSTNode], node: cst.CSTNode, depth: int
+) -> dict[str, list[cst.BaseExpression]] | None:
     """The keys and values of a dict literal, ``dict(k=v)``, or a name of another such dict."""
     if isinstance(node, cst.Name):
         return _dict_values(statements, node.value, depth - 1)
-    out: dict[str, list] = {}
+    out: dict[str, list[cst.BaseExpression]] = {}
     if isinstance(node, cst.Dict):
         for element in node.elements:
             if isinstance(element, cst.StarredDictElement):
@@ -89,10 +93,11 @@ def _literal_values(statements, node: cst.CSTNode, depth: int) -> dict[str, list
                 for key, given in inner.items():
                     out.setdefault(key, []).extend(given)
                 continue
-            key = _string(element.key)
-            if key is None:
+            assert isinstance(element, cst.DictElement)  # the other BaseDictElement
+            literal_key = _string(element.key)
+            if literal_key is None:
                 return None
-            out.setdefault(key, []).append(element.value)
+            out.setdefault(literal_key, []).append(element.value)
         return out
     if isinstance(node, cst.Call) and get_full_name_for_node(node.func) == "dict":
         for arg in node.args:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cuda_chains import CUDA, CudaChains
 
 
 class DeviceApi(CudaChains, Concern):
     ATTRIBUTE = cst.Attribute
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         # id(outermost chain node) -> (cuda name, npu name, rule) still to be recorded
         self.pending: dict[int, tuple[str, str, str]] = {}

@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.command_overrides import override_offsets, shown_words
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
     ACCELERATOR,
@@ -34,7 +35,7 @@ _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
 
 class DeviceStrings(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         strings, ints = self.tables.device_strings, self.tables.int_device
         self.old, self.new, self.literal = strings.old, strings.new, strings.literal
@@ -88,7 +89,9 @@ class DeviceStrings(Concern):
         if body is not None and names_cuda_api(body):
             return self._dotted_name(original, updated, body)
         override = DEVICE_OVERRIDE.match(body) if body is not None and "=" in body else None
-        if override is not None and literal_value(original) == body:  # "device=cuda" (command line)
+        if (
+            override is not None and body is not None and literal_value(original) == body
+        ):  # "device=cuda" (command line)
             new_body = body[: override.start(2)] + self.new + body[override.end(2) :]
             new = self.ctx.with_literal_body(updated, new_body)
             rule = self.ctx.rule_for(original, self.literal_rule)
@@ -223,7 +226,9 @@ class DeviceStrings(Concern):
             return any(self.is_int_device(s) for s in sides)
         return False
 
-    def _npu_device(self, original: cst.BaseExpression, updated: cst.BaseExpression):
+    def _npu_device(
+        self, original: cst.BaseExpression, updated: cst.BaseExpression
+    ) -> cst.SimpleString | cst.FormattedString:
         if isinstance(original, cst.Integer):
             return cst.SimpleString(f'"{self.new}:{original.value}"')
         return cst.FormattedString(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.dispatch_key_spans import (
     ENTRY,
     REGISTRARS,
@@ -18,7 +19,7 @@ from ms_fmk_transplt.engine.spans.dispatch_key_spans import (
 
 
 class DispatchKeys(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source)
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.distributed_spans import (
     BACKEND_ENUM,
     COMPOUND_BACKEND,
@@ -18,7 +19,7 @@ from ms_fmk_transplt.engine.spans.distributed_spans import (
 
 
 class Distributed(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         table = self.tables.distributed
         self.backend_rule, self.backends = NCCL_BACKEND, table.backends
@@ -38,7 +39,7 @@ class Distributed(Concern):
         body = self.ctx.literal_body(updated)
         if body is not None and body not in self.backends and ":" in body:
             return self._leave_compound(original, updated, body)
-        if body not in self.backends:
+        if body is None or body not in self.backends:
             return updated
         new = self.ctx.with_literal_body(updated, self.backends[body])
         self.ctx.record(
@@ -66,6 +67,8 @@ class Distributed(Concern):
         if original.attr.value not in self.enum_leaves or self.ctx.is_claimed(original):
             return updated
         qn = self.ctx.qname(original)
+        if qn is None:  # (neither table has a None key)
+            return updated
         new_leaf = self.enums.get(qn) or self.renames.get(qn)
         if new_leaf is None:
             return updated

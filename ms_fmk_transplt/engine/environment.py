@@ -18,11 +18,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.environment_keys import ENVIRON, KEY_CALLS, RULE, message
 
 
 class Environment(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.names = self.tables.advice.exact_environment
         self.keys: set[int] = set()
@@ -62,6 +63,7 @@ class Environment(Concern):
         if id(original) not in self.keys:
             return updated
         body = self.ctx.literal_body(updated)
+        assert body is not None  # a key was marked for its literal's (str) body
         entry = self.names[body]
         new = self.ctx.with_literal_body(updated, entry.ascend)
         text = message(body, entry.ascend, entry.caveat)

@@ -13,16 +13,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Union
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
+from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.config_module import is_openmmlab_config
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.imports_spans import CUDA_MODULE
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 
 CUDA = "torch.cuda"
+# what a module's body holds (LibCST types it so: a block's statements are BaseStatement)
+_Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 
 def _dotted(name: str) -> cst.Attribute | cst.Name:
@@ -34,10 +38,13 @@ def _dotted(name: str) -> cst.Attribute | cst.Name:
 def _imports_torch_npu(stmt: cst.CSTNode) -> bool:
     for node in _module_level_imports(stmt):
         if isinstance(node, cst.Import):
-            if any(get_full_name_for_node(a.name).split(".")[0] == "torch_npu" for a in node.names):
+            if any(
+                get_full_name_for_node_or_raise(a.name).split(".")[0] == "torch_npu"
+                for a in node.names
+            ):
                 return True
         elif node.module is not None and not node.relative:
-            if get_full_name_for_node(node.module).split(".")[0] == "torch_npu":
+            if get_full_name_for_node_or_raise(node.module).split(".")[0] == "torch_npu":
                 return True
     return False
 
@@ -65,18 +72,22 @@ def _module_level_imports(stmt: cst.CSTNode) -> list[cst.Import | cst.ImportFrom
 
 def _imports_torch(node: cst.Import | cst.ImportFrom) -> bool:
     if isinstance(node, cst.Import):
-        return any(get_full_name_for_node(a.name).split(".")[0] == "torch" for a in node.names)
+        return any(
+            get_full_name_for_node_or_raise(a.name).split(".")[0] == "torch" for a in node.names
+        )
     if node.relative or node.module is None:
         return False
-    return get_full_name_for_node(node.module).split(".")[0] == "torch"
+    return get_full_name_for_node_or_raise(node.module).split(".")[0] == "torch"
 
 
 def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
     if isinstance(node, cst.Import):
-        return any(get_full_name_for_node(a.name).startswith("torch.npu") for a in node.names)
+        return any(
+            get_full_name_for_node_or_raise(a.name).startswith("torch.npu") for a in node.names
+        )
     if node.relative or node.module is None:
         return False
-    module = get_full_name_for_node(node.module)
+    module = get_full_name_for_node_or_raise(node.module)
     if module.startswith("torch.npu"):
         return True
     names = node.names
@@ -88,7 +99,7 @@ def _needs_npu(node: cst.Import | cst.ImportFrom) -> bool:
 
 
 class Imports(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         table = self.tables.imports
         self.rule, self.npu_rule = CUDA_MODULE, TORCH_NPU
@@ -139,7 +150,9 @@ class Imports(Concern):
             new = updated.with_changes(module=_dotted(npu_module))
             self._record(original, new, f"from {module} import * -> from {npu_module} import *")
             return new
-        supported, unsupported = [], []
+        assert not isinstance(original.names, cst.ImportStar)  # (as updated's)
+        supported: list[cst.ImportAlias] = []
+        unsupported: list[cst.ImportAlias] = []
         for orig_alias, alias in zip(original.names, updated.names):
             full = f"{module}.{get_full_name_for_node(orig_alias.name)}"
             (supported if self.tables.lookup_cuda_import(full) else unsupported).append(alias)
@@ -168,6 +181,7 @@ class Imports(Concern):
     def _from_torch(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         if isinstance(updated.names, cst.ImportStar):
             return updated
+        assert not isinstance(original.names, cst.ImportStar)  # (as updated's)
         names = list(updated.names)
         changed = False
         for i, alias in enumerate(original.names):
@@ -218,8 +232,15 @@ class Imports(Concern):
             body = self._insert(original, body, index, before, lines)
         return updated.with_changes(body=body)
 
-    def _insert(self, original, body, index: int, before: bool, lines) -> list:
-        new_stmts = []
+    def _insert(
+        self,
+        original: cst.Module,
+        body: list[_Statement],
+        index: int,
+        before: bool,
+        lines: list[tuple[str, str, str]],
+    ) -> list[_Statement]:
+        new_stmts: list[_Statement] = []
         for code, _, _ in lines:
             parsed = list(cst.parse_module(code + "\n").body)
             if isinstance(parsed[0], (cst.FunctionDef, cst.ClassDef)):  # two blank lines above

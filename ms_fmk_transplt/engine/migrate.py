@@ -120,9 +120,9 @@ def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:
     for n in notices:
         if id(n) in dropped:
             continue
-        group = firsts.get(id(n))
-        if group is not None:
-            root, count = n.api.split(".", 1)[0], len(group)
+        first_of = firsts.get(id(n))
+        if first_of is not None:
+            root, count = n.api.split(".", 1)[0], len(first_of)
             n = dataclasses.replace(
                 n,
                 api=root,
@@ -212,8 +212,8 @@ def _with_selection(
             continue
         if line not in out:
             out[line] = frozenset({rule})
-        elif out[line] is not None:
-            out[line] = out[line] | {rule}  # type: ignore[operator]
+        elif (rules := out[line]) is not None:
+            out[line] = rules | {rule}
     return out
 
 
@@ -291,7 +291,13 @@ def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None])
     return rules is None or matches(rule, rules)
 
 
-def _apply_ignores(source, output, events, ignored, inserts):
+def _apply_ignores(
+    source: bytes,
+    output: bytes,
+    events: list[ChangeEvent],
+    ignored: dict[int, frozenset[str] | None],
+    inserts: list[tuple[int, int]],
+) -> tuple[bytes, list[ChangeEvent], list[ChangeEvent], Counter[int]]:
     """Give `# msft: ignore` lines back their original text and drop their rows."""
     src_lines = source.splitlines(keepends=True)
     out_lines = output.splitlines(keepends=True)

@@ -173,7 +173,7 @@ class ModelWraps:
             return True
         return any(_root(a.value) == target for a in call.args)
 
-    def _plan_module_access(self, wrap: Wrap, body: list, after: int) -> None:
+    def _plan_module_access(self, wrap: Wrap, body: list[cst.BaseStatement], after: int) -> None:
         """``target.<attr>`` DDP does not forward, after the wrap and in functions that take the
         model (or use the module-level one)."""
         target, access, forwards = wrap.target, wrap.access, self.table.ddp_forwards
@@ -196,6 +196,7 @@ class ModelWraps:
         for other in self.scopes[1:]:
             if other is wrap.scope:
                 continue
+            assert isinstance(other, cst.FunctionDef)  # scopes[0] is the module, then functions
             params = {p.name.value for p in other.params.params}
             local = any(target in assigned_names(stmt) for stmt in body_of(other))
             uses_global = isinstance(wrap.scope, cst.Module) and not local and target not in params

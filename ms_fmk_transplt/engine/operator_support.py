@@ -46,7 +46,7 @@ RULES = {
 
 
 def operator_notice(
-    tables: Tables, path: str, node: ast.AST, qualified: str, call: ast.Call | None
+    tables: Tables, path: str, node: ast.expr, qualified: str, call: ast.Call | None
 ) -> Notice | None:
     ops = tables.operators
     entry = ops.entry(qualified)

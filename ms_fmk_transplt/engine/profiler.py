@@ -11,11 +11,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.profiler_spans import USE_CUDA
 
 
 class Profiler(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         table = self.tables.profiler
         self.rule, self.calls = USE_CUDA, table.calls

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.existing_distributed import existing_setup, is_converted
 from ms_fmk_transplt.engine.model_wraps import calls_in
 from ms_fmk_transplt.engine.options import kept_rule, matches
@@ -56,7 +57,7 @@ MESSAGE = "only the process of rank 0 saves / prints this"
 
 
 def _mentions_rank(test: cst.BaseExpression) -> bool:
-    found = []
+    found: list[str] = []
 
     class Names(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
@@ -68,7 +69,7 @@ def _mentions_rank(test: cst.BaseExpression) -> bool:
 
 
 class RankZeroGuards(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.t = self.tables.distributed_mode
         options = ctx.options
@@ -98,21 +99,23 @@ class RankZeroGuards(Concern):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.loops.append(0)
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
         self.loops.pop()
         return updated
 
     def visit_For(self, node: cst.For) -> None:
         self.loops[-1] += 1
 
-    def leave_For(self, original: cst.For, updated: cst.For):
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
         self.loops[-1] -= 1
         return updated
 
     def visit_While(self, node: cst.While) -> None:
         self.loops[-1] += 1
 
-    def leave_While(self, original: cst.While, updated: cst.While):
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
         self.loops[-1] -= 1
         return updated
 
@@ -120,7 +123,7 @@ class RankZeroGuards(Concern):
         if self.active and _mentions_rank(node.test):
             self.ranked.append(id(node))  # already under a rank check: nothing guarded inside
 
-    def leave_If(self, original: cst.If, updated: cst.If):
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
         if self.ranked and self.ranked[-1] == id(original):
             self.ranked.pop()
         return self._mark(original, updated)
@@ -222,14 +225,16 @@ class RankZeroGuards(Concern):
         return any(self._names(c.args) & paths for c in calls)
 
     # -- rewriting ----------------------------------------------------------------------------
-    def _mark(self, original: cst.BaseStatement, updated: cst.BaseStatement):
+    def _mark(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> cst.BaseStatement:
         if id(original) in self.guarded:
             self.marked[id(updated)] = original
         if id(original) in self.barriers:
             self.waiting[id(updated)] = original
         return updated
 
-    def leave_SimpleStatementLine(self, original, updated):
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.BaseStatement:
         return self._mark(original, updated)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -242,7 +247,9 @@ class RankZeroGuards(Concern):
         self.ctx.record(original, RANK_ZERO_GUARD, message, before, after)
         return new
 
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         if not self.marked:
             return updated
         return updated.with_changes(body=self._wrap_runs(list(updated.body)))
@@ -252,6 +259,8 @@ class RankZeroGuards(Concern):
         original = self.waiting.pop(id(stmt), None)
         if original is None:
             return [stmt]
+        # (the two kinds of BaseStatement there are, both with leading lines)
+        assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         code = self.t.rank_zero_barrier
         barrier = cst.parse_statement(code + "\n").with_changes(leading_lines=stmt.leading_lines)
         message = "the other ranks wait until rank 0 has saved the file loaded here"
@@ -284,6 +293,8 @@ class RankZeroGuards(Concern):
 
     def _guarded(self, run: list[cst.BaseStatement]) -> cst.If:
         first = run[0]
+        # (the two kinds of BaseStatement there are, both with leading lines)
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         inner = [first.with_changes(leading_lines=()), *run[1:]]
         check = self.t.rank_zero_check
         new = cst.If(

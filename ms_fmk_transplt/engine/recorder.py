@@ -208,7 +208,12 @@ class Recorder:
         self.insert_order.append((anchor, 0 if first else 1, len(self.insert_order)))
 
     def warn_at(
-        self, line: int, rule: str, message: str, api: str = "", severity=Severity.WARNING
+        self,
+        line: int,
+        rule: str,
+        message: str,
+        api: str = "",
+        severity: Severity = Severity.WARNING,
     ) -> None:
         self.notices.append(Notice(self.path, line, rule, severity, message, api))
 

@@ -57,12 +57,13 @@ def declaring_scopes(module: ast.Module) -> set[int]:
     return found
 
 
-def _end(node: ast.AST) -> Position:
-    return node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+def _end(node: ast.expr | ast.stmt) -> Position:
+    # (a parsed node has its end: typeshed makes it Optional for nodes built by hand)
+    return node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
-def _start(node: ast.AST) -> Position:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+def _start(node: ast.expr | ast.stmt) -> Position:
+    return node.lineno, node.col_offset
 
 
 def _block_start(body: list[ast.stmt], header_line: int) -> Position:
@@ -96,7 +97,7 @@ class ScopeWalker:
         elif isinstance(node, ast.ClassDef):
             self.statements(node.body)
         else:
-            self.comprehension(node)  # type: ignore[arg-type]
+            self.comprehension(node)
 
     def parameters(self, args: ast.arguments) -> None:
         for arg in [*args.posonlyargs, *args.args]:
@@ -108,7 +109,9 @@ class ScopeWalker:
         if args.kwarg:
             self.scope.bind(args.kwarg.arg, args.kwarg)
 
-    def comprehension(self, node) -> None:
+    def comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
         first, *inner = node.generators
         self.target(first.target)
         self.scope.bump(_end(first.target))
@@ -314,9 +317,9 @@ class ScopeWalker:
                 self.expr(value)
         elif isinstance(node, ast.Call):
             self.expr(node.func)
-            items = [*node.args, *node.keywords]
+            items: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
             if node.args and node.keywords:
-                items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+                items.sort(key=lambda n: (n.lineno, n.col_offset))
             for item in items:
                 self.expr(item)
         else:

@@ -132,7 +132,7 @@ def _imported_names(stmt: ast.Import | ast.ImportFrom, full: str) -> set[Qualifi
 class Scope:
     """One scope: its bindings, found on first use by walking its own statements."""
 
-    def __init__(self, kind: str, parent: Scope | None, node: ast.AST, name: str | None) -> None:
+    def __init__(self, kind: str, parent: Scope | None, node: ScopeNode, name: str | None) -> None:
         self.kind = kind  # "builtins", "global", "function", "class", "comprehension"
         self.parent: Scope = parent if parent is not None else self
         self.node = node
@@ -180,7 +180,9 @@ class Scope:
             return self.bindings[name]
         return self.visible_parent().resolve(name)
 
-    def bind(self, name: str, node: ast.AST | None, imported=None) -> None:
+    def bind(
+        self, name: str, node: ast.AST | None, imported: ast.Import | ast.ImportFrom | None = None
+    ) -> None:
         target = self
         while name in target.overwrites:  # global / nonlocal
             target = target.visible_parent(target.overwrites[name])
@@ -194,9 +196,9 @@ class Scope:
         self.count += 1
         self.bumps.append(where)
 
-    def read_index(self, node: ast.AST) -> int:
+    def read_index(self, node: ast.expr) -> int:
         """LibCST's count when it reads ``node``: the binding statements ended before it."""
-        where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        where = (node.lineno, node.col_offset)
         for start, end in self.last_read:
             if start <= where < end:
                 return self.count

@@ -47,7 +47,8 @@ class Scopes:
             builtin.globals = global_scope
         self.global_scope = global_scope
         self._scopes: dict[int, Scope] = {id(module): self.global_scope}
-        self._cache: dict[tuple, set[QualifiedName]] = {}
+        # (id(scope), name read, LibCST count at the read) or (id(scope), dotted name)
+        self._cache: dict[tuple[int, str, int] | tuple[int, str], set[QualifiedName]] = {}
         self.sealer: Scopes | None = None  # the Scopes that gathered a shared global scope
         # scopes holding `global`/`nonlocal` (and their enclosing scopes): analysed with their
         # parent, since they bind names in it
@@ -72,7 +73,7 @@ class Scopes:
         """Breaks the reference cycles between scopes and their bindings, so that a file's
         trees are freed as soon as the pass is done, without the cyclic garbage collector."""
         for scope in [*self._scopes.values(), self.global_scope.parent]:
-            if scope.sealed and scope is not self.sealer:
+            if scope.sealed and self is not self.sealer:
                 continue  # shared by the pieces of a module: released with the facts
             scope.bindings.clear()
             scope.overwrites.clear()
@@ -123,10 +124,10 @@ class Scopes:
             return set()
         if isinstance(node, ast.Name):  # a binding's own name: only its own binding
             return self._full(node, scope, full)
-        key = (id(scope), full)
-        names = self._cache.get(key)
+        full_key = (id(scope), full)
+        names = self._cache.get(full_key)
         if names is None:
-            names = self._cache[key] = self._full(node, scope, full)
+            names = self._cache[full_key] = self._full(node, scope, full)
         return names
 
     def _full(self, node: ast.AST, scope: Scope, full: str) -> set[QualifiedName]:
@@ -157,7 +158,8 @@ class Scopes:
             root = root.value
         if not isinstance(root, ast.Name) or isinstance(root.ctx, ast.Store):
             return None
-        name, read_node = root.id, root
+        name = root.id
+        read_node: ast.AST = root
         if top is not None:
             for dotted, candidate in dotted_names(top):
                 if scope.has(dotted):

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ScopeProvider
+from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
+from libcst.metadata import Scope, ScopeProvider
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.events import Operation
 from ms_fmk_transplt.rule_catalog import declare
 
@@ -80,7 +81,7 @@ def _expr(code: str) -> cst.BaseExpression:
 
 
 class Similar(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.entries: dict[str, Entry] = self.tables.similar
         self.calls: dict[int, Entry] = {}  # id(original call or statement call) -> entry
@@ -115,7 +116,8 @@ class Similar(Concern):
                 entry = self.entries.get(f"{module}.{get_full_name_for_node(alias.name)}")
                 if entry is None or entry["kind"] == "noop":
                     continue
-                bound = get_full_name_for_node(alias.asname.name if alias.asname else alias.name)
+                name = alias.asname.name if alias.asname else alias.name
+                bound = get_full_name_for_node_or_raise(name)
                 self._plan_alias(scope, stmt, alias, bound, entry, calls)
         for call in calls.values():
             func = call.func
@@ -126,7 +128,15 @@ class Similar(Concern):
                 self.calls[id(call)] = entry
                 self._claim_chain(func)
 
-    def _plan_alias(self, scope, stmt, alias, bound: str, entry: Entry, calls) -> None:
+    def _plan_alias(
+        self,
+        scope: Scope,
+        stmt: cst.ImportFrom,
+        alias: cst.ImportAlias,
+        bound: str,
+        entry: Entry,
+        calls: dict[int, cst.Call],
+    ) -> None:
         assignments = [a for a in scope.assignments[bound] if getattr(a, "node", None) is stmt]
         if not assignments:
             return  # not a module-level import
@@ -181,7 +191,8 @@ class Similar(Concern):
         return f"keyword {sorted(unknown)[0]}= has no counterpart" if unknown else None
 
     def _variant(self, call: cst.Call, entry: Entry) -> str | None:
-        for condition, replacement in entry.get("variants", {}).items():
+        variants: dict[str, str] = entry.get("variants", {})
+        for condition, replacement in variants.items():
             key, value = condition.split("=")
             for a in call.args:
                 if (
@@ -195,7 +206,7 @@ class Similar(Concern):
     # -- rewriting ----------------------------------------------------------------------------
     def _record(
         self,
-        node,
+        node: cst.CSTNode,
         entry: Entry,
         before: str,
         after: str,
@@ -274,9 +285,12 @@ class Similar(Concern):
         )
         return cst.Pass()
 
-    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+    def leave_ImportFrom(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.Pass | cst.FlattenSentinel[cst.ImportFrom]:
         if isinstance(original.names, cst.ImportStar):
             return updated
+        assert not isinstance(updated.names, cst.ImportStar)  # (as original's)
         planned = [(o, u) for o, u in zip(original.names, updated.names) if id(o) in self.aliases]
         if not planned:
             return updated
@@ -291,6 +305,7 @@ class Similar(Concern):
                 continue
             parent, leaf = entry["replacement"].rsplit(".", 1)
             bound = alias.asname.name if alias.asname else alias.name
+            assert isinstance(bound, cst.Name)  # what a from-import binds
             asname = None if get_full_name_for_node(bound) == leaf else cst.AsName(name=bound)
             by_parent.setdefault(parent, []).append(
                 cst.ImportAlias(name=cst.Name(leaf), asname=asname)
@@ -315,7 +330,9 @@ class Similar(Concern):
         self._record(original, entry, before, after, entry.get("replacement", ""))
         return statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
 
-    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
         if not any(id(s) in self.pass_lines for s in original.body):
             return updated
         comment = cst.Comment(

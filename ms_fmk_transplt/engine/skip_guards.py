@@ -9,6 +9,7 @@ import ast
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, subtree
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cuda_only import statements_of
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.cuda_only_spans import RULE, guarded_code
@@ -27,7 +28,7 @@ def _last_name(node: cst.CSTNode) -> str | None:
 
 
 class SkipGuards(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.active = b"skip" in ctx.source and hinted(
             ctx.source, ctx.tables.unsupported, ctx.options.project
@@ -50,14 +51,14 @@ class SkipGuards(Concern):
             condition = skip_condition(call, _last_name)
             if condition is None or self.ctx.is_claimed(condition):
                 continue
-            nodes = subtree(condition)  # type: ignore[arg-type]
+            nodes = subtree(condition)
             if not asks_cuda(nodes, self.ctx.qname):
                 continue
             body = body or statements_of(node.body)
             if body is None:
                 return
             table = self.tables.unsupported
-            what = guarded_code([body], self.ctx.source, table, self.ctx)  # type: ignore[arg-type]
+            what = guarded_code([body], self.ctx.source, table, self.ctx)
             if what is None:
                 return
             for n in nodes:

@@ -19,6 +19,7 @@ import re
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.rule_catalog import NOTICE, declare
 
@@ -54,7 +55,7 @@ _INDEXED = re.compile(r"^(cuda|npu):[0-9]+$")
 
 
 class SpecifyDevice(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         t = self.tables.specify_device
         self.helper = t.helper
@@ -81,7 +82,9 @@ class SpecifyDevice(Concern):
         self.dict_keys.add(id(node.key))  # map_location={'cuda:0': ...} keys name the source
 
     # -- literals ------------------------------------------------------------------------------
-    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+    def leave_SimpleString(
+        self, original: cst.SimpleString, updated: cst.SimpleString
+    ) -> cst.SimpleString | cst.Name:
         body = self.ctx.literal_body(updated)
         if body in self.rank_env and not self.rank_line:
             self.rank_line = self.ctx.lines(original)[0]

@@ -182,9 +182,9 @@ class TargetScan:
     def _walk(self, node: ast.AST, scope: Scope, parent: ast.AST | None) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             return  # LibCST gives names inside imports no scope: the passes report imports
+        assert self.scopes is not None  # set by run()
         self.advice.visit(node, parent, scope)
         if isinstance(node, (ast.Name, ast.Attribute)):
-            assert self.scopes is not None
             outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
             if outermost and self._leaf(node) in self._names and self._root_imported(node):
                 self._name(node, scope, parent)
@@ -205,6 +205,7 @@ class TargetScan:
         key = id(node)
         if key not in self._qnames:
             top = node if isinstance(node, ast.Attribute) else None
+            assert self.scopes is not None  # set by run(), before the walk that asks
             names = self.scopes.qualified_names(node, scope, top)
             literal = isinstance(node, (ast.Name, ast.Attribute))
             self._qnames[key] = chosen_name(names, full_name(node) if literal else None)

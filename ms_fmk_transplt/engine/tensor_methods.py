@@ -6,16 +6,17 @@ from __future__ import annotations
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.tensor_methods_spans import CUDA_CALL, IS_CUDA, RECEIVER_MAX
 
 
-def receiver_text(ctx, node: cst.BaseExpression) -> str:
+def receiver_text(ctx: MigrationContext, node: cst.BaseExpression) -> str:
     text = ctx.snippet(node)
     return text if len(text) <= RECEIVER_MAX else "…" + text[1 - RECEIVER_MAX :]
 
 
 class TensorMethods(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         table = self.tables.tensor_methods
         self.call_rule, self.call_map = CUDA_CALL, table.calls

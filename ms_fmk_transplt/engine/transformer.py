@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Union
 
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
+
+# What a ``leave_<Node>`` method returns: the node (changed or not), a removal or a flattening.
+_Left = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]
+_Leave = Callable[[cst.CSTNode, cst.CSTNode], _Left]
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
@@ -19,8 +24,8 @@ class MigrationTransformer(cst.CSTTransformer):
     def __init__(self, ctx: MigrationContext, concerns: Sequence[type[Concern]]) -> None:
         super().__init__()
         self.ctx = ctx
-        self._visit: dict[str, list[Callable]] = defaultdict(list)
-        self._leave: dict[str, list[Callable]] = defaultdict(list)
+        self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = defaultdict(list)
+        self._leave: dict[str, list[_Leave]] = defaultdict(list)
         for concern_cls in concerns:
             concern = concern_cls(ctx)
             for attr in dir(concern):
@@ -33,19 +38,23 @@ class MigrationTransformer(cst.CSTTransformer):
         kind = type(node).__name__
         if kind in ("Import", "ImportFrom"):
             self.ctx.import_depth += 1
-        elif kind == "Expr" and isinstance(node.value, _STRING_NODES):  # type: ignore[attr-defined]
-            self._mark_docstring(node.value)  # type: ignore[attr-defined]
+        elif isinstance(node, cst.Expr) and isinstance(node.value, _STRING_NODES):
+            self._mark_docstring(node.value)
         for fn in self._visit.get(kind, ()):
             fn(node)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+    # LibCST types on_leave as returning the node's own type; a concern may replace a node with
+    # another kind (or remove or flatten it), so this dispatcher returns any of them.
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> _Left:
         kind = type(original_node).__name__
-        result = updated_node
+        result: _Left = updated_node
         for fn in self._leave.get(kind, ()):
-            result = fn(original_node, result)
             if not isinstance(result, type(original_node)):
                 break  # replaced by another kind of node / removed / flattened: stop here
+            result = fn(original_node, result)
         if kind in ("Import", "ImportFrom"):
             self.ctx.import_depth -= 1
         return result

@@ -20,6 +20,7 @@ import libcst.matchers as matchers
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern, literal_value, subtree
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.launch_values import command_message as launch_message
 from ms_fmk_transplt.engine.launch_values import command_values
 from ms_fmk_transplt.engine.spans.capability_spans import checks_available
@@ -28,13 +29,14 @@ from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_messag
 from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
+    Entry,
     checks_presence,
     registered_op_namespaces,
 )
 
 
 class Unsupported(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
@@ -84,7 +86,7 @@ class Unsupported(Concern):
         self.guarded -= _catches_import_error(original)
         return updated
 
-    def _import_row(self, node: cst.CSTNode, name: str, entry, bound: str = "") -> None:
+    def _import_row(self, node: cst.CSTNode, name: str, entry: Entry, bound: str = "") -> None:
         if self.guarded:
             entry = entry.optional()
             self.optional_names.add(bound)  # its calls have the same fallback
@@ -108,7 +110,7 @@ class Unsupported(Concern):
             return
         qn = self.ctx.qname(node)
         entry = self.table.reported_api(qn) if qn else None
-        if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
+        if not qn or entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
         if entry.action == "manual" and any(
             entry.key.rsplit(".", 1)[-1] in names for names in self.probed
@@ -209,12 +211,12 @@ class Unsupported(Concern):
             return
         if self.ctx.is_claimed(node):
             return  # an environment key rewritten by engine/environment.py
-        body = self.ctx.literal_body(node)
+        body = self.ctx.literal_body(node) or ""  # (a bytes literal names nothing)
         entry = self.table.env_name(body)
         if entry is not None:
             self.ctx.unsupported(node, body, entry)
             return
-        for name, entry in self.table.env_assignments(body or ""):
+        for name, entry in self.table.env_assignments(body):
             self.ctx.unsupported(node, name, entry, command_message(name))
         self._command_values(node, body or "")
 

@@ -27,6 +27,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
@@ -102,7 +103,7 @@ def _with_prefix(name: str, old: str, new: str) -> str | None:
 
 
 class UserRulesConcern(Concern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         rules = ctx.options.user_rules
         assert isinstance(rules, UserRules)
@@ -118,12 +119,16 @@ class UserRulesConcern(Concern):
         if self.ctx.options.todo_comments:
             self.todos[self.ctx.lines(node)[0]] = todo_text(INCOMPLETE, tip)
 
-    def leave_SimpleStatementLine(self, original, updated):
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
         start, end = self.ctx.lines(original)
         todo = next((t for line, t in self.todos.items() if start <= line <= end), None)
         return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
 
-    def _record(self, node, rule: Rule, kind: str, before, after) -> None:
+    def _record(
+        self, node: cst.CSTNode, rule: Rule, kind: str, before: cst.CSTNode, after: cst.CSTNode
+    ) -> None:
         self.ctx.record(
             node,
             RULE_OF_KIND[type(rule)],
@@ -227,9 +232,12 @@ class UserRulesConcern(Concern):
                 return new
         return updated
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
         if self.ctx.import_depth:
             return updated
+        rule: Rule  # each loop below narrows it to its kind
         qn = self.ctx.qname(original)
         if not qn:
             return updated
@@ -271,6 +279,7 @@ class UserRulesConcern(Concern):
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         if original.relative or original.module is None:
             return updated
+        rule: Rule  # each loop below narrows it to its kind
         module = get_full_name_for_node(original.module) or ""
         for rule in self.rules.modules:
             renamed = _with_prefix(module, rule.old, rule.new)
@@ -280,6 +289,7 @@ class UserRulesConcern(Concern):
                 return new
         if isinstance(updated.names, cst.ImportStar):
             return updated
+        assert not isinstance(original.names, cst.ImportStar)  # (as updated's)
         names = list(updated.names)
         changed: Rule | None = None
         for i, alias in enumerate(original.names):

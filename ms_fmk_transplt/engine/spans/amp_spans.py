@@ -7,6 +7,7 @@ import ast
 
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
 DEVICE_TYPE = declare(
@@ -27,7 +28,7 @@ CUDA_AMP = declare(
 
 
 class AmpSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         table = self.tables.amp
         self.rule, self.calls, self.keywords, self.leaves = (

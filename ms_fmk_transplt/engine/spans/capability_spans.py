@@ -13,12 +13,27 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Optional
 
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.engine.spans.units import Unit
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
+
+if TYPE_CHECKING:  # engine/capability.py, the LibCST counterpart, shares the functions below
+    from ms_fmk_transplt.engine.context import MigrationContext
+
+# A node of either tree (ast, LibCST): the functions below read only what both trees name alike
+# (func, attr, value, args, targets), telling classes apart by name, since the span pass never
+# imports LibCST; so its type is Any.
+TreeNode = Any
+QName = Callable[[TreeNode], Optional[str]]  # the pass's name resolution
+# A probe's position as the pass's context records it: its lines (span pass) or itself (LibCST).
+Where = Callable[[TreeNode], Any]
 
 # always a probe: which NVIDIA architecture / NCCL build is this?
 PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})
@@ -83,13 +98,13 @@ def hinted(source: bytes) -> bool:
     return b"get_device_" in source or b"nccl.version" in source
 
 
-def checks_available(nodes, qname) -> bool:
+def checks_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
     """Whether ``nodes`` call ``torch.cuda.is_available()``."""
     calls = [n for n in nodes if type(n).__name__ == "Call"]
     return any((qname(c.func) or "") == AVAILABLE for c in calls)
 
 
-def _string(node) -> str | None:
+def _string(node: TreeNode) -> str | None:
     """The value of a plain string literal in either tree."""
     kind = type(node).__name__
     if kind == "Constant" and isinstance(node.value, str):
@@ -103,12 +118,12 @@ def _string(node) -> str | None:
     return None
 
 
-def _args(call) -> list:
+def _args(call: TreeNode) -> list[TreeNode]:
     """The positional argument expressions of a call in either tree (LibCST wraps them)."""
     return [a.value if type(a).__name__ == "Arg" else a for a in call.args]
 
 
-def patched_probe(call, qname, source: bytes) -> bool:
+def patched_probe(call: TreeNode, qname: QName, source: bytes) -> bool:
     """``monkeypatch.setattr(torch.cuda, "get_device_capability", ...)`` (or
     ``mock.patch.object``): a test patching a probe (or, in a file that patches probes,
     ``is_available``) on torch.cuda -- the patch must stay where the kept probe reads."""
@@ -126,7 +141,13 @@ def patched_probe(call, qname, source: bytes) -> bool:
     return name == "is_available" and _PROBE_TARGET.search(source) is not None
 
 
-def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
+def keep_patch(
+    ctx: SpanContext | MigrationContext,
+    call: TreeNode,
+    nodes: list[TreeNode],
+    where: Where,
+    source: bytes,
+) -> bool:
     """Keep a test's patch of a probe on torch.cuda (``nodes``: the call's subtree)."""
     if not patched_probe(call, ctx.qname, source):
         return False
@@ -138,7 +159,9 @@ def keep_patch(ctx, call, nodes: list, where, source: bytes) -> bool:
     return True
 
 
-def accelerator_choice(ctx, targets: list[str], value: list) -> None:
+def accelerator_choice(
+    ctx: SpanContext | MigrationContext, targets: list[str], value: list[TreeNode]
+) -> None:
     """``accelerator = "cuda" if torch.cuda.is_available() else "cpu"``: a Lightning accelerator
     chosen by asking torch.cuda (device_strings.not_a_device keeps its "cuda"): the question
     stays on torch.cuda too, or the NPU host would pick "cuda" and fail."""
@@ -150,23 +173,24 @@ def accelerator_choice(ctx, targets: list[str], value: list) -> None:
                 ctx.claim(node)
 
 
-def _name_of(node) -> str:
+def _name_of(node: TreeNode) -> str:
     kind = type(node).__name__
+    name: str = ""
     if kind == "Name":
-        return node.id if hasattr(node, "id") else node.value
-    if kind == "Attribute":
-        return getattr(node.attr, "value", node.attr)
-    return ""
+        name = node.id if hasattr(node, "id") else node.value
+    elif kind == "Attribute":
+        name = getattr(node.attr, "value", node.attr)
+    return name
 
 
-def _literal(node) -> object:
+def _literal(node: TreeNode) -> object:
     kind = type(node).__name__
     if kind == "Constant":
         return node.value
     return _string(node) if kind == "SimpleString" else None
 
 
-def assigns_accelerator(body: list) -> bool:
+def assigns_accelerator(body: list[TreeNode]) -> bool:
     """``accelerator = "cuda"`` among ``body`` (either tree)."""
     for node in body:
         if type(node).__name__ != "Assign" or _literal(node.value) != "cuda":
@@ -178,7 +202,11 @@ def assigns_accelerator(body: list) -> bool:
 
 
 def guard_of_probes(
-    ctx, test: list, body: list, guarded: set[int], variables: frozenset[str] = frozenset()
+    ctx: SpanContext | MigrationContext,
+    test: list[TreeNode],
+    body: list[TreeNode],
+    guarded: set[int],
+    variables: frozenset[str] = frozenset(),
 ) -> None:
     """``if torch.cuda.is_available(): ... probe ...`` (or ``accelerator = "cuda"``, kept by
     device_strings.not_a_device): the test is part of what is kept -- on torch.cuda too
@@ -195,12 +223,14 @@ def guard_of_probes(
         guarded.update(id(call) for call in found)
 
 
-def probe_calls(nodes, qname, variables: frozenset[str] = frozenset()) -> list:
+def probe_calls(
+    nodes: Iterable[TreeNode], qname: QName, variables: frozenset[str] = frozenset()
+) -> list[TreeNode]:
     """The probe calls among ``nodes`` (either tree; qname: the pass's name resolution):
     ``get_device_capability(...)`` and ``get_device_properties(...)`` read for an
     architecture field (``.major``; not ``.total_memory``, which the NPU has), also through a
     variable (``props = get_device_properties(d)`` with ``props.major`` in the file)."""
-    found = []
+    found: list[TreeNode] = []
     for n in nodes:
         kind = type(n).__name__
         if kind == "Call" and (qname(n.func) or "") in PROBES:
@@ -216,10 +246,15 @@ def probe_calls(nodes, qname, variables: frozenset[str] = frozenset()) -> list:
     return found
 
 
-def _assigned_names(node) -> set[str]:
+def _assigned_names(node: TreeNode) -> set[str]:
     """The plain names an assignment (either tree) binds."""
-    targets = [getattr(t, "target", t) for t in node.targets]
-    return {getattr(t, "id", None) or getattr(t, "value", "") for t in targets} - {""}
+    names: set[str] = set()
+    for target in node.targets:
+        target = getattr(target, "target", target)  # LibCST's AssignTarget wraps it
+        name = getattr(target, "id", None) or getattr(target, "value", "")
+        if isinstance(name, str) and name:
+            names.add(name)
+    return names
 
 
 _PROPERTIES_VARIABLE = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*[\w.]*get_device_properties\(")
@@ -230,7 +265,7 @@ def probed_variables(source: bytes) -> frozenset[str]:
     (``props.major``): those calls are probes as much as ``get_device_properties(d).major``."""
     if b"get_device_properties" not in source:
         return frozenset()
-    found = set()
+    found: set[str] = set()
     for name in set(_PROPERTIES_VARIABLE.findall(source)):
         fields = (
             rb"\b"
@@ -244,7 +279,7 @@ def probed_variables(source: bytes) -> frozenset[str]:
     return frozenset(found)
 
 
-def negates_available(nodes, qname) -> bool:
+def negates_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
     """``not torch.cuda.is_available()`` among ``nodes`` (either tree)."""
     for n in nodes:
         kind = type(n).__name__
@@ -285,14 +320,18 @@ def probe_class_lines(source: bytes) -> frozenset[int]:
     return frozenset(found)
 
 
-def exits_early(body: list) -> bool:
+def exits_early(body: list[TreeNode]) -> bool:
     """``if not torch.cuda.is_available(): return``: a body (its nodes, either tree) that
     leaves the function, so the statements after the ``if`` are what it guards."""
     return any(type(n).__name__ in ("Return", "Raise") for n in body)
 
 
 def keep_probes(
-    ctx, nodes: list, where, guarded: set[int], variables: frozenset[str] = frozenset()
+    ctx: SpanContext | MigrationContext,
+    nodes: list[TreeNode],
+    where: Where,
+    guarded: set[int],
+    variables: frozenset[str] = frozenset(),
 ) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
     other rule migrates any of it, and record a row per probe (``where(call)``: its position
@@ -313,7 +352,7 @@ def keep_probes(
 
 
 class CapabilitySpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.active_accelerator = b"ccelerator" in ctx.source.data and bool(
             ACCELERATOR_LINE.search(ctx.source.data)
@@ -360,6 +399,7 @@ class CapabilitySpans(SpanConcern):
         if not self.active or self.ctx.is_claimed(node):
             return
         unit = self.ctx.unit
+        assert unit is not None  # set while a unit is walked
         if unit.header and isinstance(unit.node, ast.If) and _test_of(unit.node) is node:
             body = [n for stmt in unit.node.body for n in ast.walk(stmt)]
             test = list(ast.walk(unit.node.test))
@@ -382,7 +422,7 @@ class CapabilitySpans(SpanConcern):
         keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded, self.variables)
 
     @staticmethod
-    def _after(unit) -> list[ast.stmt]:
+    def _after(unit: Unit) -> list[ast.stmt]:
         """The statements after the unit's own in the block that holds it."""
         parent = unit.ancestors[-1] if unit.ancestors else None
         for field in ("body", "orelse", "finalbody"):

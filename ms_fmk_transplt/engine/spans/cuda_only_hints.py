@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
+from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 _HINT = re.compile(
     # triton, triton_ops, ops.triton.x -- not tritonclient
@@ -21,7 +22,7 @@ _SKIP = re.compile(rb"skip(?:if|If|Unless)\(")
 
 
 @lru_cache(maxsize=4)
-def _library_imports(table) -> re.Pattern[bytes]:
+def _library_imports(table: UnsupportedTable) -> re.Pattern[bytes]:
     """Imports of the CUDA-only libraries of the unsupported table (apex.normalization,
     flash_attn, xformers, ...)."""
     roots = sorted({m.split(".")[0] for m, e in table.modules.items() if not e.supported})
@@ -30,7 +31,7 @@ def _library_imports(table) -> re.Pattern[bytes]:
 
 
 @lru_cache(maxsize=8)
-def hinted(source: bytes, table, facts: ProjectFacts | None = None) -> bool:
+def hinted(source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = None) -> bool:
     """Cheap test: could the file hold (or import from the project) CUDA-only code at all?"""
     if b"import" not in source and b"cpp_extension" not in source and b".cu" not in source:
         return False

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.engine.spans.cuda_only_code import (
     cuda_conditions,
     cuda_only_names,
@@ -29,8 +30,9 @@ from ms_fmk_transplt.engine.spans.cuda_only_code import (
 )
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables.unsupported_table import Entry
+from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 RULE = declare(
     "cuda_only.guard",
@@ -103,7 +105,12 @@ def following(parent: ast.AST | None, node: ast.AST) -> list[ast.stmt]:
     return []
 
 
-def guarded_code(region: Iterable[ast.AST], source: bytes, table, ctx=None) -> str | None:
+def guarded_code(
+    region: Iterable[ast.AST],
+    source: bytes,
+    table: UnsupportedTable,
+    ctx: Recorder | None = None,
+) -> str | None:
     """What CUDA-only code the region (a condition and what it guards) uses, if any (``ctx``:
     the pass's context, for the project's facts and the file's path)."""
     facts = ctx.options.project if ctx is not None else None
@@ -124,7 +131,7 @@ def registrations(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Cons
         values = [*d.args, *(k.value for k in d.keywords if k.arg == "device_types")]
         for v in values:
             items = v.elts if isinstance(v, (ast.Tuple, ast.List, ast.Set)) else [v]
-            found.extend(i for i in items if is_cuda_string(i))  # type: ignore[misc]
+            found.extend(i for i in items if isinstance(i, ast.Constant) and is_cuda_string(i))
     return found
 
 
@@ -140,7 +147,7 @@ FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class CudaOnlySpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
         self.active = has_condition(source) and hinted(
@@ -166,6 +173,7 @@ class CudaOnlySpans(SpanConcern):
 
     def visit_Call(self, node: ast.Call) -> None:
         unit = self.ctx.unit
+        assert unit is not None  # set while a unit is walked
         if not self.active or not unit.header:
             return
         func = unit.node
@@ -178,6 +186,7 @@ class CudaOnlySpans(SpanConcern):
         if not self.active:
             return
         unit = self.ctx.unit
+        assert unit is not None  # set while a unit is walked
         self._predicate(unit.ancestors)
         if unit.header and isinstance(unit.node, ast.If) and unit.node.test is node:
             stmt = unit.node
@@ -199,14 +208,14 @@ class CudaOnlySpans(SpanConcern):
         self.predicates_done.add(id(func))
         source, table = self.ctx.source.data, self.tables.unsupported
         what = kept_predicates(source, table, self.ctx.options.project, self.ctx.path).get(
-            func.name  # type: ignore[attr-defined]
+            func.name
         )
         conditions = [c for c in cuda_conditions(func) if not self.ctx.is_claimed(c)]
         if what is None or not conditions:
             return
         for c in conditions:
             self.ctx.claim(c)
-        message = predicate_message(func.name, what)  # type: ignore[attr-defined]
+        message = predicate_message(func.name, what)
         self.ctx.unsupported(self.ctx.lines(conditions[0]), func.name, GUARD, message, RULE)
 
     def _guard(self, test: ast.AST, region: list[ast.AST]) -> None:

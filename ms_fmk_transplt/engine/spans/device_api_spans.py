@@ -7,6 +7,7 @@ import ast
 
 from ms_fmk_transplt.engine.cuda_chains import CUDA, CudaChains
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
 # The rows of the namespace table (rules/interface_table.json, cuda_namespace) name these ids.
@@ -31,7 +32,7 @@ NPU_NAMESPACE = declare(
 class DeviceApiSpans(CudaChains, SpanConcern):
     ATTRIBUTE = ast.Attribute
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         # id(outermost chain node) -> (cuda name, npu name, rule, snippet before) to record
         self.pending: dict[int, tuple[str, str, str, str]] = {}

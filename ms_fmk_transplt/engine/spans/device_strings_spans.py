@@ -13,9 +13,11 @@ from ms_fmk_transplt.engine.spans.command_overrides import (
     shown_words,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
+from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 LITERAL = declare(
@@ -105,7 +107,7 @@ def names_cuda_api(body: str) -> bool:
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
-def dotted_cuda_name(value: str, tables) -> str | None:
+def dotted_cuda_name(value: str, tables: Tables) -> str | None:
     """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
     match = _DOTTED.match(value)
     if match is None:
@@ -125,7 +127,7 @@ def is_integer(node: ast.AST) -> bool:
 
 
 class DeviceStringsSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         strings, ints = self.tables.device_strings, self.tables.int_device
         self.old, self.new, self.literal = strings.old, strings.new, strings.literal
@@ -158,7 +160,7 @@ class DeviceStringsSpans(SpanConcern):
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         node = part.node
-        place = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        place = (node.lineno, node.col_offset)
         if part.whole and place in self.kept:
             self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
             return
@@ -249,7 +251,7 @@ class DeviceStringsSpans(SpanConcern):
             self.ctx.snippet(node),
         )
 
-    def _fstring_command_line(self, node: ast.JoinedStr, token) -> None:
+    def _fstring_command_line(self, node: ast.JoinedStr, token: StringToken) -> None:
         segments = fstring_segments(token.body)
         offsets = override_offsets([text for _, text in segments])
         if not offsets:

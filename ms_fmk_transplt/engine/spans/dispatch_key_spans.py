@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
@@ -51,7 +52,7 @@ def message(key: str) -> str:
     return f'kernel registered for dispatch key "{key}" only: no kernel for the NPU (PrivateUse1)'
 
 
-def registered_key(values: list) -> str | None:
+def registered_key(values: list[object]) -> str | None:
     """The CUDA dispatch key among a registration's argument values (plain strings)."""
     for value in values:
         if isinstance(value, str) and value in KEYS:
@@ -65,7 +66,7 @@ def registrar(qualified: str | None) -> str:
 
 
 class DispatchKeySpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.active = hinted(ctx.source.data)
 

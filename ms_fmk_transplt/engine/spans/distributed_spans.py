@@ -7,7 +7,7 @@ import ast
 
 from ms_fmk_transplt.engine.backends import compound
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.rule_catalog import declare
 
 NCCL_BACKEND = declare(
@@ -41,7 +41,7 @@ BACKEND_ENUM = declare(
 
 
 class DistributedSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         table = self.tables.distributed
         self.backend_rule, self.backends = NCCL_BACKEND, table.backends
@@ -78,6 +78,8 @@ class DistributedSpans(SpanConcern):
         if node.attr not in self.enum_leaves or self.ctx.is_claimed(node):
             return
         qn = self.ctx.qname(node)
+        if qn is None:  # (neither table has a None key)
+            return
         new_leaf = self.enums.get(qn) or self.renames.get(qn)
         if new_leaf is None:
             return

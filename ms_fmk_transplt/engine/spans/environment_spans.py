@@ -7,11 +7,11 @@ import ast
 
 from ms_fmk_transplt.engine.environment_keys import ENVIRON, KEY_CALLS, RULE, message
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 
 
 class EnvironmentSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.names = self.tables.advice.exact_environment
         self.keys: set[int] = set()

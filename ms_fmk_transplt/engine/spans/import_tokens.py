@@ -27,7 +27,9 @@ class ImportSpans:
 
 def import_spans(source: SourceText, node: ast.Import | ast.ImportFrom) -> ImportSpans:
     start, end = source.span(node)
-    tokens = [t for t in source.tokens(node.lineno, node.end_lineno) if start <= t[1] < end]
+    tokens = [
+        t for t in source.tokens(node.lineno, node.end_lineno or node.lineno) if start <= t[1] < end
+    ]
     words = [t[0] for t in tokens]
     i = 1
     module: Span | None = None

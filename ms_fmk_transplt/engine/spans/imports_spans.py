@@ -8,6 +8,7 @@ import ast
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.import_tokens import import_spans
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
 CUDA_MODULE = declare(
@@ -28,7 +29,7 @@ def _is_cuda(name: str) -> bool:
 
 
 class ImportsSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.rule = CUDA_MODULE
 

@@ -39,11 +39,15 @@ def _strings(node: ast.AST | None) -> list[ast.Constant]:
 
 
 def _cuda(nodes: list[ast.Constant]) -> list[ast.Constant]:
-    return [n for n in nodes if CUDA_STRING.fullmatch(n.value.removesuffix(":"))]
+    return [
+        n
+        for n in nodes
+        if isinstance(n.value, str) and CUDA_STRING.fullmatch(n.value.removesuffix(":"))
+    ]
 
 
 def _names_npu(nodes: list[ast.Constant]) -> bool:
-    return any(n.value.removesuffix(":") in NPU_STRINGS for n in nodes)
+    return any(isinstance(n.value, str) and n.value.removesuffix(":") in NPU_STRINGS for n in nodes)
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:

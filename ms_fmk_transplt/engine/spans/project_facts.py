@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
+from typing import Protocol
 
 
 def module_name(rel_path: str) -> str:
@@ -66,7 +67,14 @@ class ProjectFacts:
         return self.cuda_only[found[0]] if len(found) == 1 else {}
 
 
-def project_op_namespaces(options) -> frozenset[str]:
+class _WithProject(Protocol):
+    """EngineOptions, as far as project_op_namespaces reads them (options.py imports this)."""
+
+    @property
+    def project(self) -> ProjectFacts | None: ...
+
+
+def project_op_namespaces(options: _WithProject | None) -> frozenset[str]:
     """The operator namespaces the run's project registers (engine options' facts)."""
     facts = options.project if options is not None else None
     return facts.op_namespaces if facts is not None else frozenset()

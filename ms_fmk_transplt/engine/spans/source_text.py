@@ -51,6 +51,7 @@ class SourceText:
         return bisect.bisect_right(self.starts, offset)
 
     def span(self, node: ast.AST) -> tuple[int, int]:
+        # (any node with a position: expr, stmt, arg, keyword, ...; ast.AST declares none)
         return (
             self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
             self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
@@ -82,7 +83,7 @@ class SourceText:
         tokens = self.tokens(*lines) if tokens is None else tokens
         k = _adjacent(tokens, start, before=True)
         m = _adjacent(tokens, end, before=False)
-        if _in_parent_parens(self, parent):
+        if parent is not None and _in_parent_parens(self, parent):
             first_child, last_child = _edge_children(parent)
             k -= first_child is node
             m -= last_child is node
@@ -145,7 +146,7 @@ class SourceText:
     def string_token_at(self, start: int, end: int) -> StringToken | None:
         """The string token spanning [start, end), or None if that is not one token."""
         raw = self.data[start:end].decode("utf-8")
-        prefix = _PREFIX.match(raw).group(0)  # type: ignore[union-attr]
+        prefix = _prefix(raw)
         rest = raw[len(prefix) :]
         quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
         if quote not in ('"', "'", '"""', "'''") or not rest.endswith(quote):
@@ -178,6 +179,13 @@ class StringToken:
     @property
     def is_bytes(self) -> bool:
         return "b" in self.prefix.lower()
+
+
+def _prefix(text: str) -> str:
+    """The string prefix (``rb``, ``f``, ...) a token starts with, possibly empty."""
+    match = _PREFIX.match(text)
+    assert match is not None  # {0,2}: it matches every text
+    return match.group(0)
 
 
 def _has_unescaped(body: str, quote: str) -> bool:
@@ -222,6 +230,7 @@ def _in_parent_parens(source: SourceText, parent: ast.AST | None) -> bool:
 
 def _edge_children(parent: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
     """The first and last child inside the parent's own parentheses (None: a comma follows)."""
+    items: list[ast.expr | ast.keyword]
     if isinstance(parent, ast.Call):
         items = sorted([*parent.args, *parent.keywords], key=_position)
     elif isinstance(parent, ast.ClassDef):
@@ -229,11 +238,12 @@ def _edge_children(parent: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
     elif isinstance(parent, ast.GeneratorExp):
         return parent.elt, None
     else:
-        items = list(parent.elts)  # type: ignore[attr-defined]
+        assert isinstance(parent, ast.Tuple)  # the other parent _in_parent_parens accepts
+        items = list(parent.elts)
     if not items:
         return None, None
-    first = items[0]
-    last = items[-1]
+    first: ast.AST | None = items[0]
+    last: ast.AST | None = items[-1]
     if isinstance(first, (ast.Starred, ast.keyword)):
         first = None
     if isinstance(last, (ast.Starred, ast.keyword)) or (
@@ -243,8 +253,8 @@ def _edge_children(parent: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
     return first, last
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+def _position(node: ast.expr | ast.keyword) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 class Edits:
@@ -315,6 +325,6 @@ def literal_tokens(tokens: list[Token], start: int, end: int) -> list[tuple[int,
         elif depth == 0:
             if kind != tokenize.STRING:
                 raise Decline(f"unexpected token {text!r} in a string concatenation")
-            prefix = _PREFIX.match(text).group(0)  # type: ignore[union-attr]
+            prefix = _prefix(text)
             out.append((s, e, "f" in prefix.lower()))
     return out

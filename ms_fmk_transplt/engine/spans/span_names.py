@@ -141,7 +141,7 @@ class SpanNames:
         if not self._may_be_foreign(node):
             return False
         root = self.root_qname(node)
-        return bool(root) and root.split(".")[0] in self.tables.foreign_roots
+        return bool(root and root.split(".")[0] in self.tables.foreign_roots)
 
     def _may_be_foreign(self, node: ast.AST) -> bool:
         """Cheap and safe: False only when no qualified name of the root can start with a

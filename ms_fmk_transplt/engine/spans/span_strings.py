@@ -29,7 +29,7 @@ class StringPart:
     of an implicit concatenation (``"a" "b"``), which ``ast`` folds into one constant."""
 
     token: StringToken
-    node: ast.AST  # the ast node the token belongs to
+    node: ast.Constant | ast.JoinedStr  # the ast node the token belongs to
     whole: bool  # the token is the whole node (claims on the node apply to it)
     docstring: bool = False
     lines: tuple[int, int] = (0, 0)
@@ -74,11 +74,11 @@ class SpanStrings:
             self._unit_tokens = (lines, self.source.tokens(*lines))
         return self._unit_tokens[1]
 
-    def string_token(self, node: ast.AST) -> StringToken | None:
+    def string_token(self, node: ast.Constant | ast.JoinedStr) -> StringToken | None:
         """The single token of a string literal node; None for an implicit concatenation."""
         key = id(node)
         if key not in self._tokens:
-            self._tokens[key] = self.source.string_token(node)  # type: ignore[arg-type]
+            self._tokens[key] = self.source.string_token(node)
         return self._tokens[key]
 
     def is_single_string(self, node: ast.AST) -> bool:
@@ -111,7 +111,7 @@ class SpanStrings:
         if node.lineno == node.end_lineno:
             return [(node.lineno, node.lineno)] * len(node.names)
         if all(hasattr(a, "lineno") for a in node.names):
-            return [(a.lineno, a.end_lineno) for a in node.names]  # type: ignore[attr-defined]
+            return [(a.lineno, a.end_lineno or a.lineno) for a in node.names]
         from ms_fmk_transplt.engine.spans.import_tokens import import_spans
 
         return [a.lines for a in import_spans(self.source, node).aliases]
@@ -170,8 +170,8 @@ class SpanStrings:
         docstring = key in self.docstrings
         token = self.string_token(node)
         if token is not None and isinstance(node, ast.Constant):
-            lines = (node.lineno, node.end_lineno)
-            parts = [StringPart(token, node, True, docstring, lines, node.value)]  # type: ignore[arg-type]
+            lines = (node.lineno, node.end_lineno or node.lineno)
+            parts = [StringPart(token, node, True, docstring, lines, node.value)]
         else:
             parts = []
             start, end = self.source.span(node)

@@ -7,6 +7,7 @@ import ast
 
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
 CUDA_CALL = declare(
@@ -29,7 +30,7 @@ RECEIVER_MAX = 80  # a longer receiver is shown by its end, the part next to .cu
 
 
 class TensorMethodsSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         table = self.tables.tensor_methods
         self.call_rule, self.call_map = CUDA_CALL, table.calls
@@ -65,8 +66,9 @@ class TensorMethodsSpans(SpanConcern):
         end = self.ctx.source.span(node)[1]
         func_end = self.ctx.source.span(func)[1]
         args = snippet_of(self.ctx.edits.text(func_end, end).lstrip())
+        last = func.end_lineno or func.lineno
         self.ctx.record(
-            (func.end_lineno, func.end_lineno),  # type: ignore[arg-type]
+            (last, last),
             self.call_rule,
             f".{func.attr}() -> .{new_name}()",
             f"{recv}.{func.attr}{args}",
@@ -82,8 +84,9 @@ class TensorMethodsSpans(SpanConcern):
         new_name = self.attr_map[name]
         recv = self._receiver(node)
         self.ctx.rename_attr(node, new_name)
+        last = node.end_lineno or node.lineno
         self.ctx.record(
-            (node.end_lineno, node.end_lineno),  # type: ignore[arg-type]
+            (last, last),
             self.attr_rule,
             f".{name} -> .{new_name}",
             f"{recv}.{name}",

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Union
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,6 @@ class Unit:
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # (match statements and except* come with Python 3.10 and 3.11)
 _MATCH = getattr(ast, "Match", ())
-_CASE = getattr(ast, "match_case", ())
 _COMPOUND = (
     *DEFINITIONS,
     ast.If,
@@ -42,11 +43,14 @@ _COMPOUND = (
     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
 )
 
+# A part of a header (ast.pattern, of a case, comes with Python 3.10: named as a string)
+HeaderNode = Union[ast.expr, ast.arguments, ast.keyword, ast.withitem, "ast.pattern"]
 
-def header_nodes(node: ast.AST) -> list[ast.AST]:
+
+def header_nodes(node: ast.AST) -> list[HeaderNode]:
     """The expression parts of a compound statement's header, in source order."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        out: list[ast.AST] = [*node.decorator_list, node.args]
+        out: list[HeaderNode] = [*node.decorator_list, node.args]
         if node.returns is not None:
             out.append(node.returns)
         return out
@@ -62,31 +66,31 @@ def header_nodes(node: ast.AST) -> list[ast.AST]:
         return [node.subject]
     if isinstance(node, ast.ExceptHandler):
         return [node.type] if node.type is not None else []
-    if _CASE and isinstance(node, _CASE):
-        return [node.pattern] + ([node.guard] if node.guard is not None else [])
+    if sys.version_info >= (3, 10) and isinstance(node, ast.match_case):
+        return [node.pattern, *([node.guard] if node.guard is not None else [])]
     return []
 
 
-def first_line(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", None)
-    line = node.lineno  # type: ignore[attr-defined]
+def first_line(node: ast.stmt | ast.ExceptHandler) -> int:
+    decorators: list[ast.expr] | None = getattr(node, "decorator_list", None)
+    line = node.lineno
     return min([line, *(d.lineno for d in decorators)]) if decorators else line
 
 
-def _header_last(node: ast.AST, parts: list[ast.AST]) -> int:
-    last = node.lineno  # type: ignore[attr-defined]
+def _header_last(node: ast.stmt | ast.ExceptHandler | ast.pattern, parts: list[HeaderNode]) -> int:
+    last = node.lineno
     for part in parts:
         if isinstance(part, ast.arguments):
             args = [*part.posonlyargs, *part.args, *part.kwonlyargs, part.vararg, part.kwarg]
             for sub in [*args, *part.defaults, *part.kw_defaults]:
                 if sub is not None:
-                    last = max(last, sub.end_lineno)  # type: ignore[attr-defined]
+                    last = max(last, sub.end_lineno or sub.lineno)
         elif isinstance(part, ast.withitem):
             for sub in (part.context_expr, part.optional_vars):
                 if sub is not None:
-                    last = max(last, sub.end_lineno)  # type: ignore[attr-defined]
+                    last = max(last, sub.end_lineno or sub.lineno)
         else:
-            last = max(last, part.end_lineno)  # type: ignore[attr-defined]
+            last = max(last, part.end_lineno or part.lineno)
     return last
 
 
@@ -98,7 +102,9 @@ def _in(lines: list[int], first: int, last: int) -> list[int]:
     return lines[bisect.bisect_left(lines, first) : bisect.bisect_right(lines, last)]
 
 
-def _units(body: list[ast.stmt], lines: list[int], ancestors: tuple) -> Iterator[Unit]:
+def _units(
+    body: list[ast.stmt], lines: list[int], ancestors: tuple[ast.AST, ...]
+) -> Iterator[Unit]:
     for stmt in body:
         first, last = first_line(stmt), stmt.end_lineno
         assert last is not None
@@ -121,18 +127,22 @@ def _units(body: list[ast.stmt], lines: list[int], ancestors: tuple) -> Iterator
         yield from _units(getattr(stmt, "finalbody", None) or [], inside, inner)
 
 
-def _header_unit(node: ast.AST, lines: list[int], ancestors: tuple) -> Iterator[Unit]:
+def _header_unit(
+    node: ast.stmt | ast.ExceptHandler | ast.match_case,
+    lines: list[int],
+    ancestors: tuple[ast.AST, ...],
+) -> Iterator[Unit]:
     parts = header_nodes(node)
     if not parts:
         return
-    if _CASE and isinstance(node, _CASE):
-        first = node.pattern.lineno
-    else:
+    if isinstance(node, (ast.stmt, ast.ExceptHandler)):
         first = first_line(node)
-    is_case = bool(_CASE) and isinstance(node, _CASE)
-    last = _header_last(node.pattern if is_case else node, parts)
+        last = _header_last(node, parts)
+    else:  # a case of a match statement
+        first = node.pattern.lineno
+        last = _header_last(node.pattern, parts)
     if _in(lines, first, last):
-        body = getattr(node, "body", None)
+        body: list[ast.stmt] | None = getattr(node, "body", None)
         if body and body[0].lineno > last:  # the lines up to the body: the header's brackets
             last = first_line(body[0]) - 1  # close there, so that they tokenize on their own
-        yield Unit(node, True, ancestors, (first, last))  # type: ignore[arg-type]
+        yield Unit(node, True, ancestors, (first, last))

@@ -12,10 +12,11 @@ from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.capability_spans import checks_available
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import StringPart
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.tables.unsupported_table import (
     IMPORT_ERRORS,
     IMPORT_MODULE,
+    Entry,
     checks_presence,
     registered_op_namespaces,
 )
@@ -52,7 +53,7 @@ def command_message(name: str) -> str:
 
 
 class UnsupportedSpans(SpanConcern):
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.unsupported
         self.covered: set[int] = set()
@@ -74,7 +75,7 @@ class UnsupportedSpans(SpanConcern):
             isinstance(a, ast.Try) and catches_import_error(a) for a in unit.ancestors
         )
 
-    def _import_row(self, lines: tuple[int, int], name: str, entry, bound: str = "") -> None:
+    def _import_row(self, lines: tuple[int, int], name: str, entry: Entry, bound: str = "") -> None:
         if self._guarded():
             entry = entry.optional()
             self.optional_names.add(bound)  # its calls have the same fallback
@@ -98,7 +99,7 @@ class UnsupportedSpans(SpanConcern):
             return
         qn = self.ctx.qname(node)
         entry = self.table.reported_api(qn) if qn else None
-        if entry is None or (entry is self.table.torch_ops and self._registered(qn)):
+        if not qn or entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
         if entry.action == "manual" and entry.key.rsplit(".", 1)[-1] in self._probed():
             entry = entry.probed()
@@ -222,7 +223,9 @@ class UnsupportedSpans(SpanConcern):
     def visit_FormattedString(self, node: ast.JoinedStr) -> None:
         if self.ctx.import_depth or self.ctx.is_docstring(node):
             return
-        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        text = "".join(
+            v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        )
         for name, entry in self.table.env_assignments(text):
             self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
         self._command_values(self.ctx.lines(node), text)

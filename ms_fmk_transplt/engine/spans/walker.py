@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import Optional, Union
 
 from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
@@ -19,9 +20,13 @@ from ms_fmk_transplt.engine.spans.span_context import (
     STRING_VALUES,
     SpanContext,
     StringPart,
-    Unit,
 )
-from ms_fmk_transplt.engine.spans.units import header_nodes
+from ms_fmk_transplt.engine.spans.units import HeaderNode, Unit, header_nodes
+
+# a concern's visit_<Node>/leave_<Node>: SimpleString hooks get a StringPart, others the node
+_Hook = Callable[[Union[ast.AST, StringPart]], object]
+# the visit and leave hooks of a node type, and the fields holding its children (see _plan)
+_Plan = tuple[list[_Hook], list[_Hook], Optional[tuple[str, ...]]]
 
 _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 # nodes whose children LibCST visits in another order than ast's fields, or in other scopes
@@ -33,8 +38,8 @@ _ORDERED = frozenset(
 class Walker:
     def __init__(self, ctx: SpanContext, concerns: Sequence[type[SpanConcern]]) -> None:
         self.ctx = ctx
-        self.visits: dict[str, list[Callable]] = defaultdict(list)
-        self.leaves: dict[str, list[Callable]] = defaultdict(list)
+        self.visits: dict[str, list[_Hook]] = defaultdict(list)
+        self.leaves: dict[str, list[_Hook]] = defaultdict(list)
         for concern_cls in concerns:
             concern = concern_cls(ctx)
             for attr in dir(concern):
@@ -42,7 +47,7 @@ class Walker:
                     self.visits[attr[6:]].append(getattr(concern, attr))
                 elif attr.startswith("leave_"):
                     self.leaves[attr[6:]].append(getattr(concern, attr))
-        self._plans: dict[type, tuple] = {}
+        self._plans: dict[type[ast.AST], _Plan] = {}
         self.anchors = anchor_pattern(ctx.tables)
         self.fstring_device = ctx.tables.device_strings.old
 
@@ -71,7 +76,9 @@ class Walker:
                 scope = scopes.scope_of(node, scope)
         return scope
 
-    def _header_children(self, node, part, scope) -> Iterator[tuple[ast.AST, Scope]]:
+    def _header_children(
+        self, node: ast.AST, part: HeaderNode, scope: Scope
+    ) -> Iterator[tuple[ast.AST, Scope]]:
         if isinstance(part, ast.arguments):
             yield from self._arguments(part, scope)
         elif isinstance(part, ast.withitem):
@@ -86,16 +93,16 @@ class Walker:
     # -- the walk -----------------------------------------------------------------------------
     def walk(self, node: ast.AST, scope: Scope) -> None:
         kind = type(node)
-        if kind is ast.Constant:
-            if isinstance(node.value, STRING_VALUES):  # type: ignore[attr-defined]
-                self._strings(node)  # type: ignore[arg-type]
+        if isinstance(node, ast.Constant):  # (parsed trees hold no subclass of Constant)
+            if isinstance(node.value, STRING_VALUES):
+                self._strings(node)
             return
         ctx = self.ctx
         ctx.stack.append(node)
         ctx.stack_scopes.append(scope)
         ctx.scope = scope
-        if kind is ast.JoinedStr:
-            self._fstring(node, scope)  # type: ignore[arg-type]
+        if isinstance(node, ast.JoinedStr):
+            self._fstring(node, scope)
         elif kind is ast.Import or kind is ast.ImportFrom:
             ctx.import_depth += 1
             visits, leaves, _ = self._plan(kind)
@@ -105,8 +112,8 @@ class Walker:
                 fn(node)
             ctx.import_depth -= 1
         else:
-            if kind is ast.Expr and isinstance(node.value, (ast.Constant, ast.JoinedStr)):  # type: ignore[attr-defined]
-                ctx.docstrings.add(id(node.value))  # type: ignore[attr-defined]
+            if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr)):
+                ctx.docstrings.add(id(node.value))
             visits, leaves, fields = self._plan(kind)
             for fn in visits:
                 fn(node)
@@ -129,7 +136,7 @@ class Walker:
         ctx.stack_scopes.pop()
         ctx.scope = ctx.stack_scopes[-1] if ctx.stack_scopes else ctx.unit_scope
 
-    def _plan(self, kind: type) -> tuple[list[Callable], list[Callable], tuple[str, ...] | None]:
+    def _plan(self, kind: type[ast.AST]) -> _Plan:
         """The hooks for a node type, and the fields holding its children (None: see
         ``children``)."""
         plan = self._plans.get(kind)
@@ -208,9 +215,9 @@ class Walker:
         scopes = self.ctx.scopes
         if isinstance(node, ast.Call):
             yield node.func, scope
-            items = [*node.args, *node.keywords]
+            items: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
             if node.args and node.keywords:
-                items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+                items.sort(key=lambda n: (n.lineno, n.col_offset))
             for item in items:
                 yield item, scope
         elif isinstance(node, ast.Dict):
@@ -226,7 +233,7 @@ class Walker:
             yield from self._arguments(node.args, scope)
             yield node.body, scopes.scope_of(node, scope)
         elif isinstance(node, COMPREHENSIONS):
-            inner = scopes.scope_of(node, scope)  # type: ignore[arg-type]
+            inner = scopes.scope_of(node, scope)
             if isinstance(node, ast.DictComp):
                 yield node.key, inner
                 yield node.value, inner
