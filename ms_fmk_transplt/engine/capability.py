@@ -10,20 +10,22 @@ import libcst as cst
 from ms_fmk_transplt.engine.base import Concern, subtree
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.capability_spans import (
-    PROBE_FIELDS,
     RULE,
     SELECTOR,
     accelerator_choice,
-    exits_early,
     guard_of_probes,
     hinted,
     keep_patch,
     keep_probes,
+)
+from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
+from ms_fmk_transplt.engine.spans.probe_shapes import (
+    PROBE_FIELDS,
+    exits_early,
     negates_available,
     probe_class_lines,
     probed_variables,
 )
-from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 
 
 class CapabilityProbes(Concern):

@@ -23,7 +23,7 @@ from ms_fmk_transplt.engine.base import Concern, literal_value, subtree
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.launch_values import command_message as launch_message
 from ms_fmk_transplt.engine.launch_values import command_values
-from ms_fmk_transplt.engine.spans.capability_spans import checks_available
+from ms_fmk_transplt.engine.spans.probe_shapes import checks_available
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.unsupported_spans import EXITS, command_message
 from ms_fmk_transplt.tables.unsupported_table import (

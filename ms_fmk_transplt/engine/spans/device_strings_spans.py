@@ -113,7 +113,7 @@ def dotted_cuda_name(value: str, tables: Tables) -> str | None:
     if match is None:
         return None
     prefix, name = match.groups()
-    from ms_fmk_transplt.engine.spans.capability_spans import PROBES
+    from ms_fmk_transplt.engine.spans.probe_shapes import PROBES
 
     if any(name == p or name.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
         return None

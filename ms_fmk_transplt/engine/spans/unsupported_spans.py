@@ -9,7 +9,7 @@ from ms_fmk_transplt.engine.launch_values import command_message as launch_messa
 from ms_fmk_transplt.engine.launch_values import command_values
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
-from ms_fmk_transplt.engine.spans.capability_spans import checks_available
+from ms_fmk_transplt.engine.spans.probe_shapes import checks_available
 from ms_fmk_transplt.engine.spans.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart

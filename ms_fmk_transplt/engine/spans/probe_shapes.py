@@ -1,0 +1,134 @@
+"""Where CUDA capability probes are (rule device_api.capability_probe, engine/spans/
+capability_spans.py): the probe calls themselves, also through a variable (``props =
+get_device_properties(d)`` with ``props.major``), the availability checks in front of them, also
+as an early exit (``if not torch.cuda.is_available(): return``), and the classes that set up a
+CUDA path behind one. Shared by both passes: the functions read either tree."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Optional
+
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+
+# A node of either tree (ast, LibCST): the functions below read only what both trees name alike
+# (func, attr, value, args, targets), telling classes apart by name, since the span pass never
+# imports LibCST; so its type is Any.
+TreeNode = Any
+QName = Callable[[TreeNode], Optional[str]]  # the pass's name resolution
+# always a probe: which NVIDIA architecture / NCCL build is this?
+PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})
+PROPERTIES = "torch.cuda.get_device_properties"  # a probe when asked for one of PROBE_FIELDS
+PROBE_FIELDS = frozenset({"major", "minor", "multi_processor_count", "gcnArchName"})
+AVAILABLE = "torch.cuda.is_available"
+
+
+def checks_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
+    """Whether ``nodes`` call ``torch.cuda.is_available()``."""
+    calls = [n for n in nodes if type(n).__name__ == "Call"]
+    return any((qname(c.func) or "") == AVAILABLE for c in calls)
+
+
+def probe_calls(
+    nodes: Iterable[TreeNode], qname: QName, variables: frozenset[str] = frozenset()
+) -> list[TreeNode]:
+    """The probe calls among ``nodes`` (either tree; qname: the pass's name resolution):
+    ``get_device_capability(...)`` and ``get_device_properties(...)`` read for an
+    architecture field (``.major``; not ``.total_memory``, which the NPU has), also through a
+    variable (``props = get_device_properties(d)`` with ``props.major`` in the file)."""
+    found: list[TreeNode] = []
+    for n in nodes:
+        kind = type(n).__name__
+        if kind == "Call" and (qname(n.func) or "") in PROBES:
+            found.append(n)
+        elif kind == "Attribute" and getattr(n.attr, "value", n.attr) in PROBE_FIELDS:
+            inner = n.value
+            if type(inner).__name__ == "Call" and (qname(inner.func) or "") == PROPERTIES:
+                found.append(inner)
+        elif kind == "Assign" and variables and _assigned_names(n) & variables:
+            value = n.value
+            if type(value).__name__ == "Call" and (qname(value.func) or "") == PROPERTIES:
+                found.append(value)
+    return found
+
+
+def _assigned_names(node: TreeNode) -> set[str]:
+    """The plain names an assignment (either tree) binds."""
+    names: set[str] = set()
+    for target in node.targets:
+        target = getattr(target, "target", target)  # LibCST's AssignTarget wraps it
+        name = getattr(target, "id", None) or getattr(target, "value", "")
+        if isinstance(name, str) and name:
+            names.add(name)
+    return names
+
+
+_PROPERTIES_VARIABLE = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*[\w.]*get_device_properties\(")
+
+
+def probed_variables(source: bytes) -> frozenset[str]:
+    """Names assigned ``get_device_properties(...)`` whose architecture fields the file reads
+    (``props.major``): those calls are probes as much as ``get_device_properties(d).major``."""
+    if b"get_device_properties" not in source:
+        return frozenset()
+    found: set[str] = set()
+    for name in set(_PROPERTIES_VARIABLE.findall(source)):
+        fields = (
+            rb"\b"
+            + re.escape(name)
+            + rb"\.(?:"
+            + rb"|".join(f.encode() for f in sorted(PROBE_FIELDS))
+            + rb")\b"
+        )
+        if re.search(fields, source):
+            found.add(name.decode())
+    return frozenset(found)
+
+
+def negates_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
+    """``not torch.cuda.is_available()`` among ``nodes`` (either tree)."""
+    for n in nodes:
+        kind = type(n).__name__
+        if kind == "UnaryOp" and type(n.op).__name__ == "Not":
+            operand = n.operand
+        elif kind == "UnaryOperation" and type(n.operator).__name__ == "Not":
+            operand = n.expression
+        else:
+            continue
+        if type(operand).__name__ == "Call" and (qname(operand.func) or "") == AVAILABLE:
+            return True
+    return False
+
+
+_PROBE_TEXT = re.compile(
+    rb"get_device_capability|get_device_properties\([^\n]*\)\s*\.\s*(?:major|minor)"
+    rb"|\.(?:major|minor|multi_processor_count|gcnArchName)\b"
+)
+
+
+def probe_class_lines(source: bytes) -> frozenset[int]:
+    """Lines of the classes that set up a CUDA path behind a capability probe under an
+    availability check (``if not torch.cuda.is_available(): return`` then ``props.major``):
+    their ``x.is_cuda`` tests select that setup, which never happens on an NPU host."""
+    if b"is_cuda" not in source or b"is_available" not in source or b"get_device_" not in source:
+        return frozenset()
+    try:
+        tree = tree_of(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    lines = source.split(b"\n")
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.end_lineno:
+            text = b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+            if b"is_available()" in text and _PROBE_TEXT.search(text):
+                found.update(range(node.lineno, node.end_lineno + 1))
+    return frozenset(found)
+
+
+def exits_early(body: list[TreeNode]) -> bool:
+    """``if not torch.cuda.is_available(): return``: a body (its nodes, either tree) that
+    leaves the function, so the statements after the ``if`` are what it guards."""
+    return any(type(n).__name__ in ("Return", "Raise") for n in body)
