@@ -71,7 +71,7 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
-        facts = scan_project(project, options.target_version)
+        facts = scan_project(project, options.target_version, _facts_cache(options))
         engine = dataclasses.replace(engine, project=facts)
     main_rel = distributed_main.main_file(project, options)
     final_dir = output_dir_for(
@@ -155,6 +155,19 @@ def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
         options.distributed_target,
     ) + (() if options.rank_guards else ("no rank guards",))
     return fingerprint(repr(what))
+
+
+def _facts_cache(options: RunOptions) -> Cache | None:
+    """The cache of the project facts: they decide the engine's fingerprint, so their own
+    entries depend only on the tool, its tables and the target version."""
+    if not options.use_cache:
+        return None
+    root = Path(options.cache_dir) if options.cache_dir else default_dir()
+    return (
+        None
+        if root is None
+        else Cache(root, fingerprint("project facts|" + options.target_version))
+    )
 
 
 def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:

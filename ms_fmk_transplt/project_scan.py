@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
@@ -33,7 +34,9 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def build_facts(files: Iterable[tuple[str, bytes]], table: UnsupportedTable) -> ProjectFacts:
+def build_facts(
+    files: Iterable[tuple[str, bytes]], table: UnsupportedTable, cache: Cache | None = None
+) -> ProjectFacts:
     """The facts of a project from its Python files (path from the input root, contents).
     Only modules some file with a condition the rule could keep imports are analysed (a cheap
     first look at the import lines of those files): parsing is paid where it can matter."""
@@ -51,14 +54,31 @@ def build_facts(files: Iterable[tuple[str, bytes]], table: UnsupportedTable) -> 
         module = module_name(rel_path)
         if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
             continue
-        names = cuda_only_names(source, table)
+        names = _cuda_only_names(rel_path, source, table, cache)
         if names:
             cuda_only[module] = dict(names)
     return ProjectFacts(cuda_only, frozenset(namespaces))
 
 
-def scan_project(project: Project, target_version: str) -> ProjectFacts:
-    return build_facts(_sources(project), load_tables(target_version).unsupported)
+def _cuda_only_names(
+    rel_path: str, source: bytes, table: UnsupportedTable, cache: Cache | None
+) -> dict[str, str]:
+    """A module's CUDA-only names, from the cache when its content was analysed before (a
+    warm run would otherwise parse and analyse the same modules again)."""
+    if cache is None:
+        return dict(cuda_only_names(source, table))
+    key = cache.key("project facts:" + rel_path, source)
+    found = cache.get(key)
+    if isinstance(found, dict):
+        return found
+    names = dict(cuda_only_names(source, table))
+    cache.put(key, names)
+    return names
+
+
+def scan_project(project: Project, target_version: str, cache: Cache | None = None) -> ProjectFacts:
+    """``cache``: where the facts of each analysed module are kept between runs."""
+    return build_facts(_sources(project), load_tables(target_version).unsupported, cache)
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:

@@ -58,6 +58,43 @@ def test_warm_cache_gives_the_same_output(zoo: Path, tmp_path: Path) -> None:
     assert b"MSFT_NPU_DEVICE" in (tmp_path / "c/zoo_msft/model_0000/train.py").read_bytes()
 
 
+def test_warm_run_reuses_the_project_facts(tmp_path: Path, monkeypatch) -> None:
+    """The modules other files import CUDA-only code from are analysed once: a warm run takes
+    their facts from the cache (and a changed module is analysed again)."""
+    import ms_fmk_transplt.project_scan as project_scan
+
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "kernels.py").write_text(
+        "import triton\n\n@triton.jit\ndef add_kernel(x):\n    pass\n", encoding="utf-8"
+    )
+    (src / "model.py").write_text(
+        "import torch\nfrom kernels import add_kernel\n\n"
+        "def f(x):\n    if x.is_cuda:\n        return add_kernel(x)\n    return x.cuda()\n",
+        encoding="utf-8",
+    )
+    analysed: list[bytes] = []
+    real = project_scan.cuda_only_names
+
+    def counting(source, table, *args, **kwargs):
+        analysed.append(source)
+        return real(source, table, *args, **kwargs)
+
+    monkeypatch.setattr(project_scan, "cuda_only_names", counting)
+    cache = str(tmp_path / "cache")
+    outputs = []
+    for run in ("a", "b"):
+        result = cli("-q", "-i", str(src), "-o", str(tmp_path / run), "--cache-dir", cache)
+        assert result.exit_code == 0, result.output
+        outputs.append((tmp_path / run / "proj_msft" / "model.py").read_bytes())
+    assert len(analysed) == 1  # kernels.py, on the cold run only
+    assert outputs[0] == outputs[1] and b"if x.is_cuda:" in outputs[0]  # the guard is kept
+    (src / "kernels.py").write_text("def add_kernel(x):\n    return x\n", encoding="utf-8")
+    assert cli("-q", "-i", str(src), "-o", str(tmp_path / "c"), "--cache-dir", cache).exit_code == 0
+    # no stale facts: plain torch code now, so the guard is migrated
+    assert b"if x.is_npu:" in (tmp_path / "c/proj_msft/model.py").read_bytes()
+
+
 class PanicException(BaseException):
     """Like pyo3's, raised by a panic in LibCST's native parser: not an Exception."""
 
