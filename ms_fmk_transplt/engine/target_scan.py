@@ -45,29 +45,35 @@ def _pattern(words: frozenset[str]) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![A-Za-z0-9_])(?:" + _words(words) + rb")(?![A-Za-z0-9_])")
 
 
+# where a listed API's last part can name it: after a dot (``F.interpolate``), or in an import
+# (``from torch.nn.functional import (\n interpolate as up)``, continued lines too)
+_ATTRIBUTE = re.compile(rb"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_IMPORTED = re.compile(rb"\bimport\s*(\([^)]*\)|(?:[^\n\\]|\\[\s\S])*)")
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
 @lru_cache(maxsize=16)
-def _reachable(words: frozenset[str]) -> re.Pattern[bytes]:
-    """A listed API's last part where it can name the API: after a dot (``F.interpolate``,
-    ``torch.compiler.disable``) or in an import (``from torch.nn.functional import (\n
-    interpolate as up)``). A bare ``disable=True`` or ``sum(x)`` cannot: names resolve through
-    imports, and an unimported bare name is a builtin or the file's own."""
-    alternatives = _words(words)
-    return re.compile(
-        rb"\.\s*(?:" + alternatives + rb")(?![A-Za-z0-9_])"
-        rb"|\bimport\s*\(?[\w\s,.\\()]*?(?<![A-Za-z0-9_])(?:" + alternatives + rb")(?![A-Za-z0-9_])"
-    )
+def _encoded(words: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(w.encode() for w in words)
 
 
 def may_concern_target(source: bytes, tables: Tables) -> bool:
-    """Cheap byte-level test: a listed API's last part where it can name it (or anywhere,
-    after ``import *``), or a pattern's shape."""
+    """Cheap byte-level test: a listed API's last part where it can name the API (after a dot
+    or in an import; anywhere after ``import *``), or a pattern's shape. A bare
+    ``disable=True`` or ``sum(x)`` cannot: names resolve through imports, and an unimported
+    bare name is a builtin or the file's own."""
     words = api_words(tables)
     if words:
         if b"import *" in source:
             if _pattern(words).search(source) is not None:
                 return True
-        elif _reachable(words).search(source) is not None:
-            return True
+        else:
+            wanted = _encoded(words)
+            if not wanted.isdisjoint(_ATTRIBUTE.findall(source)):
+                return True
+            for imported in _IMPORTED.findall(source):
+                if not wanted.isdisjoint(_NAME.findall(imported)):
+                    return True
     return may_hold_pattern(source, tables.advice.by_pattern)
 
 
