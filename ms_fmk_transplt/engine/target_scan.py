@@ -90,7 +90,8 @@ def target_notices(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     scan = TargetScan(source, path, tables, tree)
-    lines = _lines(source, scan.line_patterns())
+    chains = _chain_roots(source, _encoded(api_words(tables)), scan.imported)
+    lines = _lines(source, scan.line_patterns(), chains)
     if not lines:
         return []
     try:
@@ -103,31 +104,69 @@ def target_notices(
     return scan.finish()
 
 
-@lru_cache(maxsize=16)
-def _chain_pattern(apis: frozenset[str]) -> re.Pattern[bytes]:
-    """A dotted chain ending in a listed API's last part; group 1 is its root."""
-    return re.compile(
-        rb"(?<![A-Za-z0-9_.])([A-Za-z_]\w*)(?:\s*\.\s*[A-Za-z_]\w*)*?"
-        rb"\s*\.\s*(?:" + _words(apis) + rb")(?![A-Za-z0-9_])"
-    )
+_DOT = ord(".")
+_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_WHITESPACE = frozenset(b" \t\n\r\f\v")
+
+
+def _chain_roots(source: bytes, apis: frozenset[bytes], roots: frozenset[str]) -> list[int]:
+    """Offsets of the roots of the dotted chains that end in a listed API's last part and
+    start at an imported name (``F.interpolate``, ``torch.nn.functional.interpolate``)."""
+    found = []
+    for match in _ATTRIBUTE.finditer(source):
+        if match.group(1) in apis:
+            start = _root_of(source, match.start())
+            if start is not None and _identifier_at(source, start).decode() in roots:
+                found.append(start)
+    return found
+
+
+def _root_of(source: bytes, dot: int) -> int | None:
+    """Where the chain before the dot at ``dot`` starts (``a . b.c`` for the dot before
+    ``c``), or None when a link is not a name (``f().sum``)."""
+    while True:
+        at = dot - 1
+        while at >= 0 and source[at] in _WHITESPACE:
+            at -= 1
+        end = at + 1
+        while at >= 0 and source[at] in _IDENTIFIER:
+            at -= 1
+        start = at + 1
+        if start == end or source[start] not in _FIRST:
+            return None
+        while at >= 0 and source[at] in _WHITESPACE:
+            at -= 1
+        if at < 0 or source[at] != _DOT:
+            return start
+        dot = at
+
+
+def _identifier_at(source: bytes, start: int) -> bytes:
+    end = start
+    while end < len(source) and source[end] in _IDENTIFIER:
+        end += 1
+    return source[start:end]
 
 
 def _lines(
-    source: bytes, patterns: list[tuple[re.Pattern[bytes], frozenset[str] | None]]
+    source: bytes,
+    patterns: list[tuple[re.Pattern[bytes], frozenset[str] | None]],
+    offsets: list[int],
 ) -> list[int]:
-    """The lines a match of one of the patterns starts on (with roots: only matches whose
-    group 1 is one of them). Lines as the stdlib parser counts them: a bare CR ends one too
-    (engine/spans/anchors.py counts LF only, as the span pass never sees a bare CR)."""
-    starts: list[int] | None = None
-    found: set[int] = set()
+    """The lines a match of one of the patterns, or one of ``offsets``, starts on (with
+    roots: only matches whose group 1 is one of them). Lines as the stdlib parser counts them:
+    a bare CR ends one too (engine/spans/anchors.py counts LF only, as the span pass never
+    sees a bare CR)."""
+    found_at = list(offsets)
     for pattern, roots in patterns:
         for match in pattern.finditer(source):
-            if roots is not None and match.group(1).decode() not in roots:
-                continue
-            if starts is None:
-                starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
-            found.add(bisect_left(starts, match.start() + 1))
-    return sorted(found)
+            if roots is None or match.group(1).decode() in roots:
+                found_at.append(match.start())
+    if not found_at:
+        return []
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+    return sorted({bisect_left(starts, offset + 1) for offset in found_at})
 
 
 def _words(words: set[str] | frozenset[str]) -> bytes:
@@ -151,13 +190,11 @@ class TargetScan:
         self._qnames: dict[int, str | None] = {}
 
     def line_patterns(self) -> list[tuple[re.Pattern[bytes], frozenset[str] | None]]:
-        """Lines worth walking: a chain from an imported name to a listed API's last part
-        (``F.interpolate``, ``torch.nn.functional.interpolate``), an imported API itself
-        (``cdist`` after ``from torch import cdist``), or a pattern's word."""
+        """Lines worth walking, besides the chains from an imported name to a listed API's last
+        part (``F.interpolate``; _chain_roots): an imported API itself (``cdist`` after ``from
+        torch import cdist``), or a pattern's word."""
         out: list[tuple[re.Pattern[bytes], frozenset[str] | None]] = []
-        apis = api_words(self.tables)
-        if apis:
-            out.append((_chain_pattern(apis), self.imported))
+        apis = api_words(self.tables)  # chains to them: _chain_roots
         bare = (self.imported & apis) | self.aliases
         if bare:
             out.append((_pattern(frozenset(bare)), None))
