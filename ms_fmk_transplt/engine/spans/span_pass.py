@@ -19,7 +19,12 @@ from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
-from ms_fmk_transplt.engine.spans.anchors import alias_pattern, anchor_lines, anchor_pattern
+from ms_fmk_transplt.engine.spans.anchors import (
+    TO_CALL_PATTERN,
+    alias_pattern,
+    anchor_bytes,
+    anchor_lines,
+)
 from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
@@ -119,11 +124,11 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
     except UnsupportedScope as exc:
         raise Decline(str(exc)) from exc
     ctx = SpanContext(path, tables, options, text, facts.imports)
-    patterns = [anchor_pattern(tables)]
+    patterns = [TO_CALL_PATTERN]
     aliases = alias_pattern(tables, ctx.import_bound)
     if aliases is not None:
         patterns.append(aliases)
-    lines = anchor_lines(source, patterns)
+    lines = anchor_lines(source, patterns, anchor_bytes(tables))
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:
