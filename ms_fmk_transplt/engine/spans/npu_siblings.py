@@ -50,12 +50,13 @@ def _names_npu(nodes: list[ast.Constant]) -> bool:
     return any(isinstance(n.value, str) and n.value.removesuffix(":") in NPU_STRINGS for n in nodes)
 
 
-def _chain_tests(node: ast.If) -> list[ast.expr]:
-    tests = [node.test]
+def _chain_arms(node: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]]:
+    """The (test, body) of each arm of an if/elif chain."""
+    arms = [(node.test, node.body)]
     while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         node = node.orelse[0]
-        tests.append(node.test)
-    return tests
+        arms.append((node.test, node.body))
+    return arms
 
 
 def _compared(test: ast.expr) -> list[ast.Constant]:
@@ -134,16 +135,20 @@ def _state_reads(tree: ast.Module) -> list[ast.Constant]:
     return found
 
 
-def _kept(tree: ast.Module) -> list[ast.Constant]:
+def _kept(tree: ast.Module) -> tuple[list[ast.Constant], set[int]]:
+    """The literals that stay, and the lines of the CUDA arms of if-chains with an NPU arm."""
     kept: list[ast.Constant] = []
+    arm_lines: set[int] = set()
     state_keys = [k for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in _state_key(n)]
     if state_keys:  # the dict is built here, so its reads here name the same key
         kept.extend(state_keys + _state_reads(tree))
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
-            compared = [s for t in _chain_tests(node) for s in _compared(t)]
+            arms = _chain_arms(node)
+            compared = [s for test, _ in arms for s in _compared(test)]
             if _names_npu(compared):
                 kept.extend(_cuda(compared))
+                arm_lines.update(_cuda_arm_lines(arms))
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [e for e in node.elts if isinstance(e, ast.Constant)]
             items = [e for e in items if isinstance(e.value, str)]
@@ -156,20 +161,38 @@ def _kept(tree: ast.Module) -> list[ast.Constant]:
             strings = [s for v in values for s in _strings(v)]
             if _names_npu(strings):  # an enum table that has an NPU member
                 kept.extend(_cuda(strings))
-    return kept
+    return kept, arm_lines
+
+
+def _cuda_arm_lines(arms: list[tuple[ast.expr, list[ast.stmt]]]) -> set[int]:
+    lines: set[int] = set()
+    for test, body in arms:
+        if _cuda(_compared(test)) and body:
+            last = body[-1].end_lineno or body[-1].lineno
+            lines.update(range(body[0].lineno, last + 1))
+    return lines
+
+
+@lru_cache(maxsize=8)
+def _siblings(source: bytes) -> tuple[list[Key], frozenset[int]]:
+    """One walk of the file for kept_device_strings and cuda_arm_lines (positions in bytes).
+    The second is asked once the pass is over, when the span pass's tree is no longer shared:
+    cached here, the file is not parsed again."""
+    if _HINT.search(source) is None:
+        return [], frozenset()
+    try:
+        tree = tree_of(source)
+    except (SyntaxError, ValueError):
+        return [], frozenset()
+    kept, arm_lines = _kept(tree)
+    return [(n.lineno, n.col_offset) for n in kept], frozenset(arm_lines)
 
 
 @lru_cache(maxsize=8)
 def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
     """Positions (line, column) of the ``"cuda"``/``"nccl"`` literals of the file that stay as
     they are; columns count bytes as ``ast`` does, or characters as LibCST does."""
-    if _HINT.search(source) is None:
-        return frozenset()
-    try:
-        tree = tree_of(source)
-    except (SyntaxError, ValueError):
-        return frozenset()
-    return _positions(_kept(tree), source, characters)
+    return _as_positions(_siblings(source)[0], source, characters)
 
 
 # "cuda" and a name holding "accelerator" on one line (the shapes _accelerator_literals reads)
@@ -226,44 +249,25 @@ def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Ke
     return _positions(_accelerator_literals(tree), source, characters)
 
 
-@lru_cache(maxsize=8)
 def cuda_arm_lines(source: bytes) -> frozenset[int]:
     """Lines of the CUDA arm of an if-chain that has an NPU arm of its own (``if device_type ==
     "cuda": return torch.cuda.is_available() elif device_type == "npu": ...``): that arm runs
     only on a GPU, so it stays as written; migrating it would shadow the NPU arm's work."""
-    if _HINT.search(source) is None or b"cuda" not in source:
+    if b"cuda" not in source:
         return frozenset()
-    try:
-        tree = tree_of(source)
-    except (SyntaxError, ValueError):
-        return frozenset()
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.If):
-            continue
-        arms = _chain_arms(node)
-        if not _names_npu([s for test, _ in arms for s in _compared(test)]):
-            continue
-        for test, body in arms:
-            if _cuda(_compared(test)) and body:
-                last = body[-1].end_lineno or body[-1].lineno
-                lines.update(range(body[0].lineno, last + 1))
-    return frozenset(lines)
-
-
-def _chain_arms(node: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]]:
-    arms = [(node.test, node.body)]
-    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-        node = node.orelse[0]
-        arms.append((node.test, node.body))
-    return arms
+    return _siblings(source)[1]
 
 
 def _positions(nodes: list[ast.Constant], source: bytes, characters: bool) -> frozenset[Key]:
-    if not characters:
-        return frozenset((n.lineno, n.col_offset) for n in nodes)
+    return _as_positions([(n.lineno, n.col_offset) for n in nodes], source, characters)
+
+
+def _as_positions(keys: list[Key], source: bytes, characters: bool) -> frozenset[Key]:
+    """(line, byte column) as they are, or with columns counted in characters."""
+    if not characters or not keys:
+        return frozenset(keys)
     lines = re.split(rb"\r\n|\r|\n", source)  # lines as the parsers count them
-    return frozenset((n.lineno, _column(lines, n.lineno, n.col_offset)) for n in nodes)
+    return frozenset((line, _column(lines, line, offset)) for line, offset in keys)
 
 
 def _column(lines: list[bytes], line: int, offset: int) -> int:
