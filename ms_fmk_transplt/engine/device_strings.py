@@ -11,7 +11,12 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ms_fmk_transplt.engine.base import Concern, literal_value
+from ms_fmk_transplt.engine.base import (
+    Concern,
+    fstring_texts,
+    literal_value,
+    replace_in_fstring,
+)
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.command_overrides import override_offsets, shown_words
 from ms_fmk_transplt.engine.spans.device_strings_spans import (
@@ -145,24 +150,13 @@ class DeviceStrings(Concern):
     def _fstring_command_line(
         self, original: cst.FormattedString, updated: cst.FormattedString
     ) -> cst.FormattedString:
-        # one text part between two fields (LibCST merges text); "" where fields touch
-        texts: list[tuple[int, str]] = [(-1, "")]
-        for i, part in enumerate(updated.parts):
-            if isinstance(part, cst.FormattedStringText):
-                texts[-1] = (i, part.value)
-            else:
-                texts.append((-1, ""))
-        offsets = override_offsets([text for _, text in texts])
+        texts = [text for _, text in fstring_texts(updated)]
+        offsets = override_offsets(texts)
         if not offsets:
             return updated
-        parts = list(updated.parts)
-        for index, offset in offsets:
-            i, text = texts[index]
-            text = text[:offset] + self.new + text[offset + len(self.old) :]
-            parts[i] = cst.FormattedStringText(value=text)
-        new = updated.with_changes(parts=parts)
+        new = replace_in_fstring(updated, offsets, len(self.old), self.new)
         rule = self.ctx.rule_for(original, self.fstring_rule)
-        before, after = shown_words([text for _, text in texts], offsets, 0, self.new)
+        before, after = shown_words(texts, offsets, 0, self.new)
         self.ctx.record(original, rule, OVERRIDE_MESSAGE, before, after)
         return new
 

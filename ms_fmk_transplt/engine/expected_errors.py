@@ -7,7 +7,7 @@ from typing import Union
 
 import libcst as cst
 
-from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.base import Concern, fstring_texts, replace_in_fstring
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.spans.command_overrides import shown_words
 from ms_fmk_transplt.engine.spans.expected_errors_spans import (
@@ -40,13 +40,7 @@ def _texts(node: Literal) -> list[str]:
         return [node.value[len(node.prefix) + len(node.quote) : -len(node.quote)]]
     if "b" in node.prefix.lower():
         return []
-    texts = [""]
-    for part in node.parts:
-        if isinstance(part, cst.FormattedStringText):
-            texts[-1] = part.value
-        else:
-            texts.append("")
-    return texts
+    return [text for _, text in fstring_texts(node)]
 
 
 def _rewritten(node: Literal, offsets: list[tuple[int, int]]) -> Literal:
@@ -57,25 +51,7 @@ def _rewritten(node: Literal, offsets: list[tuple[int, int]]) -> Literal:
             at = start + offset
             value = value[:at] + "npu" + value[at + 4 :]
         return node.with_changes(value=value)
-    parts = list(node.parts)
-    segment_of = _segment_parts(parts)
-    for index, offset in reversed(offsets):
-        text = parts[segment_of[index]]
-        assert isinstance(text, cst.FormattedStringText)
-        value = text.value[:offset] + "npu" + text.value[offset + 4 :]
-        parts[segment_of[index]] = text.with_changes(value=value)
-    return node.with_changes(parts=parts)
-
-
-def _segment_parts(parts: list[cst.BaseFormattedStringContent]) -> dict[int, int]:
-    """Segment index (as in _texts) -> index of its text part."""
-    segment, found = 0, {}
-    for i, part in enumerate(parts):
-        if isinstance(part, cst.FormattedStringText):
-            found[segment] = i
-        else:
-            segment += 1
-    return found
+    return replace_in_fstring(node, offsets, len("cuda"), "npu")
 
 
 class ExpectedErrors(Concern):
