@@ -157,23 +157,23 @@ def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
     return fingerprint(repr(what))
 
 
+def _cache_root(options: RunOptions) -> Path | None:
+    if not options.use_cache:
+        return None
+    return Path(options.cache_dir) if options.cache_dir else default_dir()
+
+
 def _facts_cache(options: RunOptions) -> Cache | None:
     """The cache of the project facts: they decide the engine's fingerprint, so their own
     entries depend only on the tool, its tables and the target version."""
-    if not options.use_cache:
+    root = _cache_root(options)
+    if root is None:
         return None
-    root = Path(options.cache_dir) if options.cache_dir else default_dir()
-    return (
-        None
-        if root is None
-        else Cache(root, fingerprint("project facts|" + options.target_version))
-    )
+    return Cache(root, fingerprint("project facts|" + options.target_version))
 
 
 def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
-    if not options.use_cache:
-        return None
-    root = Path(options.cache_dir) if options.cache_dir else default_dir()
+    root = _cache_root(options)
     if root is None:
         return None
     return Cache(root, _engine_fingerprint(engine))

@@ -20,12 +20,7 @@ from ms_fmk_transplt import shards
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine import EngineOptions
-from ms_fmk_transplt.engine.launch_values import (
-    CONFIG_SUFFIXES,
-    MAX_BYTES,
-    SCRIPT_SUFFIXES,
-    file_notice,
-)
+from ms_fmk_transplt.engine.launch_values import LAUNCH_SUFFIXES, MAX_BYTES, file_notice
 from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
@@ -189,7 +184,6 @@ def _copy_entry(src: Path, dst: Path) -> None:
         raise UserError(src, f"cannot read this file ({exc.strerror})") from exc
 
 
-LAUNCH_SUFFIXES = SCRIPT_SUFFIXES | CONFIG_SUFFIXES
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 

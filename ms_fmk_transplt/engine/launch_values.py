@@ -22,6 +22,7 @@ from ms_fmk_transplt.tables.unsupported_table import (
 # launch scripts and config files whose values reach the code
 SCRIPT_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".slurm", ".sbatch"})
 CONFIG_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"})
+LAUNCH_SUFFIXES = SCRIPT_SUFFIXES | CONFIG_SUFFIXES
 MAX_BYTES = 1 << 20  # larger files are data, not settings
 SHOWN = 4  # settings named in a row's message
 # `--dist-backend nccl`, `--device cuda:0`, `--backend=nccl`
