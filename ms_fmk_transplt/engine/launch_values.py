@@ -12,11 +12,9 @@ import re
 from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables.unsupported_table import (
-    COMMAND_START,
-    ENV_ASSIGNMENT,
-    LAUNCHERS,
     Entry,
     UnsupportedTable,
+    is_command_line,
 )
 
 # launch scripts and config files whose values reach the code
@@ -40,7 +38,7 @@ def command_values(text: str) -> list[str]:
     (``--device cuda``; ``--device=cuda`` is migrated in place)."""
     if "cuda" not in text and "nccl" not in text:
         return []
-    if COMMAND_START.search(text) is None and LAUNCHERS.search(text) is None:
+    if not is_command_line(text):
         return []
     return [m.group(0) for m in _OPTION.finditer(text) if m.group(3) == "nccl" or m.group(2) != "="]
 
@@ -66,7 +64,7 @@ def _line_values(line: str, script: bool, table: UnsupportedTable) -> list[str]:
     if setting is not None and not found:
         found.append(f"{setting.group(1)}: {setting.group(2)}")
     if script:
-        found += [f"{n}=" for n in ENV_ASSIGNMENT.findall(line) if table.environment(n)]
+        found += [f"{name}=" for name, _ in table.assigned_variables(line)]
     return found
 
 

@@ -99,6 +99,11 @@ def registered_op_namespaces(source: bytes) -> frozenset[str]:
     return frozenset(m.decode() for m in _REGISTERS.findall(source))
 
 
+def is_command_line(text: str) -> bool:
+    """A command line, not prose: an assignment opens it or a command, or it runs a launcher."""
+    return COMMAND_START.search(text) is not None or LAUNCHERS.search(text) is not None
+
+
 def checks_presence(source: bytes, name: str) -> bool:
     """Whether the file falls back when an optionally imported name is missing: an ``if``
     testing it (``if fn is None:``, ``if not fn:``, ``if fn is not None:``) whose body does not
@@ -218,10 +223,13 @@ class UnsupportedTable:
     def env_assignments(self, text: str) -> list[tuple[str, Entry]]:
         """The CUDA/NCCL variables a command line in a string sets (``"CUDA_VISIBLE_DEVICES=0
         python train.py"``), each with its entry."""
-        if "=" not in text:
+        if "=" not in text or not is_command_line(text):
             return []
-        if COMMAND_START.search(text) is None and LAUNCHERS.search(text) is None:
-            return []
+        return self.assigned_variables(text)
+
+    def assigned_variables(self, text: str) -> list[tuple[str, Entry]]:
+        """The CUDA/NCCL variables ``NAME=`` assignments in ``text`` set, with their entries
+        (every line of a shell script is a command line)."""
         found = []
         for name in ENV_ASSIGNMENT.findall(text):
             entry = self.environment(name)
