@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_execution import FINAL, python_env
+from test_execution import FINAL, free_port, python_env, run_launch_script
 
 from ms_fmk_transplt.cli import main
 
@@ -86,23 +85,10 @@ def launch(cwd: Path, tmp: Path, *args: str) -> tuple[dict[str, str], dict[str, 
     env = python_env()
     env.update(
         PYTHONPATH=os.pathsep.join([str(site), env["PYTHONPATH"]]),
-        NPUS="0,1",
-        PYTHON=sys.executable,
-        LOG_DIR=str(tmp / "logs"),
-        MASTER_PORT=str(free_port()),
         MSFT_WRITES=str(tmp / "writes"),
     )
-    proc = subprocess.run(
-        ["bash", "run_distributed_npu.sh", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    logs = {p.stem: p.read_text() for p in (tmp / "logs").glob("rank_*.log")}
-    assert proc.returncode == 0, proc.stdout + proc.stderr + "\n".join(logs.values())
+    by_name = run_launch_script(cwd, env, tmp / "logs", *args, timeout=180)
+    logs = {Path(name).stem: text for name, text in by_name.items()}
     writes = {
         f"rank_{rank}": sorted(set((tmp / f"writes.{rank}").read_text().split()))
         if (tmp / f"writes.{rank}").exists()
@@ -110,12 +96,6 @@ def launch(cwd: Path, tmp: Path, *args: str) -> tuple[dict[str, str], dict[str, 
         for rank in (0, 1)
     }
     return logs, writes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def weights(trace: Path) -> list[dict[str, list[float]]]:

@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,39 @@ RUNS = {
 
 def project_of(run: str) -> str:
     return run.removesuffix("_new_api")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_launch_script(
+    cwd: Path, env: dict[str, str], log_dir: Path, *args: str, timeout: int
+) -> dict[str, str]:
+    """run_distributed_npu.sh in ``cwd`` with 2 ranks (NPUS, PYTHON, LOG_DIR and a free
+    MASTER_PORT added to ``env``): the log of each rank by file name; fails with the script's
+    output and the logs when the script fails."""
+    env = {
+        **env,
+        "NPUS": "0,1",
+        "PYTHON": sys.executable,
+        "LOG_DIR": str(log_dir),
+        "MASTER_PORT": str(free_port()),
+    }
+    proc = subprocess.run(
+        ["bash", "run_distributed_npu.sh", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    logs = {p.name: p.read_text() for p in log_dir.glob("rank_*.log")}
+    assert proc.returncode == 0, proc.stdout + proc.stderr + "\n".join(logs.values())
+    return logs
 
 
 def python_env() -> dict[str, str]:
@@ -216,24 +250,9 @@ def test_distributed_launcher_two_ranks(tmp_path: Path) -> None:
     cwd = tmp_path / "imagenet_1p_msft"
     trace = tmp_path / "trace"
     trace.mkdir()
-    env = {
-        **python_env(),
-        "NPUS": "0,1",
-        "PYTHON": sys.executable,
-        "LOG_DIR": str(tmp_path / "logs"),
-        "MASTER_PORT": str(29400 + os.getpid() % 500),
-    }
-    proc = subprocess.run(
-        ["bash", "run_distributed_npu.sh", "--trace-dir", str(trace)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    logs = run_launch_script(
+        cwd, python_env(), tmp_path / "logs", "--trace-dir", str(trace), timeout=120
     )
-    logs = {p.name: p.read_text() for p in (tmp_path / "logs").glob("rank_*.log")}
-    assert proc.returncode == 0, proc.stdout + proc.stderr + "\n".join(logs.values())
     assert sorted(logs) == ["rank_0.log", "rank_1.log"]
     for text in logs.values():
         first, last = map(float, FINAL.search(text).groups())
