@@ -7,6 +7,7 @@ Output is assembled in a hidden sibling folder and moved into place at the end, 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report.all_reports import write_reports
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
-from ms_fmk_transplt.staging import assemble
+from ms_fmk_transplt.staging import assemble, check_output_name
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 from ms_fmk_transplt.tree_migration import migrate_tree
@@ -79,7 +80,8 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     )
     if options.shard is not None:
         final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
-    if final_dir.exists() and not options.overwrite:
+    check_output_name(final_dir)
+    if os.path.lexists(final_dir) and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)

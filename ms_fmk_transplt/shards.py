@@ -18,12 +18,13 @@ import json
 import os
 import shutil
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.fs_safety import discard, inside, relative_part_path
 from ms_fmk_transplt.records import FileRecord, RunResult
 
 RECORDS = "msft_shard.json"
@@ -112,6 +113,10 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(path, f"cannot read the records of this part ({exc})") from exc
+    except RecursionError as exc:
+        raise UserError(path, "cannot read the records of this part (nested too deeply)") from exc
+    if not isinstance(data, dict):
+        raise UserError(path, "not the records of a part (not a JSON object)")
     if data.get("schema_version") != SCHEMA_VERSION or data.get("tool_version") != __version__:
         raise UserError(
             path,
@@ -136,6 +141,99 @@ def file_record(item: dict[str, Any]) -> FileRecord:
     )
 
 
+_TYPES: dict[str, Any] = {"int": int, "str": str, "bool": bool, "Operation": str, "Severity": str}
+_ITEM = {
+    **{"index": int, "path": str, "status": str, "python": bool, "analysed": bool},
+    **{"cached": bool, "time": str, "events": list, "notices": list},
+}
+_SEVERITIES = {s.value for s in Severity}
+
+
+def _wrong_type(value: object, kind: Any) -> bool:
+    return not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+
+
+def _fields_problem(obj: object, cls: Any) -> str | None:
+    """What is wrong with ``obj`` as the JSON form of the dataclass ``cls`` (None: nothing)."""
+    if not isinstance(obj, dict):
+        return f"a {cls.__name__} is not an object"
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in obj:
+        if key not in fields:
+            return f"unknown key {key!r} in a {cls.__name__}"
+    for name, f in fields.items():
+        if name not in obj:
+            if f.default is dataclasses.MISSING:
+                return f"a {cls.__name__} without {name!r}"
+        elif _wrong_type(obj[name], _TYPES[str(f.type)]):
+            return f"{name!r} of a {cls.__name__} is not {f.type}"
+    return None
+
+
+def _item_problem(item: object) -> str | None:
+    if not isinstance(item, dict):
+        return "an entry of 'files' is not an object"
+    for key, kind in _ITEM.items():
+        if key not in item or _wrong_type(item[key], kind):
+            return f"an entry of 'files' without a valid {key!r}"
+    problems = [_fields_problem(e, ChangeEvent) for e in item["events"]]
+    problems += [_fields_problem(n, Notice) for n in item["notices"]]
+    first = next((p for p in problems if p), None)
+    if first:
+        return first
+    try:
+        file_record(item)
+    except (ValueError, TypeError, KeyError) as exc:
+        return f"{item['path']!r}: {exc}"
+    return None
+
+
+def _malformed(data: dict[str, Any]) -> str | None:
+    """What is wrong with the records of a part (None: nothing): every field the merge reads,
+    with its type, so that a bad part is one line, never a traceback."""
+    files, notes, started = data.get("files"), data.get("notes"), data.get("started")
+    if not isinstance(files, list):
+        return "'files' is not a list"
+    if not isinstance(data.get("fingerprint"), str):
+        return "'fingerprint' is not a string"
+    if not isinstance(notes, list) or not all(
+        isinstance(n, list) and len(n) == 2 and n[0] in _SEVERITIES and isinstance(n[1], str)
+        for n in notes
+    ):
+        return "'notes' is not a list of [severity, message]"
+    try:
+        datetime.fromisoformat(started)  # type: ignore[arg-type]  # checked here
+    except (TypeError, ValueError):
+        return "'started' is not a date and time"
+    return next((p for p in map(_item_problem, files) if p), None)
+
+
+def _check_paths(parts: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Every path a part lists is relative, stays inside the part and the output (no ``..``,
+    no absolute path, no link on the way) and is listed once: checked before anything is
+    written."""
+    seen: dict[str, Path] = {}  # path -> the part listing it
+    links: set[str] = set()
+    for folder, data in parts:
+        for item in data["files"]:
+            path = item["path"]
+            rel = relative_part_path(path)
+            if rel is None:
+                raise UserError(folder, f"{path!r}: not a relative path inside the output")
+            if not inside(folder, rel):
+                raise UserError(folder / path, "a folder on this path is a link: not followed")
+            if path in seen:
+                raise UserError(folder / path, "listed by two parts")
+            seen[path] = folder
+            if (folder / rel).is_symlink():
+                links.add(path)
+    for path, folder in seen.items():
+        if {p.as_posix() for p in PurePosixPath(path).parents} & links:
+            raise UserError(
+                folder / path, "a folder on this path is a link in a part: not followed"
+            )
+
+
 def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]:
     """The folders and records of the ``count`` parts of ``final_dir``; all must be there and
     come from runs with the same options."""
@@ -147,6 +245,11 @@ def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]
                 folder, f"part {i} of {count} is missing: run with --shard {i}/{count} first"
             )
         parts.append((folder, _load(folder, (i, count))))
+    for folder, data in parts:
+        problem = _malformed(data)
+        if problem:
+            raise UserError(folder / RECORDS, f"malformed records of this part: {problem}")
+    _check_paths(parts)
     fingerprints = {data["fingerprint"] for _, data in parts}
     if len(fingerprints) > 1:
         raise UserError(
@@ -158,10 +261,14 @@ def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]
 
 
 def gather(parts: list[tuple[Path, dict[str, Any]]], staging: Path) -> None:
-    """Put the files of every part into ``staging`` (hard links where possible)."""
+    """Put the files of every part into ``staging`` (hard links where possible); the paths
+    were checked by load_parts, and are checked again against what is in ``staging``."""
     for folder, data in parts:
         for item in data["files"]:
             src, dst = folder / item["path"], staging / item["path"]
+            rel = relative_part_path(item["path"])
+            if rel is None or not inside(staging, rel):
+                raise UserError(src, "this path of the part leads outside the output")
             dst.parent.mkdir(parents=True, exist_ok=True)
             if src.is_symlink():
                 os.symlink(os.readlink(src), dst)
@@ -176,4 +283,7 @@ def gather(parts: list[tuple[Path, dict[str, Any]]], staging: Path) -> None:
 
 def remove_parts(parts: list[tuple[Path, dict[str, Any]]]) -> None:
     for folder, _ in parts:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            discard(folder)  # a part that is a link: the link, never what it points to
+        except OSError:
+            pass

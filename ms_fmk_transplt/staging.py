@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 
 from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.fs_safety import check_name_length, discard, rename_no_replace, short_stem
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import log
 
@@ -37,9 +38,9 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     if not os.access(parent, os.W_OK):
         raise UserError(parent, "output folder is not writable")
     _remove_leftovers(final_dir, result)
-    staging = parent / f".{final_dir.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
+    staging = parent / f"{_hidden_stem(final_dir)}.partial-{os.getpid()}"
+    if os.path.lexists(staging):
+        discard(staging)
     previous = _terminate_as_interrupt()
     try:
         staging.mkdir()
@@ -70,9 +71,24 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def check_output_name(final_dir: Path) -> None:
+    """Exit 2 before anything is done when ``<name>_msft`` cannot exist (too long a name)."""
+    check_name_length(final_dir, "the output folder")
+
+
+_ROOM = len(".partial-") + 20  # a pid of up to 20 digits after the stem
+
+
+def _hidden_stem(final_dir: Path) -> str:
+    """``.<name>_msft``, the start of the staging (``.partial-<pid>``) and set-aside
+    (``.old-<pid>``) folders; for a name too long for those, a shorter one with a digest."""
+    return short_stem(f".{final_dir.name}", _ROOM)
+
+
 def stopped_log(final_dir: Path) -> Path:
     """Where a run that did not finish says why: beside the output it did not write."""
-    return final_dir.parent / f"{final_dir.name}.interrupted.log"
+    suffix = ".interrupted.log"
+    return final_dir.parent / (short_stem(final_dir.name, len(suffix)) + suffix)
 
 
 def _stopped(
@@ -93,12 +109,16 @@ def _stopped(
 def _remove_leftovers(final_dir: Path, result: RunResult) -> None:
     """Staging folders of runs that were killed (SIGKILL, power loss) and the log of an
     interrupted earlier run: a finished run must not sit beside stale traces of another."""
-    kinds = (f".{final_dir.name}.partial", f".{final_dir.name}.old")
-    for leftover in final_dir.parent.glob(f".{glob.escape(final_dir.name)}.*-*"):
+    stem = _hidden_stem(final_dir)
+    kinds = (f"{stem}.partial", f"{stem}.old")
+    for leftover in final_dir.parent.glob(f"{glob.escape(stem)}.*-*"):
         kind, _, pid = leftover.name.rpartition("-")
         if kind not in kinds or not pid.isdigit() or _alive(int(pid)):
             continue
-        shutil.rmtree(leftover, ignore_errors=True)
+        try:
+            discard(leftover)  # a set-aside link is unlinked, its target never touched
+        except OSError:
+            continue
         result.notes.append(
             (Severity.WARNING, f"removed {leftover}, left behind by a run that was killed")
         )
@@ -161,10 +181,30 @@ def _signal_name() -> str:
 
 
 def _move_into_place(staging: Path, final_dir: Path, result: RunResult) -> None:
-    if final_dir.exists():  # --overwrite: replace only that folder
-        trash = final_dir.parent / f".{final_dir.name}.old-{os.getpid()}"
-        os.replace(final_dir, trash)
-        os.replace(staging, final_dir)
-        shutil.rmtree(trash, ignore_errors=True)
+    """The complete staging folder becomes ``<name>_msft`` in one rename that never replaces:
+    without --overwrite, a ``<name>_msft`` another run created meanwhile stops this one (its
+    output is kept, this one's is removed). With --overwrite, what is there is set aside
+    (a link: only the link) and removed once the new folder is in place."""
+    trash = final_dir.parent / f"{_hidden_stem(final_dir)}.old-{os.getpid()}"
+    for _ in range(_ATTEMPTS):
+        try:
+            rename_no_replace(staging, final_dir)
+            break
+        except FileExistsError:
+            if not result.options.overwrite:
+                raise UserError(
+                    final_dir, "appeared while this run was writing it; nothing was written"
+                ) from None
+        if os.path.lexists(trash):
+            discard(trash)
+        try:
+            os.replace(final_dir, trash)
+        except FileNotFoundError:
+            continue  # another --overwrite run set it aside first
     else:
-        os.replace(staging, final_dir)
+        raise UserError(final_dir, "kept being replaced by another run; nothing was written")
+    if os.path.lexists(trash):
+        discard(trash)
+
+
+_ATTEMPTS = 5

@@ -1,0 +1,120 @@
+"""File-system steps that must not replace, follow or overflow anything by accident: a rename
+that fails when the target exists (two runs into the same output), removing a path without
+following it if it is a link, names within the file system's limit, and paths read from a file
+(a shard part's records) checked to stay inside the folder they are written into."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path, PurePosixPath
+
+from ms_fmk_transplt.errors import UserError
+
+NAME_MAX = 255  # bytes of one path component on ext4, xfs, btrfs, APFS, NTFS (UTF-16 units)
+_RENAME_NOREPLACE = 1
+_AT_FDCWD = -100
+
+
+def _renameat2(src: Path, dst: Path) -> bool:
+    """Linux renameat2(RENAME_NOREPLACE); False when the kernel, libc or file system lacks it."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):  # libc without renameat2 (glibc < 2.28)
+        return False
+    call.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    call.restype = ctypes.c_int
+    if call(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # not supported here: fall back
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(src), None, os.fspath(dst))
+
+
+def rename_no_replace(src: Path, dst: Path) -> None:
+    """Moves ``src`` to ``dst`` atomically, or raises FileExistsError when ``dst`` exists (a
+    folder, a file or a link, even dangling): never replaces what another process put there."""
+    if _renameat2(src, dst):
+        return
+    if os.name == "nt":  # os.rename never replaces on Windows
+        os.rename(src, dst)
+        return
+    # elsewhere: claim the name with mkdir (atomic, fails if it exists), then rename onto the
+    # empty folder we own; a folder someone put there meanwhile is not empty and stops it
+    os.mkdir(dst)
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        os.rmdir(dst)
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst)) from exc
+        raise
+
+
+def discard(path: Path) -> None:
+    """Removes ``path``: a link (even to a folder) or a file is unlinked, never followed; a
+    folder is removed with what it holds (links inside are unlinked, not followed)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def name_bytes(name: str) -> int:
+    return len(os.fsencode(name))
+
+
+def check_name_length(path: Path, what: str) -> None:
+    """Exit 2 (one line) for a path component the file system cannot hold."""
+    size = name_bytes(path.name)
+    if size > NAME_MAX:
+        raise UserError(
+            path, f"{what} name would be {size} bytes, longer than file systems allow ({NAME_MAX})"
+        )
+
+
+def short_stem(name: str, room: int) -> str:
+    """``name``, or when ``name`` plus ``room`` bytes would not fit in one path component, a
+    readable prefix of it and a digest of the whole (the same for the same name)."""
+    if name_bytes(name) + room <= NAME_MAX:
+        return name
+    digest = "~" + hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    prefix = name
+    while name_bytes(prefix + digest) + room > NAME_MAX:
+        prefix = prefix[:-1]
+    return prefix + digest
+
+
+def relative_part_path(text: object) -> PurePosixPath | None:
+    """A path read from a file (records of a shard part) as a safe relative path, or None when
+    it is not one: empty, absolute, a drive, ``..``/``.``/empty segments, NUL, backslashes."""
+    if not isinstance(text, str) or not text or "\0" in text or "\\" in text:
+        return None
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        return None
+    segments = text.split("/")
+    if any(s in ("", ".", "..") for s in segments):
+        return None
+    if any(name_bytes(s) > NAME_MAX for s in segments):
+        return None
+    return PurePosixPath(text)
+
+
+def inside(root: Path, rel: PurePosixPath) -> bool:
+    """True when ``root / rel`` stays in ``root``: no existing folder on the way is a link and
+    its real path is under the real path of ``root``."""
+    real_root = os.path.realpath(root)
+    here = root
+    for segment in rel.parts[:-1]:
+        here = here / segment
+        if here.is_symlink():
+            return False
+    target = os.path.realpath(root.joinpath(*rel.parts[:-1]))
+    return os.path.commonpath([real_root, target]) == real_root
