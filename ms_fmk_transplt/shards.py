@@ -197,7 +197,7 @@ def _malformed(data: dict[str, Any]) -> str | None:
     if not isinstance(data.get("fingerprint"), str):
         return "'fingerprint' is not a string"
     if not isinstance(notes, list) or not all(
-        isinstance(n, list) and len(n) == 2 and n[0] in _SEVERITIES and isinstance(n[1], str)
+        isinstance(n, list) and len(n) == 2 and str(n[0]) in _SEVERITIES and isinstance(n[1], str)
         for n in notes
     ):
         return "'notes' is not a list of [severity, message]"
