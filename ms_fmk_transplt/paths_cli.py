@@ -14,7 +14,6 @@ import difflib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
-from ms_fmk_transplt import __version__
+from ms_fmk_transplt import __version__, inplace_write
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
@@ -70,19 +69,6 @@ def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
     return files
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".msft")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 @dataclass
 class Checked:
     """One file's outcome in a path mode."""
@@ -92,6 +78,7 @@ class Checked:
     output: bytes
     status: FileStatus
     findings: list[report.Finding] = field(default_factory=list)
+    not_written: str = ""  # --inplace: why this file, which would change, was left as it is
 
     @property
     def changed(self) -> bool:
@@ -171,13 +158,15 @@ def paths_main(
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     console = Console(highlight=False, soft_wrap=True, markup=False)
-    checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
+    with inplace_write.stopped_by_signals(mode):
+        checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
     failing = [f for c in checked for f in c.findings if f.kind in FAILING[fail_on]]
     failed = sum(1 for c in checked if c.status == FileStatus.FAILED)
     if mode == "check":
         code = EXIT_FILE_FAILURES if (failing or failed) else EXIT_OK
     else:
-        code = EXIT_FILE_FAILURES if failed else EXIT_OK
+        unfixed = any(c.not_written for c in checked)
+        code = EXIT_FILE_FAILURES if failed or unfixed else EXIT_OK
     _render(checked, failing, mode, output_format, statistics, code)
     if output_format == "text" and not quiet:
         _closing(checked, failing, mode, failed)
@@ -195,8 +184,15 @@ def _one(
     if mode == "diff" and checked.changed and output_format == "text":
         _print_diff(console, path.as_posix(), before, output)
     if mode == "inplace" and checked.changed:
+        checked.not_written = inplace_write.refusal(path) or ""
+        if checked.not_written:  # the file keeps its content: reported, exit code 1
+            click.echo(
+                f"ms_fmk_transplt: warning: {path}: not rewritten: {checked.not_written}", err=True
+            )
+            checked.output = before
+            return checked
         try:
-            _atomic_write(path, output)
+            inplace_write.write(path, output, before)
         except OSError as exc:  # e.g. a full disk: this file is untouched, earlier ones done
             click.echo(
                 f"ms_fmk_transplt: error: {path}: cannot write ({exc.strerror}); "

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -357,3 +359,122 @@ def test_records_nested_too_deeply_are_one_line(parts: Path) -> None:
     path, _ = _records(parts, 1)
     path.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
     _merge_refused(parts, str(path), "nested too deeply")
+
+
+# -- --inplace -------------------------------------------------------------------------------
+def inplace(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return tool("--inplace", *map(str, paths))
+
+
+def test_inplace_leaves_a_link_as_a_link(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_bytes(CUDA)
+    os.symlink("real.py", tmp_path / "link.py")
+    done = inplace(tmp_path / "link.py")  # only the link: reported, its target untouched
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"ms_fmk_transplt: warning: {tmp_path / 'link.py'}: not rewritten: a symbolic link, "
+        "not followed (give the file it points to)"
+    )
+    assert os.readlink(tmp_path / "link.py") == "real.py"
+    assert (tmp_path / "real.py").read_bytes() == CUDA
+    done = inplace(tmp_path / "real.py")  # the file itself is migrated, the link still leads to it
+    assert done.returncode == 0, done.stderr
+    assert os.readlink(tmp_path / "link.py") == "real.py"
+    assert MIGRATED in (tmp_path / "real.py").read_bytes()
+
+
+def test_inplace_keeps_hard_links_one_file(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(CUDA)
+    os.link(tmp_path / "a.py", tmp_path / "b.py")
+    (tmp_path / "a.py").chmod(0o640)
+    done = inplace(tmp_path / "a.py")
+    assert done.returncode == 0, done.stderr
+    a, b = (tmp_path / "a.py").stat(), (tmp_path / "b.py").stat()
+    assert a.st_ino == b.st_ino and a.st_nlink == 2 and stat.S_IMODE(a.st_mode) == 0o640
+    assert MIGRATED in (tmp_path / "b.py").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]  # no temporary left
+
+
+def test_inplace_leaves_a_read_only_file_and_says_so(tmp_path: Path) -> None:
+    """Checked on the mode bits: as root, os.access says any file is writable."""
+    (tmp_path / "ro.py").write_bytes(CUDA)
+    (tmp_path / "ok.py").write_bytes(CUDA)
+    (tmp_path / "ro.py").chmod(0o444)
+    done = inplace(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"ms_fmk_transplt: warning: {tmp_path / 'ro.py'}: not rewritten: read-only (give it "
+        "write permission to migrate it)"
+    ) in done.stderr.splitlines()
+    assert (tmp_path / "ro.py").read_bytes() == CUDA
+    assert stat.S_IMODE((tmp_path / "ro.py").stat().st_mode) == 0o444
+    assert MIGRATED in (tmp_path / "ok.py").read_bytes()  # the others are migrated
+
+
+SIGNALS = [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")]
+
+
+@pytest.mark.parametrize(("sig", "name"), SIGNALS, ids=["SIGINT", "SIGTERM"])
+def test_interrupted_inplace_exits_130_and_leaves_no_file_half_written(
+    tmp_path: Path, sig: int, name: str
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    count = 3000
+    for i in range(count):
+        (tree / f"f{i:04}.py").write_bytes(CUDA + b"y = %d\n" % i * 40)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ms_fmk_transplt", "--inplace", str(tree)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    for _ in range(20):  # one "migrated <file>" line per file rewritten: well into the run
+        assert proc.stdout.readline().startswith(b"migrated ")
+    time.sleep(0.05)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.decode() == (
+        f"ms_fmk_transplt: interrupted by {name}: the files rewritten before it are migrated, "
+        "the others are unchanged (none is half-written)\n"
+    )
+    old = new = 0
+    for i in range(count):
+        data = (tree / f"f{i:04}.py").read_bytes()
+        before = CUDA + b"y = %d\n" % i * 40
+        if data == before:
+            old += 1
+        else:  # complete: every line of the original there, migrated
+            assert MIGRATED in data and data.endswith(b"y = %d\n" % i * 40), i
+            assert data.count(b"y = %d\n" % i) == 40, i
+            new += 1
+    assert new >= 20 and old > 0, (new, old)
+    assert sorted(p.name for p in tree.iterdir()) == [f"f{i:04}.py" for i in range(count)]
+
+
+@pytest.mark.parametrize("links", [1, 2], ids=["one name", "hard-linked"])
+def test_a_signal_during_a_write_waits_for_the_write_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: int
+) -> None:
+    from ms_fmk_transplt import inplace_write
+
+    path = tmp_path / "a.py"
+    path.write_bytes(b"old\n")
+    if links == 2:
+        os.link(path, tmp_path / "b.py")
+    real = inplace_write._temporary
+
+    def signalled(target: Path, data: bytes) -> str:
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives in the middle of the write
+        return real(target, data)
+
+    monkeypatch.setattr(inplace_write, "_temporary", signalled)
+    with pytest.raises(SystemExit) as stop:
+        with inplace_write.stopped_by_signals("inplace"):
+            inplace_write.write(path, b"new\n" * 1000, b"old\n")
+    assert stop.value.code == 130
+    assert path.read_bytes() == b"new\n" * 1000 and path.stat().st_nlink == links
+    assert len(list(tmp_path.iterdir())) == links  # no temporary file left
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
