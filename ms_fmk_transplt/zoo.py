@@ -18,6 +18,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.fs_safety import check_name_length
 from ms_fmk_transplt.pipeline import run
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
@@ -93,6 +94,10 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
     if not root.is_dir():
         raise UserError(options.input, "--zoo needs a folder whose sub-folders are the models")
     out = Path(options.output)
+    summary = out / f"{root.name}_zoo_summary.xlsx"  # the longest name of the summary files
+    check_name_length(
+        _part_path(root, out, options.shard) if options.shard else summary, "the summary file"
+    )
     if options.merge_shards:
         return _write_summary(root, out, _merged_rows(root, out, options.merge_shards))
     rows = []
@@ -129,12 +134,29 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple[Any, ...]]:
             raise UserError(
                 part, f"part {i} of {count} is missing: run with --zoo --shard {i}/{count} first"
             )
-        rows += [tuple(r) for r in json.loads(part.read_text(encoding="utf-8"))["rows"]]
+        rows += _part_rows(part)
     order = {model.name: i for i, model in enumerate(models(root))}
     rows.sort(key=lambda r: order.get(r[0], len(order)))
     for i in range(1, count + 1):
         _part_path(root, out, (i, count)).unlink()
     return rows
+
+
+def _part_rows(part: Path) -> list[tuple[Any, ...]]:
+    """The rows of one part's summary, checked: a malformed part is one line, exit 2."""
+    try:
+        rows = json.loads(part.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
+        raise UserError(part, f"cannot read the rows of this part ({type(exc).__name__})") from exc
+    kinds: tuple[Any, ...] = (str, *(int,) * 7, (int, float), str, str)
+    for row in rows if isinstance(rows, list) else [None]:
+        if not (
+            isinstance(row, list)
+            and len(row) == len(kinds)
+            and all(isinstance(v, k) and not isinstance(v, bool) for v, k in zip(row, kinds))
+        ):
+            raise UserError(part, "malformed rows in this part of the zoo summary")
+    return [tuple(r) for r in rows]
 
 
 NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9)

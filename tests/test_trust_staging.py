@@ -478,3 +478,36 @@ def test_a_signal_during_a_write_waits_for_the_write_to_end(
     assert path.read_bytes() == b"new\n" * 1000 and path.stat().st_nlink == links
     assert len(list(tmp_path.iterdir())) == links  # no temporary file left
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
+
+
+# -- --zoo: the summary's names and parts ----------------------------------------------------
+def test_a_zoo_whose_summary_name_is_too_long_is_refused(tmp_path: Path) -> None:
+    zoo, out = tmp_path / ("z" * 240), tmp_path / "out"
+    project(zoo / "m")
+    result = CliRunner().invoke(main, ["-q", "--zoo", "-i", str(zoo), "-o", str(out)])
+    summary = out / f"{zoo.name}_zoo_summary.xlsx"
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"ms_fmk_transplt: error: {summary}: the summary file name would be 257 bytes, "
+        "longer than file systems allow (255)\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["[" * 100_000, '{"rows": 3}', '{"rows": [["m", 1]]}', '{"rows": [[1,2,3,4,5,6,7,8,9,10,11]]}'],
+)
+def test_a_malformed_zoo_summary_part_is_one_line(tmp_path: Path, content: str) -> None:
+    zoo, out = tmp_path / "zoo", tmp_path / "out"
+    project(zoo / "m")
+    out.mkdir()
+    part = out / "zoo_zoo_summary.shard-1-of-1.json"
+    part.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(
+        main, ["-q", "--zoo", "-i", str(zoo), "-o", str(out), "--merge-shards", "1"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"ms_fmk_transplt: error: {part}: ")
+    assert result.output.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == [part.name]
