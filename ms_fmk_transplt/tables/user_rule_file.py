@@ -107,7 +107,7 @@ def _json_path(path: Any) -> str:
 def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
     """(JSON path, problem) in the user's terms."""
     where = _json_path(error.absolute_path)
-    if isinstance(error.instance, _LongInteger):
+    if isinstance(error.instance, _LongInteger):  # whatever the field expected
         return where, f"a number of {error.instance.digits} digits, far too large"
     v = error.validator
     if v == "additionalProperties":
@@ -123,13 +123,13 @@ def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
         missing = error.message.split("'")[1]
         return where, f"missing field '{missing}'"
     if v == "type":
-        return where, f"must be {error.validator_value}, got {_shown(error.instance)}"
+        return where, f"must be {error.validator_value}, got {json.dumps(error.instance)}"
     if v == "pattern":
         return where, f"{json.dumps(error.instance)} is not a (dotted) Python name"
     if v == "minimum":
         return where, f"must be >= {error.validator_value}"
     if v == "maximum":
-        return where, f"must be <= {error.validator_value}, got {_shown(error.instance)}"
+        return where, f"must be <= {error.validator_value}, got {json.dumps(error.instance)}"
     if v == "maxLength":
         return where, f"longer than {error.validator_value} characters"
     if v == "anyOf" and where.startswith("$.rules.ArgsModifyRule"):
@@ -144,18 +144,12 @@ def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
 class _LongInteger:
     """An integer of more than MAX_DIGITS digits in the file (not converted: no field takes it)."""
 
-    def __init__(self, digits: str) -> None:
-        self.digits = len(digits.lstrip("-"))
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
 
 
 def _bounded_int(text: str) -> int | _LongInteger:
     return _LongInteger(text) if len(text) > MAX_DIGITS else int(text)
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, _LongInteger):
-        return f"an integer of {value.digits} digits"
-    return json.dumps(value)
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
