@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from openpyxl import load_workbook
 
-from ms_fmk_transplt.report.csv_rows import FORMULA_STARTS
+from ms_fmk_transplt.report.csv_rows import FORMULA_STARTS, plain
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +98,7 @@ def test_no_report_cell_is_a_formula(tmp_path: Path, mode: tuple[str, ...]) -> N
         rows = list(csv.DictReader(fh))
     files = {r["File"] for r in rows}
     assert {"'" + n for n in EVIL_FILES if n[0] in "=+-@"} <= files  # the names, quoted
-    assert "javascript:x.py" in files
+    assert {plain(f) for f in files} == {*EVIL_FILES, "run.sh"}  # and read back
     launch = [r["OP"] for r in rows if r["File"] == "run.sh"]  # text of the user's run.sh
     assert launch and launch[0].startswith("'--dist-backend nccl (line 2)")
     if not mode:
@@ -125,6 +125,9 @@ def test_workbook_file_links_are_relative_urls(tmp_path: Path) -> None:
         assert urlsplit(rule).scheme == "" and rule.startswith("report.html#rule-")
         linked += 1
     assert linked >= len(EVIL_FILES)
+    page = Links()  # report.html links only within itself
+    page.feed((out / "report.html").read_text(encoding="utf-8"))
+    assert page.found and all(k == "href" and v.startswith("#") for k, v in page.found)
 
 
 # -- no live link -------------------------------------------------------------------------------

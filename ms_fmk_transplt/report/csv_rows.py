@@ -22,6 +22,12 @@ def inert(value: object) -> object:
     return value
 
 
+def plain(cell: str) -> str:
+    """The text ``inert`` was given, for a program reading a CSV report back (a cell written as
+    ``'-x.py`` is the file ``-x.py``)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+
+
 def write_rows(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
