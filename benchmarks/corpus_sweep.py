@@ -47,6 +47,7 @@ import libcst as cst
 
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.report.csv_rows import plain
 from ms_fmk_transplt.tables import load_tables
 
 CODE = (".py", ".ipynb")
@@ -364,7 +365,7 @@ def sweep(folder: Path) -> Row:
             all_rows = list(csv.DictReader(fh))
         by_file: dict[str, list[dict[str, str]]] = {}
         for r in all_rows:
-            by_file.setdefault(r["File"], []).append(r)
+            by_file.setdefault(plain(r["File"]), []).append(r)
         seen: set[str] = set()
 
         def rows_of(name: str) -> list[dict[str, str]]:

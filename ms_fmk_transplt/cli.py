@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import keyword
 import sys
 
 import click
@@ -307,9 +308,10 @@ def distributed(
     original tool.
     """
     names = [n.strip() for t in targets for n in t.split(",") if n.strip()]
-    bad = [n for n in names if not n.isidentifier()]
+    bad = [n for n in names if not n.isidentifier() or keyword.iskeyword(n)]
     if bad or not names:
-        _fail(f"distributed -t: {bad[0] if bad else '(empty)'!r} is not a variable name")
+        what = "a Python keyword, not" if bad and keyword.iskeyword(bad[0]) else "not"
+        _fail(f"distributed -t: {bad[0] if bad else '(empty)'!r} is {what} a variable name")
     options = dataclasses.replace(
         ctx.obj,
         distributed_main=main_file,

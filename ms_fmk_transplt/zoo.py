@@ -24,6 +24,7 @@ from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.csv_rows import write_rows
+from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.report.statistics import open_work, run_buckets
 
 HEADER = (
@@ -173,9 +174,7 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
         ws.cell(row=ws.max_row, column=9).number_format = "0.0%"
         report = Path(str(row[10])) / "report.html"
         if row[10] and report.is_file():
-            name = ws.cell(row=ws.max_row, column=1)
-            name.hyperlink = os.path.relpath(report, path.parent).replace(os.sep, "/")
-            name.style = "Hyperlink"
+            style.link(ws.cell(row=ws.max_row, column=1), url_between(report, path.parent))
     totals = ["Total"] + [sum(int(r[i]) for r in rows) for i in range(1, 8)]
     needs = sum(1 for r in rows if r[9] != "ok")
     style.totals_row(ws, [*totals, "", f"{needs} of {len(rows)} need work", ""], NUMERIC)

@@ -16,9 +16,9 @@ from ms_fmk_transplt.rule_catalog import caveat_text
 HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Before", "After")
 
 
-def rows(result: RunResult) -> list[tuple[str, ...]]:
+def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
     migrated = not result.options.analyse
-    out: list[tuple[str, ...]] = []
+    out: list[tuple[str, int, int, str, str, str, str, str]] = []
     for event in sorted(
         result.events, key=lambda e: (file_order(e.file), e.out_start_line, e.rule)
     ):
@@ -30,8 +30,8 @@ def rows(result: RunResult) -> list[tuple[str, ...]]:
         out.append(
             (
                 event.file,
-                str(start),
-                str(end),
+                start,
+                end,
                 event.operation.value,
                 _message(event.message, event.rule) if event.caveat else event.message,
                 event.rule,

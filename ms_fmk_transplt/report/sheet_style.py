@@ -1,6 +1,12 @@
 """How every workbook sheet looks: a bold shaded header, numbers right-aligned under
 right-aligned headers, long text wrapped at the top of its cell, a totals row, landscape pages
-one sheet wide. Shared by unsupported_op.xlsx (all its sheets) and the zoo summary."""
+one sheet wide. Shared by unsupported_op.xlsx (all its sheets) and the zoo summary.
+
+Every row goes through ``_append``, so no cell is ever a formula: openpyxl stores any string
+starting with ``=`` as one, and a file or model named ``=HYPERLINK(...)`` would become a live
+formula. Text that starts like a formula (``=``, ``+``, ``-``, ``@``, a tab, a carriage return:
+``csv_rows.FORMULA_STARTS``) is stored as a text cell with Excel's quote prefix (shown verbatim,
+and still text when the user edits it)."""
 
 from __future__ import annotations
 
@@ -11,6 +17,8 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from ms_fmk_transplt.report.csv_rows import FORMULA_STARTS
+
 BOLD = Font(bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")
 TOTAL_FILL = PatternFill("solid", fgColor="F2F2F2")
@@ -20,7 +28,7 @@ NUMBER = Alignment(horizontal="right", vertical="top")
 
 def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
     """The header row; ``numeric``: 1-based columns holding numbers (right-aligned)."""
-    ws.append(list(values))
+    _append(ws, values)
     numeric = set(numeric)
     for i, cell in enumerate(ws[ws.max_row], start=1):
         cell.font, cell.fill = BOLD, FILL
@@ -29,10 +37,31 @@ def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) ->
 
 def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
     """A data row: numbers right-aligned, text wrapped."""
-    ws.append(list(values))
+    _append(ws, values)
     numeric = set(numeric)
     for i, cell in enumerate(ws[ws.max_row], start=1):
         cell.alignment = NUMBER if i in numeric else WRAP
+
+
+def _append(ws: Worksheet, values: Sequence[object]) -> None:
+    ws.append(list(values))
+    for cell in ws[ws.max_row]:
+        _as_text(cell)
+
+
+def _as_text(cell: Any) -> None:
+    """A cell whose text starts like a formula: a text cell with the quote prefix."""
+    if isinstance(cell.value, str) and cell.value.startswith(FORMULA_STARTS):
+        cell.data_type = "s"
+        cell.quotePrefix = True
+
+
+def link(cell: Any, url: str, alignment: Alignment | None = None) -> None:
+    """Make ``cell`` a hyperlink to ``url`` (a relative URL, see ``links.py``)."""
+    cell.hyperlink, cell.style = url, "Hyperlink"  # the named style resets the cell's style
+    if alignment is not None:
+        cell.alignment = alignment
+    _as_text(cell)
 
 
 def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:

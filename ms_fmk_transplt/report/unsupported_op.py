@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
@@ -14,6 +15,7 @@ from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
+from ms_fmk_transplt.report.links import relative_url
 from ms_fmk_transplt.report.statistics import (
     api_counts,
     category_counts,
@@ -62,10 +64,8 @@ def _rows_sheet(
         style.body_row(ws, row, numeric)
         file, rule = ws.cell(row=ws.max_row, column=1), ws.cell(row=ws.max_row, column=8)
         if link_files and "#" not in row[0]:
-            file.hyperlink, file.style = row[0], "Hyperlink"
-            file.alignment = style.WRAP
-        rule.hyperlink, rule.style = f"{html_name}#rule-{row[7]}", "Hyperlink"
-        rule.alignment = style.WRAP
+            style.link(file, relative_url(row[0]), style.WRAP)
+        style.link(rule, f"{relative_url(html_name)}#rule-{quote(row[7], safe='.')}", style.WRAP)
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
     manual = sum(1 for r in data if r[6] != "caveat")

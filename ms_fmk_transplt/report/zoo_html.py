@@ -4,11 +4,11 @@ model's own report.html (same styling; sortable columns)."""
 from __future__ import annotations
 
 import html
-import os
 from pathlib import Path
 from typing import Any
 
 from ms_fmk_transplt.report.html_assets import CSS, JS
+from ms_fmk_transplt.report.links import url_between
 
 
 def write(
@@ -36,8 +36,8 @@ def write(
             else:
                 cells.append(f"<td>{html.escape(str(value))}</td>")
         report = Path(str(row[-1])) / "report.html"
-        if report.is_file():
-            link = os.path.relpath(report, path.parent).replace(os.sep, "/")
+        if row[-1] and report.is_file():
+            link = url_between(report, path.parent)
             cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(str(row[0]))}</a></td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
     page = (

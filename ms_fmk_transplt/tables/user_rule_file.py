@@ -1,15 +1,23 @@
 """Loading and validating user rules (-r/--rule rules.json) against rules/user_rules.schema.json.
 
 Every problem is reported as one line naming the file, the JSON path and the problem (exit 2,
-nothing written)."""
+nothing written). Nothing in the file can crash the tool or break the files a rule matches: the
+JSON is read only when it nests at most MAX_DEPTH levels and with its integers bounded; names
+must be Python names (each part of a dotted one an identifier, not a keyword); an ``arg_new``
+must be a one-line Python expression of at most MAX_EXPRESSION characters and
+MAX_EXPRESSION_NESTING bracket levels (a few thousand nested parentheses crash LibCST's parser).
+"""
 
 from __future__ import annotations
 
+import ast
 import json
+import keyword
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.tables import rules_dir
@@ -19,6 +27,15 @@ if TYPE_CHECKING:
 
 KINDS = ("ArgsModifyRule", "FuncNameModifyRule", "ModuleNameModifyRule")
 MAX_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 32  # JSON nesting (a rule file nests 4 levels)
+MAX_DIGITS = 100  # a longer integer is not read (Python refuses 4,300 digits and more)
+MAX_EXPRESSION = 1000  # characters of an arg_new
+MAX_EXPRESSION_NESTING = 50  # bracket levels of an arg_new
+NAME_FIELDS = {
+    "ArgsModifyRule": ("func_name", "arg_name"),
+    "FuncNameModifyRule": ("old_name", "new_name"),
+    "ModuleNameModifyRule": ("old_name", "new_name", "parent_module"),
+}
 
 
 @dataclass(frozen=True)
@@ -69,7 +86,15 @@ def _validator() -> jsonschema.protocols.Validator:
     schema = json.loads((rules_dir() / "user_rules.schema.json").read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema)
+    # JSON Schema counts 1.0 as an integer; an argument position must be an int (not a bool)
+    strict = cls.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    strict_cls = cast(
+        "type[jsonschema.protocols.Validator]",
+        jsonschema.validators.extend(cls, type_checker=strict),  # type: ignore[no-untyped-call]
+    )
+    return strict_cls(schema)
 
 
 def _json_path(path: Any) -> str:
@@ -82,6 +107,8 @@ def _json_path(path: Any) -> str:
 def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
     """(JSON path, problem) in the user's terms."""
     where = _json_path(error.absolute_path)
+    if isinstance(error.instance, _LongInteger):  # whatever the field expected
+        return where, f"a number of {error.instance.digits} digits, far too large"
     v = error.validator
     if v == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
@@ -101,6 +128,10 @@ def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
         return where, f"{json.dumps(error.instance)} is not a (dotted) Python name"
     if v == "minimum":
         return where, f"must be >= {error.validator_value}"
+    if v == "maximum":
+        return where, f"must be <= {error.validator_value}, got {json.dumps(error.instance)}"
+    if v == "maxLength":
+        return where, f"longer than {error.validator_value} characters"
     if v == "anyOf" and where.startswith("$.rules.ArgsModifyRule"):
         return where, "needs 'arg_idx' (position) or 'arg_name' (keyword)"
     if v == "oneOf" and where.startswith("$.rules.ArgsModifyRule"):
@@ -108,6 +139,33 @@ def _message(error: Any) -> tuple[str, str]:  # a jsonschema.ValidationError
     if v == "const":
         return where, "must be true"
     return where, error.message
+
+
+class _LongInteger:
+    """An integer of more than MAX_DIGITS digits in the file (not converted: no field takes it)."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+
+def _bounded_int(text: str) -> int | _LongInteger:
+    return _LongInteger(text) if len(text) > MAX_DIGITS else int(text)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_INNERMOST = re.compile(r"\(\)|\[\]|\{\}")
+
+
+def nested_deeper(text: str, limit: int) -> bool:
+    """Whether the brackets of ``text`` (outside double-quoted strings) nest deeper than
+    ``limit``: each round removes the innermost pairs (regular expressions: no recursion)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    for _ in range(limit):
+        brackets, removed = _INNERMOST.subn("", brackets)
+        if not removed:
+            return False
+    return _INNERMOST.search(brackets) is not None
 
 
 def load_user_rules(path_str: str) -> UserRules:
@@ -122,8 +180,10 @@ def load_user_rules(path_str: str) -> UserRules:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(path_str, f"cannot read the rule file ({exc})") from exc
+    if nested_deeper(text, MAX_DEPTH):
+        raise UserError(path_str, f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise UserError(
             path_str, f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})"
@@ -138,6 +198,7 @@ def load_user_rules(path_str: str) -> UserRules:
         where, problem = _message(error)
         raise UserError(path_str, f"{where}: {problem}")
     rules = data["rules"]
+    _check_names(path_str, rules)
     args = []
     for i, r in enumerate(rules.get("ArgsModifyRule", [])):
         if "arg_new" in r:
@@ -169,9 +230,47 @@ def load_user_rules(path_str: str) -> UserRules:
     return UserRules(str(path), tuple(args), funcs, modules)
 
 
+def _check_names(path: str, rules: dict[str, list[dict[str, Any]]]) -> None:
+    """Each name field is a (dotted) Python name: identifiers, no keyword, nothing around."""
+    for kind, fields in NAME_FIELDS.items():
+        for i, rule in enumerate(rules.get(kind, [])):
+            for field in fields:
+                if field not in rule:
+                    continue
+                value: str = rule[field]
+                dotted = value[1:] if field == "func_name" and value.startswith(".") else value
+                for part in dotted.split(".") if field != "arg_name" else [dotted]:
+                    problem = _name_problem(part)
+                    if problem:
+                        raise UserError(
+                            path,
+                            f"$.rules.{kind}[{i}].{field}: {json.dumps(value)} is not a "
+                            f"(dotted) Python name{problem}",
+                        )
+
+
+def _name_problem(part: str) -> str:
+    """What makes ``part`` unfit to stand for a name in code (" (...)"), or "" if nothing."""
+    if not part.isidentifier():
+        return f" ({json.dumps(part)} is not an identifier)"
+    if keyword.iskeyword(part):
+        return f" ({json.dumps(part)} is a keyword)"
+    return ""
+
+
 def _check_expression(path: str, where: str, code: str) -> None:
     if "\n" in code or "\r" in code:
         raise UserError(path, f"{where}: must be a single-line Python expression")
+    if len(code) > MAX_EXPRESSION:
+        raise UserError(path, f"{where}: longer than {MAX_EXPRESSION} characters")
+    if nested_deeper(code, MAX_EXPRESSION_NESTING):
+        raise UserError(
+            path, f"{where}: brackets nested deeper than {MAX_EXPRESSION_NESTING} levels"
+        )
+    try:  # CPython's parser first: it refuses what could crash LibCST's
+        ast.parse(code, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
     import libcst as cst  # only with -r, which the LibCST pass applies anyway
 
     try:
