@@ -20,6 +20,7 @@ class Project:
     root: Path
     name: str
     single_file: Path | None = None  # set when the input was one .py file
+    skip: Path | None = None  # a folder inside ``root`` left out: the result cache's
 
     def files(self) -> Iterator[Path]:
         """Every file to copy, as paths relative to ``root``, in a stable order."""
@@ -31,8 +32,8 @@ class Project:
             raise UserError(error.filename, f"cannot read this folder ({error.strerror})")
 
         for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
-            dirnames.sort()
             base = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if base / d != self.skip)
             for name in sorted(filenames):
                 yield (base / name).relative_to(self.root)
             for name in dirnames:  # symlinked folders are not descended into: keep them as links

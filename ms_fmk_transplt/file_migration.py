@@ -4,7 +4,6 @@ reported (engine.internal_error), the run goes on."""
 
 from __future__ import annotations
 
-import dataclasses
 import traceback
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +13,7 @@ from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.record_codec import Malformed, record_from_plain, record_to_plain
 from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED
@@ -38,11 +38,9 @@ def migrate_file(
     now = datetime.now()
     key = cache.key(rel, data) if cache is not None else None
     if cache is not None and key is not None:
-        hit = cache.get(key)
+        hit = _from_cache(cache, key, rel, data, now)
         if hit is not None:
-            output, record = hit  # output None: the file is unchanged
-            record = dataclasses.replace(record, time=now, cached=True, timings={})
-            return (data if output is None else output), record
+            return hit
     tables = load_tables(options.target_version if options else "")
     try:
         if source_path.suffix == ".ipynb":
@@ -83,8 +81,26 @@ def migrate_file(
     )
     if cache is not None and key is not None:
         changed = result.status == FileStatus.CHANGED
-        cache.put(key, (result.output if changed else None, record))
+        cache.put(key, record_to_plain(record), result.output if changed else None)
     return result.output, record
+
+
+def _from_cache(
+    cache: Cache, key: str, rel: str, data: bytes, now: datetime
+) -> tuple[bytes, FileRecord] | None:
+    """The output and record of a cache hit; None for a miss, and for an entry that is not
+    exactly what a run of this file stores (the file is migrated again, the entry rewritten)."""
+    entry = cache.get(key)
+    if entry is None:
+        return None
+    try:
+        record = record_from_plain(entry.value, rel, now)
+    except Malformed:
+        return None
+    if (entry.payload is not None) != (record.status == FileStatus.CHANGED):
+        return None  # the output is stored exactly when the file changed
+    record.cached = True
+    return (data if entry.payload is None else entry.payload), record
 
 
 def _read(path: Path) -> bytes:

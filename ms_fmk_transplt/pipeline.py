@@ -71,18 +71,19 @@ def engine_options(options: RunOptions) -> EngineOptions:
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     engine = engine_options(options)
     project = resolve_project(options.input)
-    if not options.merge_shards:  # what the files define for each other (CUDA-only code)
-        facts = scan_project(project, options.target_version, _facts_cache(options))
-        engine = dataclasses.replace(engine, project=facts)
     main_rel = distributed_main.main_file(project, options)
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
     )
+    project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
         final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
     check_output_name(final_dir)
     if os.path.lexists(final_dir) and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+    if not options.merge_shards:  # what the files define for each other (CUDA-only code)
+        facts = scan_project(project, options.target_version, _facts_cache(options))
+        engine = dataclasses.replace(engine, project=facts)
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
     started = datetime.now()
@@ -163,6 +164,29 @@ def _cache_root(options: RunOptions) -> Path | None:
     if not options.use_cache:
         return None
     return Path(options.cache_dir) if options.cache_dir else default_dir()
+
+
+def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path) -> Project:
+    """The cache folder against the input and the output: inside the input it is left out of
+    the files (never copied into the output); where the run replaces or removes folders (the
+    output folder, its shard parts, the hidden working folders beside it) it is refused."""
+    if cache_root is None:
+        return project
+    where = Path(os.path.realpath(cache_root))
+    if project.single_file is None and where == project.root:
+        raise UserError(cache_root, "the cache folder must not be the input folder itself")
+    parent, name = final_dir.parent, final_dir.name
+    if parent in where.parents:
+        head = where.relative_to(parent).parts[0]
+        if head == name or head.startswith((name + ".", "." + name + ".")):
+            raise UserError(
+                cache_root,
+                f"the cache folder must not be inside the output {final_dir}: runs "
+                "replace that folder; choose another --cache-dir",
+            )
+    if project.root in where.parents:
+        return dataclasses.replace(project, skip=where)
+    return project
 
 
 def _facts_cache(options: RunOptions) -> Cache | None:

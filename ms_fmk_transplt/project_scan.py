@@ -69,11 +69,20 @@ def _cuda_only_names(
         return dict(cuda_only_names(source, table))
     key = cache.key("project facts:" + rel_path, source)
     found = cache.get(key)
-    if isinstance(found, dict):
-        return found
+    cached = _names(found.value) if found is not None else None
+    if cached is not None:
+        return cached
     names = dict(cuda_only_names(source, table))
     cache.put(key, names)
     return names
+
+
+def _names(value: object) -> dict[str, str] | None:
+    """A cached value of _cuda_only_names (names to strings), or None for anything else."""
+    if type(value) is not dict:
+        return None
+    names = {k: v for k, v in value.items() if type(k) is str and type(v) is str}
+    return names if len(names) == len(value) else None
 
 
 def scan_project(project: Project, target_version: str, cache: Cache | None = None) -> ProjectFacts:
