@@ -24,6 +24,7 @@ from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import open_work, run_buckets
+from ms_fmk_transplt.safe_names import shown
 
 HEADER = (
     "Model",
@@ -102,16 +103,20 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
             continue
         try:
             result = run(dataclasses.replace(per_model, input=str(model)), progress=progress)
-            rows.append(_row(model.name, result))
+            rows.append(_row(shown(model.name), result))
         except UserError as exc:
-            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", ""))
+            rows.append(
+                (shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", "")
+            )
         except InternalError as exc:  # a bug stopped this model's run; the others go on
             status = f"not migrated: internal error (see {exc.log})"
-            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
+            rows.append((shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
     if options.shard is not None:
         out.mkdir(parents=True, exist_ok=True)
         part = _part_path(root, out, options.shard)
-        part.write_text(json.dumps({"rows": rows}, ensure_ascii=False), encoding="utf-8")
+        part.write_text(
+            json.dumps({"rows": rows}, ensure_ascii=False), "utf-8", errors="surrogateescape"
+        )
         return ZooResult(root, rows, part, part, part)
     return _write_summary(root, out, rows)
 
@@ -129,8 +134,8 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple[Any, ...]]:
             raise UserError(
                 part, f"part {i} of {count} is missing: run with --zoo --shard {i}/{count} first"
             )
-        rows += [tuple(r) for r in json.loads(part.read_text(encoding="utf-8"))["rows"]]
-    order = {model.name: i for i, model in enumerate(models(root))}
+        rows += [tuple(r) for r in json.loads(part.read_text("utf-8", "surrogateescape"))["rows"]]
+    order = {shown(model.name): i for i, model in enumerate(models(root))}
     rows.sort(key=lambda r: order.get(r[0], len(order)))
     for i in range(1, count + 1):
         _part_path(root, out, (i, count)).unlink()
@@ -167,7 +172,7 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
 def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
-    write_rows(csv_path, HEADER, rows)
+    write_rows(csv_path, HEADER, [(*row[:-1], shown(row[-1])) for row in rows])
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
     _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"

@@ -4,12 +4,16 @@ one sheet wide. Shared by unsupported_op.xlsx (all its sheets) and the zoo summa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
+
+from ms_fmk_transplt.safe_names import shown
 
 BOLD = Font(bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")
@@ -28,11 +32,21 @@ def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) ->
 
 
 def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
-    """A data row: numbers right-aligned, text wrapped."""
-    ws.append(list(values))
+    """A data row: numbers right-aligned, text wrapped; characters a workbook cannot hold
+    (control characters, undecodable bytes of a file name) escaped."""
+    ws.append([_cell_value(v) for v in values])
     numeric = set(numeric)
     for i, cell in enumerate(ws[ws.max_row], start=1):
         cell.alignment = NUMBER if i in numeric else WRAP
+
+
+_UNWRITABLE = re.compile(ILLEGAL_CHARACTERS_RE.pattern + "|[\ud800-\udfff]")
+
+
+def _cell_value(value: object) -> object:
+    if isinstance(value, str) and _UNWRITABLE.search(value):
+        return _UNWRITABLE.sub(lambda m: shown(m.group()), value)
+    return value
 
 
 def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
