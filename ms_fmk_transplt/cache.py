@@ -83,7 +83,9 @@ class Cache:
     fingerprint: str
 
     def key(self, rel: str, data: bytes) -> str:
-        return hashlib.sha256(f"{self.fingerprint}|{rel}|".encode() + data).hexdigest()
+        return hashlib.sha256(
+            f"{self.fingerprint}|{rel}|".encode("utf-8", "surrogateescape") + data
+        ).hexdigest()
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}{SUFFIX}"

@@ -29,6 +29,7 @@ from ms_fmk_transplt.pipeline import rule_patterns, run
 from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.shards import parse_shard
 from ms_fmk_transplt.tables import resolve_version
 from ms_fmk_transplt.zoo import HEADER, run_zoo
@@ -337,16 +338,17 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
         return
     except KeyboardInterrupt as exc:
         _interrupted(exc, zoo=True)
-    table = Table(title=f"model zoo: {result.root.name}")
+    table = Table(title=f"model zoo: {shown(result.root.name)}")
     for name in HEADER[:-1]:
         table.add_column(name)
     for row in result.rows:
         values = list(row[:-1])
         values[8] = f"{row[8]:.1%}"
-        table.add_row(*map(str, values))
+        table.add_row(*(shown(v) for v in values))
     console.print(table)
     console.print(
-        f"zoo summary: {result.summary_csv}, {result.summary_xlsx}, {result.index_html}",
+        f"zoo summary: {shown(result.summary_csv)}, {shown(result.summary_xlsx)}, "
+        f"{shown(result.index_html)}",
         highlight=False,
         soft_wrap=True,
     )

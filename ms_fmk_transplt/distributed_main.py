@@ -12,6 +12,7 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.file_migration import migrate_file
 from ms_fmk_transplt.records import FileRecord, RunOptions
+from ms_fmk_transplt.safe_names import shown
 
 
 def main_file(project: Project, options: RunOptions) -> str | None:
@@ -44,7 +45,7 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
     from ms_fmk_transplt.engine.existing_distributed import ALREADY_DISTRIBUTED
 
     return [
-        (Severity.WARNING, f"{n.file}:{n.line}: distributed -m: {n.message}")
+        (Severity.WARNING, f"{shown(n.file)}:{n.line}: distributed -m: {n.message}")
         for n in main_result[1].notices
         if n.rule == ALREADY_DISTRIBUTED
     ]

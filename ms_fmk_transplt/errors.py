@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ms_fmk_transplt.safe_names import shown
+
 EXIT_OK = 0
 EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files (copied unchanged)
 EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
@@ -13,7 +15,7 @@ class UserError(Exception):
     """A problem with what the user asked for; printed as one line, exit code EXIT_BAD_INPUT."""
 
     def __init__(self, path: object, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+        super().__init__(f"{shown(path)}: {problem}")  # one line, whatever the name
         self.path = path
         self.problem = problem
 

@@ -15,6 +15,7 @@ from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.record_codec import Malformed, record_from_plain, record_to_plain
 from ms_fmk_transplt.records import FileRecord
+from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED
 from ms_fmk_transplt.tables import load_tables
@@ -105,6 +106,6 @@ def _from_cache(
 
 def _read(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular(path)  # never a FIFO or device that replaced the file
     except OSError as exc:
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc

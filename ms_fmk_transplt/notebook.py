@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from typing import Any
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.parse import DECODE_ERROR
+from ms_fmk_transplt.engine.parse import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
@@ -37,16 +38,56 @@ def _indent(raw: str) -> int | None:
     return len(match.group(1)) if match else None
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # would be written back as it is not valid JSON
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")  # would be written back as Infinity
+    return value
+
+
+def _malformed(nb: object) -> str:
+    """What makes parsed JSON something the migration cannot walk ("" when it is fine): the
+    notebook must be an object whose ``cells`` is a list of objects, and a code cell's
+    ``source`` a string or a list of strings."""
+    if not isinstance(nb, dict):
+        return f"the top level is a JSON {type(nb).__name__}, not an object"
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        return "'cells' is missing" if cells is None else "'cells' is not a list"
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            return f"cell {index} is not an object"
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if not isinstance(source, str) and not (
+            isinstance(source, list) and all(isinstance(s, str) for s in source)
+        ):
+            return f"the source of cell {index} is neither a string nor a list of strings"
+    return ""
+
+
 def migrate_notebook(
     data: bytes, path: str, tables: Tables, options: EngineOptions | None
 ) -> FileResult:
     try:
         raw = data.decode("utf-8")
-        nb = json.loads(raw)
-        cells = nb["cells"]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        nb = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except (UnicodeDecodeError, ValueError) as exc:
         message = f"not a readable notebook ({exc}); copied unchanged"
         return skipped(path, data, 1, DECODE_ERROR, message, tables)
+    except RecursionError:
+        message = "not a readable notebook (JSON nested too deeply); copied unchanged"
+        return skipped(path, data, 1, DECODE_ERROR, message, tables)
+    problem = _malformed(nb)
+    if problem:
+        message = f"not a valid notebook ({problem}); copied unchanged"
+        return skipped(path, data, 1, SYNTAX_ERROR, message, tables)
+    cells = nb["cells"]
     options = dataclasses.replace(options or EngineOptions(), insert_torch_npu=False)
     events: list[ChangeEvent] = []
     notices: list[Notice] = []

@@ -28,9 +28,11 @@ from ms_fmk_transplt.events import FileResult, FileStatus
 from ms_fmk_transplt.file_migration import migrate_file
 from ms_fmk_transplt.pipeline import engine_options, rule_patterns
 from ms_fmk_transplt.records import RunOptions
+from ms_fmk_transplt.regular_files import read_regular, special_kind
 from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.report.findings import Finding
 from ms_fmk_transplt.rule_pages import summary
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import resolve_version
 
 FAILING = {
@@ -44,7 +46,8 @@ CODE_SUFFIXES = (".py", ".ipynb")
 
 def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
     """The files to process, all checked before any is touched: readable, and (``write``)
-    in a folder where the atomic replacement can be made."""
+    in a folder where the atomic replacement can be made. FIFOs, sockets and devices are never
+    opened: each is a one-line notice on stderr, and the others are processed."""
     files: list[Path] = []
 
     def unreadable(err: OSError) -> None:
@@ -56,10 +59,11 @@ def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
             for root, dirs, names in os.walk(path, onerror=unreadable):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
                 files += [Path(root) / n for n in sorted(names) if n.endswith(CODE_SUFFIXES)]
-        elif path.is_file():
+        elif path.is_file() or special_kind(path) is not None:
             files.append(path)
         else:
             raise UserError(given, "no such file or folder")
+    files = [file for file in files if _regular(file)]
     for file in files:
         if not os.access(file, os.R_OK):
             raise UserError(file, "cannot read this file (Permission denied)")
@@ -67,6 +71,16 @@ def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
         if write and not os.access(folder, os.W_OK | os.X_OK):
             raise UserError(folder, "folder is not writable (--inplace replaces files through it)")
     return files
+
+
+def _regular(file: Path) -> bool:
+    kind = special_kind(file)
+    if kind is not None:
+        click.echo(
+            f"ms_fmk_transplt: notice: {shown(file)}: {kind}, not a regular file: skipped",
+            err=True,
+        )
+    return kind is None
 
 
 @dataclass
@@ -158,8 +172,12 @@ def paths_main(
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     console = Console(highlight=False, soft_wrap=True, markup=False)
-    with inplace_write.stopped_by_signals(mode):
-        checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
+    try:
+        with inplace_write.stopped_by_signals(mode):
+            checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
+    except UserError as exc:  # e.g. a file replaced by a FIFO after it was listed
+        click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     failing = [f for c in checked for f in c.findings if f.kind in FAILING[fail_on]]
     failed = sum(1 for c in checked if c.status == FileStatus.FAILED)
     if mode == "check":
@@ -176,13 +194,16 @@ def paths_main(
 def _one(
     path: Path, options: EngineOptions, mode: str, output_format: str, quiet: bool, console: Console
 ) -> Checked:
-    before = path.read_bytes()
+    try:
+        before = read_regular(path)
+    except OSError as exc:
+        raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
     output, record = migrate_file(path, path.as_posix(), options)
     result = FileResult(path.as_posix(), record.status, output, record.events, record.notices)
     checked = Checked(path, before, output, record.status)
-    checked.findings = report.findings_of(result, path.as_posix(), before)
+    checked.findings = report.findings_of(result, shown(path.as_posix()), before)
     if mode == "diff" and checked.changed and output_format == "text":
-        _print_diff(console, path.as_posix(), before, output)
+        _print_diff(console, shown(path.as_posix()), before, output)
     if mode == "inplace" and checked.changed:
         checked.not_written = inplace_write.refusal(path) or ""
         if checked.not_written:  # the file keeps its content: reported, exit code 1
@@ -195,13 +216,13 @@ def _one(
             inplace_write.write(path, output, before)
         except OSError as exc:  # e.g. a full disk: this file is untouched, earlier ones done
             click.echo(
-                f"ms_fmk_transplt: error: {path}: cannot write ({exc.strerror}); "
+                f"ms_fmk_transplt: error: {shown(path)}: cannot write ({exc.strerror}); "
                 "this file and the ones after it were not changed",
                 err=True,
             )
             sys.exit(EXIT_BAD_INPUT)
         if output_format == "text" and not quiet:
-            console.print(f"migrated {path.as_posix()} ({len(record.events)} changes)")
+            console.print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
     return checked
 
 
@@ -274,7 +295,7 @@ def _as_json(checked: list[Checked], mode: str, code: int) -> dict[str, object]:
 
     files = [
         {
-            "path": c.path.as_posix(),
+            "path": shown(c.path.as_posix()),
             "status": c.status.value,
             "changed": c.changed,
             "changes": of(c, ("change",)),

@@ -11,6 +11,7 @@ from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
 
@@ -25,7 +26,7 @@ def _sources(project: Project) -> Iterator[tuple[str, bytes]]:
         try:
             if src.stat().st_size > MAX_BYTES:
                 continue
-            yield rel_path.as_posix(), src.read_bytes()
+            yield rel_path.as_posix(), read_regular(src)
         except OSError:
             continue  # reported when the file itself is migrated
 
@@ -52,7 +53,9 @@ def build_facts(
     for rel_path, source in files:
         namespaces.update(registered_op_namespaces(source))
         module = module_name(rel_path)
-        if module.rsplit(".", 1)[-1].encode() not in imported or not hinted(source, table):
+        if module.rsplit(".", 1)[-1].encode(
+            "utf-8", "surrogateescape"
+        ) not in imported or not hinted(source, table):
             continue
         names = _cuda_only_names(rel_path, source, table, cache)
         if names:

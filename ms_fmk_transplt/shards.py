@@ -98,7 +98,7 @@ def write_records(
             for f in result.files
         ],
     }
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    path.write_text(json.dumps(data, ensure_ascii=False), "utf-8", errors="surrogateescape")
 
 
 def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
             f"--shard {shard[0]}/{shard[1]} first",
         )
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text("utf-8", "surrogateescape"))
     except (OSError, ValueError) as exc:
         raise UserError(path, f"cannot read the records of this part ({exc})") from exc
     except RecursionError as exc:

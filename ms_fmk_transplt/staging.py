@@ -20,6 +20,7 @@ from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.fs_safety import check_name_length, discard, rename_no_replace, short_stem
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import log
+from ms_fmk_transplt.safe_names import shown
 
 # what signal.signal() returns: the previous handler
 Handler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]
@@ -120,13 +121,16 @@ def _remove_leftovers(final_dir: Path, result: RunResult) -> None:
         except OSError:
             continue
         result.notes.append(
-            (Severity.WARNING, f"removed {leftover}, left behind by a run that was killed")
+            (Severity.WARNING, f"removed {shown(leftover)}, left behind by a run that was killed")
         )
     old_log = stopped_log(final_dir)
     if old_log.is_file():
         old_log.unlink()
         result.notes.append(
-            (Severity.INFO, f"removed {old_log}, the log of an earlier run that was interrupted")
+            (
+                Severity.INFO,
+                f"removed {shown(old_log)}, the log of an earlier run that was interrupted",
+            )
         )
 
 

@@ -26,6 +26,8 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.file_migration import migrate_file
 from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
+from ms_fmk_transplt.regular_files import copy_regular, open_regular, read_regular, special_kind
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.staging import INTERRUPTED
 from ms_fmk_transplt.tables import load_tables
 
@@ -34,11 +36,26 @@ from ms_fmk_transplt.tables import load_tables
 Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str]]
 
 
-def _entries(project: Project) -> Iterator[tuple[Path, Path, bool]]:
+def _entries(
+    project: Project, notes: list[tuple[Severity, str]]
+) -> Iterator[tuple[Path, Path, bool]]:
+    """The files of the project, and whether each is code to migrate. FIFOs, sockets and
+    devices are never opened nor copied: each is a WARNING in ``notes``."""
     for rel_path in project.files():
         src = project.root / rel_path
+        special = special_kind(src)
+        if special is not None:
+            notes.append((Severity.WARNING, _special_note(rel_path, special)))
+            continue
         code = src.suffix in (".py", ".ipynb")
         yield rel_path, src, code and src.is_file() and not src.is_symlink()
+
+
+def _special_note(rel_path: Path, kind: str) -> str:
+    return (
+        f"{shown(rel_path.as_posix())}: {kind}, not a regular file: not read and not copied "
+        "(only regular files, folders and links are)"
+    )
 
 
 def migrate_tree(
@@ -52,7 +69,7 @@ def migrate_tree(
     with --analyse), its record appended to ``result`` in input order."""
     write = not result.options.analyse
     start = time.perf_counter()
-    entries = list(_entries(project))  # paths only: contents are streamed
+    entries = list(_entries(project, result.notes))  # paths only: contents are streamed
     result.timings["discover"] = time.perf_counter() - start
     result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
     result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}
@@ -117,7 +134,7 @@ def _other_entry(
         if src.suffix in table.cuda_file_suffixes:
             record.notices.append(_cuda_source_notice(src, rel))
         elif src.suffix in LAUNCH_SUFFIXES and src.stat().st_size <= MAX_BYTES:
-            notice = file_notice(rel, src.read_bytes(), src.suffix, table)
+            notice = file_notice(rel, read_regular(src), src.suffix, table)
             if notice is not None:  # run.sh / config.yaml passing cuda, nccl
                 record.notices.append(notice)
     return record
@@ -175,7 +192,7 @@ def _copy_entry(src: Path, dst: Path) -> None:
         os.symlink(os.readlink(src), dst)
         return
     try:
-        shutil.copy2(src, dst)
+        copy_regular(src, dst)  # a FIFO or device that replaced the file is refused, not read
     except OSError as exc:
         if exc.errno in _WRITE_ERRNOS:  # the output side: run() reports "cannot write"
             raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
@@ -194,16 +211,19 @@ def _link_note(src: Path, rel: str, root: Path, final_dir: Path) -> str | None:
     resolved = Path(os.path.realpath(src.parent / target))
     if resolved == root or root in resolved.parents:
         return None
-    note = f"{rel}: symbolic link kept as is, not followed: -> {target} leads outside the input"
+    note = (
+        f"{shown(rel)}: symbolic link kept as is, not followed: -> {shown(target)} leads "
+        "outside the input"
+    )
     from_output = Path(os.path.realpath((final_dir / rel).parent / target))
     if not os.path.isabs(target) and from_output != resolved:
-        note += f" (from the output it resolves to {from_output}, not {resolved})"
+        note += f" (from the output it resolves to {shown(from_output)}, not {shown(resolved)})"
     return note + "; what it points to is not migrated"
 
 
 def _cuda_source_notice(src: Path, rel: str) -> Notice:
     entry = load_tables().unsupported.cuda_file
-    with src.open("rb") as fh:
+    with open_regular(src) as fh:
         lines = sum(1 for _ in fh)
     return Notice(
         rel,

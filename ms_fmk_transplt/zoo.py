@@ -26,6 +26,7 @@ from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.report.statistics import open_work, run_buckets
+from ms_fmk_transplt.safe_names import shown
 
 HEADER = (
     "Model",
@@ -108,16 +109,20 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
             continue
         try:
             result = run(dataclasses.replace(per_model, input=str(model)), progress=progress)
-            rows.append(_row(model.name, result))
+            rows.append(_row(shown(model.name), result))
         except UserError as exc:
-            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", ""))
+            rows.append(
+                (shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", "")
+            )
         except InternalError as exc:  # a bug stopped this model's run; the others go on
             status = f"not migrated: internal error (see {exc.log})"
-            rows.append((model.name, 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
+            rows.append((shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
     if options.shard is not None:
         out.mkdir(parents=True, exist_ok=True)
         part = _part_path(root, out, options.shard)
-        part.write_text(json.dumps({"rows": rows}, ensure_ascii=False), encoding="utf-8")
+        part.write_text(
+            json.dumps({"rows": rows}, ensure_ascii=False), "utf-8", errors="surrogateescape"
+        )
         return ZooResult(root, rows, part, part, part)
     return _write_summary(root, out, rows)
 
@@ -136,7 +141,7 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple[Any, ...]]:
                 part, f"part {i} of {count} is missing: run with --zoo --shard {i}/{count} first"
             )
         rows += _part_rows(part)
-    order = {model.name: i for i, model in enumerate(models(root))}
+    order = {shown(model.name): i for i, model in enumerate(models(root))}
     rows.sort(key=lambda r: order.get(r[0], len(order)))
     for i in range(1, count + 1):
         _part_path(root, out, (i, count)).unlink()
@@ -146,7 +151,7 @@ def _merged_rows(root: Path, out: Path, count: int) -> list[tuple[Any, ...]]:
 def _part_rows(part: Path) -> list[tuple[Any, ...]]:
     """The rows of one part's summary, checked: a malformed part is one line, exit 2."""
     try:
-        rows = json.loads(part.read_text(encoding="utf-8"))["rows"]
+        rows = json.loads(part.read_text("utf-8", "surrogateescape"))["rows"]
     except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise UserError(part, f"cannot read the rows of this part ({type(exc).__name__})") from exc
     kinds: tuple[Any, ...] = (str, *(int,) * 7, (int, float), str, str)
@@ -188,7 +193,7 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
 def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / f"{root.name}_zoo_summary.csv"
-    write_rows(csv_path, HEADER, rows)
+    write_rows(csv_path, HEADER, [(*row[:-1], shown(row[-1])) for row in rows])
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
     _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"

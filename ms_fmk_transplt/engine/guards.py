@@ -11,7 +11,11 @@
 
 from __future__ import annotations
 
+import re
+
+from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.tables import Tables
 
 LIMIT = declare(
     "parse.limit",
@@ -63,3 +67,50 @@ def refusal(source: bytes, max_bytes: int) -> str | None:
                 "parentheses); copied unchanged"
             )
     return None
+
+
+BIDI_CONTROL = declare(
+    "parse.bidi_control",
+    "bidi control characters in the code (trojan source): a row to review the line by eye",
+    "Unicode bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) "
+    "change the order in which an editor or a code review shows the characters of a line, so "
+    "the code read can differ from the code Python runs (CVE-2021-42574, 'trojan source'), in "
+    "code, strings or comments alike. Each line holding one gets a `review` row naming the "
+    "characters; the code is migrated as usual and the characters are kept. Found by a search "
+    "of the file's bytes for their UTF-8 encodings, which costs nothing on ordinary files.",
+    kind=OPEN_WORK,
+)
+
+# the UTF-8 encodings of the bidi controls: U+200E/F, U+202A-E, U+2066-9, U+061C
+_BIDI = re.compile(b"\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]|\xd8\x9c")
+
+
+def bidi_notices(source: bytes, path: str, tables: Tables) -> list[Notice]:
+    """One row per line holding a bidi control character (none, at the cost of two byte
+    searches, for a file without any)."""
+    if b"\xe2" not in source and b"\xd8\x9c" not in source:
+        return []
+    lines: dict[int, list[str]] = {}
+    line, counted = 1, 0
+    for match in _BIDI.finditer(source):
+        line += source.count(b"\n", counted, match.start())
+        counted = match.start()
+        name = f"U+{ord(match.group().decode('utf-8')):04X}"
+        if name not in lines.setdefault(line, []):
+            lines[line].append(name)
+    entry = tables.unsupported.bidi_control
+    return [
+        Notice(
+            path,
+            line,
+            BIDI_CONTROL,
+            Severity.WARNING,
+            f"bidi control character {', '.join(names)}: the line may read differently from "
+            "what runs (trojan source)",
+            api=entry.key,
+            category=entry.category,
+            action=entry.action,
+            tip=entry.tip,
+        )
+        for line, names in sorted(lines.items())
+    ]

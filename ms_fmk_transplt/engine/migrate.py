@@ -16,7 +16,7 @@ import gc
 import time
 from collections import Counter
 
-from ms_fmk_transplt.engine.guards import LIMIT, refusal, too_large
+from ms_fmk_transplt.engine.guards import LIMIT, bidi_notices, refusal, too_large
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip_file_line
 from ms_fmk_transplt.engine.prefilter import may_need_migration
@@ -54,9 +54,12 @@ def _migrate(
     start = time.perf_counter()
     options = options or DEFAULT_OPTIONS
     tables = tables or load_tables(options.target_version)
+    bidi = bidi_notices(source, path, tables)
     result = _gates(source, path, tables, options)
     gated = time.perf_counter()
     if result is not None:
+        if bidi and not any(n.rule == SKIP for n in result.notices):
+            result.notices.extend(_kept_notices(source, bidi, options))
         result.timings["prefilter"] = gated - start
         return result
     done: PassOutput | FileResult | None = None
@@ -77,7 +80,7 @@ def _migrate(
 
             done = cst_pass(source, path, tables, options)
     if isinstance(done, PassOutput):
-        done.notices[:] = collapse_per_file(done.notices, tables)
+        done.notices[:] = collapse_per_file(done.notices, tables) + bidi  # _finish drops ignored
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
         replaced = {
             line
@@ -90,6 +93,8 @@ def _migrate(
             for n in target_notices(source, path, tables, done.tree) or []
             if not (n.advice and n.line in replaced)
         )
+    else:
+        done.notices.extend(_kept_notices(source, bidi, options))
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
     result.declined = declined
@@ -97,6 +102,19 @@ def _migrate(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
     )
     return result
+
+
+def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) -> list[Notice]:
+    """``notices`` without those --select/--ignore or a line's `# msft: ignore` drop (for a
+    file no pass analysed: _finish does this for the others)."""
+    if not notices:
+        return notices
+    ignored = ignored_lines(source)
+    return [
+        n
+        for n in notices
+        if kept_rule(n.rule, options) and not _is_ignored(n.line, n.rule, ignored)
+    ]
 
 
 def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:

@@ -13,6 +13,7 @@ from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import load_tables
 
 HEADER = (
@@ -40,7 +41,7 @@ def rows(result: RunResult) -> list[Row]:
         effect = entry.effect if entry else ""
         documented = entry.documented if entry else ""
         start, _ = n.lines(migrated)
-        out.append((n.file, start, n.api, n.category, n.tip, effect, documented, n.rule))
+        out.append((shown(n.file), start, n.api, n.category, n.tip, effect, documented, n.rule))
     return sorted(out, key=lambda r: (file_order(r[0]), r[1], r[7], r[2]))
 
 

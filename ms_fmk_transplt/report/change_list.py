@@ -12,6 +12,7 @@ from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.rule_catalog import caveat_text
+from ms_fmk_transplt.safe_names import shown
 
 HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Before", "After")
 
@@ -29,7 +30,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
         )
         out.append(
             (
-                event.file,
+                shown(event.file),
                 start,
                 end,
                 event.operation.value,

@@ -23,6 +23,7 @@ from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import advice_count, count_buckets
+from ms_fmk_transplt.safe_names import shown
 
 HARD = frozenset(
     {"custom_cuda_code", "third_party", "unsupported_op", "skipped_file", "failed_file"}
@@ -87,8 +88,8 @@ def rows(result: RunResult) -> list[tuple[str, str, int, int, int, int, int, str
     out = []
     for scope, table in (("folder", per_folder(files)), ("file", files)):
         for path, c in sorted(table.items()):
-            shown = "(project)" if path == "." else path
-            out.append((scope, shown, c.files, c.automatic, c.caveat, c.manual, c.advice, c.level))
+            name = "(project)" if path == "." else shown(path)
+            out.append((scope, name, c.files, c.automatic, c.caveat, c.manual, c.advice, c.level))
     return out
 
 

@@ -59,7 +59,7 @@ def _cell_lines(source: str, path: str) -> list[str]:
     try:
         cells = json.loads(source).get("cells", [])
         cell = cells[int(path.rsplit("#cell", 1)[1])]
-    except (ValueError, IndexError, AttributeError):
+    except (ValueError, IndexError, AttributeError, KeyError, TypeError, RecursionError):
         return []
     text = cell.get("source", "")
     return ("".join(text) if isinstance(text, list) else str(text)).splitlines()

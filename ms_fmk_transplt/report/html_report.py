@@ -31,6 +31,7 @@ from ms_fmk_transplt.report.statistics import (
     open_work,
 )
 from ms_fmk_transplt.rule_pages import page, summary
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import load_tables
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
@@ -47,7 +48,7 @@ def rule_link(rule_id: str) -> str:
 
 def folder_of(path: str) -> str:
     parts = PurePosixPath(path.split("#", 1)[0]).parts
-    return parts[0] if len(parts) > 1 else "(top level)"
+    return shown(parts[0]) if len(parts) > 1 else "(top level)"
 
 
 class _Sources:
@@ -99,7 +100,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     text = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(result.project.name)}: ms_fmk_transplt report</title>"
+        f"<title>{esc(shown(result.project.name))}: ms_fmk_transplt report</title>"
         f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n"
         f'<script type="application/json" id="msft-data">{data}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
@@ -127,7 +128,7 @@ def _header(result: RunResult) -> str:
         f" · options: {esc(' '.join(picked) or 'none')}"
     )
     return (
-        f"<header><h1>{esc(result.project.name)}: migration report</h1>"
+        f"<header><h1>{esc(shown(result.project.name))}: migration report</h1>"
         f'<div class="run">{run}</div></header>'
     )
 
@@ -185,7 +186,7 @@ def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
         out.append(
             f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
             f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
-            f"{esc(n.file)}:{start}</code></summary>"
+            f"{esc(shown(n.file))}:{start}</code></summary>"
             f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
             f"<td><code>{esc(n.api)}</code></td><td>{esc(n.category)}</td>"
             f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'
@@ -288,7 +289,7 @@ def _changed_files(files: list[FileRecord], diffs: list[dict[str, Any]]) -> str:
         out.append(
             f'<details class="file" id="file-{i}" data-index="{i}" data-folder="'
             f'{esc(folder_of(f.path))}" data-rules="{esc(" ".join(rules))}"><summary><code>'
-            f"{esc(f.path)}</code> · {len(f.events)} change{'s' * (len(f.events) != 1)} · "
+            f"{esc(shown(f.path))}</code> · {len(f.events)} change{'s' * (len(f.events) != 1)} · "
             f"{links}{' · diff cut' if diff['cut'] else ''}</summary></details>"
         )
     return "\n".join(out)
@@ -296,7 +297,8 @@ def _changed_files(files: list[FileRecord], diffs: list[dict[str, Any]]) -> str:
 
 def _would_change(files: list[FileRecord]) -> str:
     items = "".join(
-        f"<li><code>{esc(f.path)}</code> · {len(f.events)} change{'s' * (len(f.events) != 1)} · "
+        f"<li><code>{esc(shown(f.path))}</code> · {len(f.events)} "
+        f"change{'s' * (len(f.events) != 1)} · "
         + " ".join(rule_link(r) for r in sorted({e.rule for e in f.events}))
         + "</li>"
         for f in files
@@ -313,7 +315,7 @@ def _other_notes(notices: list[Notice], migrated: bool) -> str:
     if not notes:
         return ""
     rows = "".join(
-        f"<tr><td><code>{esc(n.file)}:{n.lines(migrated)[0]}</code></td>"
+        f"<tr><td><code>{esc(shown(n.file))}:{n.lines(migrated)[0]}</code></td>"
         f"<td>{esc(n.severity.value)}</td>"
         f"<td>{esc(n.message.splitlines()[0])}</td><td>{rule_link(n.rule)}</td></tr>"
         for n in sorted(notices, key=lambda n: (file_order(n.file), n.line))

@@ -12,7 +12,8 @@ from urllib.parse import quote
 
 def relative_url(path: str) -> str:
     """The URL of ``path``, a relative path with ``/`` separators (e.g. a report row's File)."""
-    return "/".join(quote(part, safe="") for part in PurePosixPath(path).parts)
+    # fsencode: the bytes of a name that is not UTF-8 (kept as surrogates) are encoded as they are
+    return "/".join(quote(os.fsencode(part), safe="") for part in PurePosixPath(path).parts)
 
 
 def url_between(target: Path, start: Path) -> str:

@@ -10,6 +10,7 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import caveat_split, rule_counts, run_buckets, summary_counts
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import load_tables
 
 
@@ -37,7 +38,11 @@ def _head(result: RunResult) -> list[str]:
     opts = result.options
     out = [
         _line(result.started, "INFO", f"ms_fmk_transplt {__version__} started"),
-        _line(result.started, "INFO", f"input: {opts.input} -> output: {result.output_dir}"),
+        _line(
+            result.started,
+            "INFO",
+            f"input: {shown(opts.input)} -> output: {shown(result.output_dir)}",
+        ),
         _line(result.started, "INFO", f"target: {target_line(result)}"),
     ]
     numbering = (
@@ -65,14 +70,15 @@ def _file_lines(result: RunResult) -> list[str]:
             what = "skipped, copied unchanged"
         else:
             what = "FAILED, copied unchanged"
-        out.append(_line(record.time, "INFO", f"analysed {record.path}: {what}"))
+        out.append(_line(record.time, "INFO", f"analysed {shown(record.path)}: {what}"))
         migrated = not result.options.analyse
         for notice in sorted(record.notices, key=lambda n: n.lines(migrated)):
             out.append(
                 _line(
                     record.time,
                     notice.severity,
-                    f"{notice.file}:{notice.lines(migrated)[0]}: [{notice.rule}] {notice.message}",
+                    f"{shown(notice.file)}:{notice.lines(migrated)[0]}: [{notice.rule}] "
+                    f"{notice.message}",
                 )
             )
     return out
@@ -101,7 +107,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
                 end,
                 "ERROR",
                 f"finished in {seconds:.2f}s with {counts['failed']} failed "
-                f"file(s) (copied unchanged); output in {result.output_dir}",
+                f"file(s) (copied unchanged); output in {shown(result.output_dir)}",
             )
         )
     else:
@@ -110,14 +116,14 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
                 end,
                 "INFO",
                 f"migration completed successfully in {seconds:.2f}s; "
-                f"output in {result.output_dir}",
+                f"output in {shown(result.output_dir)}",
             )
         )
     return out
 
 
 def write(path: Path, result: RunResult) -> None:
-    path.write_text("\n".join(lines(result)) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines(result)) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
 def write_stopped(
@@ -136,8 +142,8 @@ def write_stopped(
             "ERROR",
             f"run {reason} after {len(result.files)} of {result.total_files} files "
             f"({(end - result.started).total_seconds():.2f}s): nothing was kept (the partial "
-            f"output was removed; {result.output_dir} is as it was before the run) and the "
+            f"output was removed; {shown(result.output_dir)} is as it was before the run) and the "
             "input was not modified. Run the same command again to migrate.",
         )
     )
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8", errors="backslashreplace")

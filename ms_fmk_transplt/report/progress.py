@@ -18,6 +18,7 @@ from rich.progress import Progress as RichProgress
 
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.records import FileRecord
+from ms_fmk_transplt.safe_names import shown
 
 
 class Progress:
@@ -65,4 +66,6 @@ class Progress:
                 FileStatus.FAILED: "FAILED",
             }[record.status]
             cached = ", cached" if record.cached else ""
-            self.console.print(f"{record.path}: {what}{cached}", highlight=False, soft_wrap=True)
+            self.console.print(
+                f"{shown(record.path)}: {what}{cached}", highlight=False, soft_wrap=True
+            )

@@ -10,14 +10,17 @@ and still text when the user edits it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.report.csv_rows import FORMULA_STARTS
+from ms_fmk_transplt.safe_names import shown
 
 BOLD = Font(bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")
@@ -44,7 +47,9 @@ def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = (
 
 
 def _append(ws: Worksheet, values: Sequence[object]) -> None:
-    ws.append(list(values))
+    """Appends a row: characters a workbook cannot hold (control characters, undecodable bytes
+    of a file name) escaped, text that starts like a formula kept as text."""
+    ws.append([_cell_value(v) for v in values])
     for cell in ws[ws.max_row]:
         _as_text(cell)
 
@@ -62,6 +67,15 @@ def link(cell: Any, url: str, alignment: Alignment | None = None) -> None:
     if alignment is not None:
         cell.alignment = alignment
     _as_text(cell)
+
+
+_UNWRITABLE = re.compile(ILLEGAL_CHARACTERS_RE.pattern + "|[\ud800-\udfff]")
+
+
+def _cell_value(value: object) -> object:
+    if isinstance(value, str) and _UNWRITABLE.search(value):
+        return _UNWRITABLE.sub(lambda m: shown(m.group()), value)
+    return value
 
 
 def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:

@@ -24,6 +24,7 @@ from ms_fmk_transplt.report.statistics import (
     timings,
     top_apis,
 )
+from ms_fmk_transplt.safe_names import shown
 
 
 def show(result: RunResult, console: Console) -> None:
@@ -49,7 +50,7 @@ def show(result: RunResult, console: Console) -> None:
     for notice in result.notices:
         if notice.severity == Severity.ERROR:
             console.print(
-                f"[yellow]{notice.severity.value}[/] {escape(notice.file)}:{notice.line}: "
+                f"[yellow]{notice.severity.value}[/] {escape(shown(notice.file))}:{notice.line}: "
                 f"{escape(notice.message.splitlines()[0])}",
                 highlight=False,
                 soft_wrap=True,
@@ -59,7 +60,7 @@ def show(result: RunResult, console: Console) -> None:
             f"[yellow]{severity.value}[/] {escape(message)}", highlight=False, soft_wrap=True
         )
     names = ", ".join(escape(p.name) for p in result.report_paths.values())
-    console.print(f"reports in {escape(str(result.output_dir))}: {names}", highlight=False)
+    console.print(f"reports in {escape(shown(result.output_dir))}: {names}", highlight=False)
     for line in headline(result):  # a path is printed whole (the terminal wraps it)
         console.print(line, highlight=False, soft_wrap=line.startswith("review: "))
 
@@ -78,12 +79,13 @@ def headline(result: RunResult) -> list[str]:
     manual = f"[bold red]{b.manual} need manual work[/]" if b.manual else "0 need manual work"
     html = result.report_paths.get("html")
     return [
-        f"[bold]{escape(result.project.name)} -> torch_npu {escape(target_version(result))}: "
+        f"[bold]{escape(shown(result.project.name))} -> "
+        f"torch_npu {escape(target_version(result))}: "
         f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
         f"{_n(b.caveat, 'caveat')})",
         f"{manual} · {b.caveat} caveats to check ({caveat_split(b)}) · {h.advice} advice rows",
         f"{h.python} Python files: {h.changed} changed, {h.not_migrated} not migrated{seconds}",
-        *([f"review: {escape(str(html))}"] if html else []),
+        *([f"review: {escape(shown(html))}"] if html else []),
     ]
 
 
@@ -94,8 +96,8 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "line_numbers": "input" if result.options.analyse else "migrated",
-        "input": str(result.options.input),
-        "output": str(result.output_dir),
+        "input": shown(result.options.input),
+        "output": shown(result.output_dir),
         "target_version": target_version(result),
         "exit_code": exit_code,
         "counts": summary_counts(result),
@@ -108,7 +110,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         },
         "files": [
             {
-                "path": f.path,
+                "path": shown(f.path),
                 "status": f.status.value,
                 "changes": len(f.events),
                 "unsupported": open_work(f.notices),
@@ -128,7 +130,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
             for f in result.files
             if f.python
         ],
-        "reports": {name: str(path) for name, path in result.report_paths.items()},
+        "reports": {name: shown(path) for name, path in result.report_paths.items()},
         "timings": timings(result),
         "libcst_pass": libcst_pass(result),
     }

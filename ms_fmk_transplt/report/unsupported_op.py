@@ -22,6 +22,7 @@ from ms_fmk_transplt.report.statistics import (
     open_work_notices,
     run_buckets,
 )
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import load_tables
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
@@ -31,7 +32,7 @@ WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
     migrated = not result.options.analyse
     return [
-        (n.file, *n.lines(migrated), n.api, n.category, n.tip, n.action, n.rule)
+        (shown(n.file), *n.lines(migrated), n.api, n.category, n.tip, n.action, n.rule)
         for n in open_work_notices(result)
     ]
 

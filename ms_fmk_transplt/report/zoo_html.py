@@ -9,6 +9,7 @@ from typing import Any
 
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.links import url_between
+from ms_fmk_transplt.safe_names import shown
 
 
 def write(
@@ -32,18 +33,18 @@ def write(
             if name == "Conversion rate":
                 cells.append(f'<td class="num">{float(value):.1%}</td>')
             elif name in numbers:
-                cells.append(f'<td class="num">{html.escape(str(value))}</td>')
+                cells.append(f'<td class="num">{html.escape(shown(value))}</td>')
             else:
-                cells.append(f"<td>{html.escape(str(value))}</td>")
+                cells.append(f"<td>{html.escape(shown(value))}</td>")
         report = Path(str(row[-1])) / "report.html"
         if row[-1] and report.is_file():
             link = url_between(report, path.parent)
-            cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(str(row[0]))}</a></td>'
+            cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(shown(row[0]))}</a></td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(zoo)}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
-        f"</head><body><header><h1>{html.escape(zoo)}: model zoo migration</h1>"
+        f"<title>{html.escape(shown(zoo))}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
+        f"</head><body><header><h1>{html.escape(shown(zoo))}: model zoo migration</h1>"
         f'<div class="run">{len(rows)} models · open a model for its report</div></header>'
         f'<main><table id="zoo"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}'
         f"</tbody></table></main><script>{JS}</script></body></html>\n"
