@@ -24,8 +24,9 @@ from contextlib import contextmanager
 from itertools import accumulate
 
 MAX_DEPTH = 300
-# Python frames the engine may need per level of the tree (LibCST's visitors: about six)
-_FRAMES_PER_LEVEL = 8
+# Python frames the engine may need per level of the tree: LibCST's visitors spend about six,
+# twice when a concern starts a second walk of the module from deep inside the first
+_FRAMES_PER_LEVEL = 16
 _FREE_FRAMES = 500
 # levels a node's text may not pay for with a byte (an expression statement, a leaf's context)
 _SLACK = 4
@@ -39,9 +40,10 @@ class TooDeep(Exception):
         self.line = line
 
 
-def too_deep_message(line: int, why: str = "") -> str:
+def too_deep_message(line: int | None, why: str = "") -> str:
+    where = f"line {line}: " if line else ""
     return (
-        f"line {line}: code nested more than {MAX_DEPTH} levels deep (a very long expression, "
+        f"{where}code nested more than {MAX_DEPTH} levels deep (a very long expression, "
         f"or chain of calls, operators or elifs{why}); copied unchanged"
     )
 
@@ -56,8 +58,8 @@ def check_tree(tree: ast.AST, data: bytes) -> None:
 
 def parse_failure(exc: BaseException) -> TooDeep:
     """The stdlib parser's RecursionError or MemoryError on a file, as a skip."""
-    line = getattr(exc, "lineno", None) or 1
-    return TooDeep(too_deep_message(line, f": the stdlib parser raised {type(exc).__name__}"), line)
+    why = f": the stdlib parser raised {type(exc).__name__}"
+    return TooDeep(too_deep_message(None, why))
 
 
 def check_source(source: bytes) -> None:

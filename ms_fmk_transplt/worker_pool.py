@@ -1,0 +1,128 @@
+"""The process pool of a large run, in task order, robust to its workers dying.
+
+A worker that dies (a segfault in native code, the out-of-memory killer, a signal) loses the
+file it was migrating; ``multiprocessing.Pool`` would wait for that result forever. Here the
+pool breaks instead (``BrokenProcessPool``): the files that were in flight are migrated again,
+each alone in a fresh one-worker pool, so the one that kills its worker again is known and
+reported as failed (``crashed(task)``), and the run goes on with a new pool.
+
+Workers ignore Ctrl-C (the parent stops the pool) and end when the parent dies, even by
+SIGKILL: on Linux the kernel sends them SIGTERM (``PR_SET_PDEATHSIG``); elsewhere a thread
+checks every second that their parent is still there.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import BaseContext
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+_PR_SET_PDEATHSIG = 1
+_IN_FLIGHT_PER_WORKER = 4
+
+
+class WorkerPool(Generic[T, R]):
+    def __init__(
+        self,
+        context: BaseContext,
+        workers: int,
+        work: Callable[[T], R],
+        crashed: Callable[[T], R],
+    ) -> None:
+        self.context = context
+        self.workers = workers
+        self.work = work
+        self.crashed = crashed
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _new(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            workers, mp_context=self.context, initializer=_init_worker, initargs=(os.getpid(),)
+        )
+
+    def results(self, tasks: Iterable[T]) -> Iterator[R]:
+        """``work(task)`` for each task, in order; ``crashed(task)`` for one that kills its
+        worker."""
+        todo = iter(tasks)
+        flight: deque[tuple[T, Future[R]]] = deque()
+        while True:
+            if self._executor is None:
+                self._executor = self._new(self.workers)
+            for task in todo:
+                flight.append((task, self._executor.submit(self.work, task)))
+                if len(flight) >= self.workers * _IN_FLIGHT_PER_WORKER:
+                    break
+            if not flight:
+                return
+            task, future = flight.popleft()
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                self.close()
+                lost = [task, *(t for t, _ in flight)]
+                flight.clear()
+                yield from (self._alone(t) for t in lost)
+
+    def _alone(self, task: T) -> R:
+        """One task in a pool of its own: its result, or ``crashed(task)`` if it kills it."""
+        executor = self._new(1)
+        try:
+            return executor.submit(self.work, task).result()
+        except BrokenProcessPool:
+            return self.crashed(task)
+        finally:
+            executor.shutdown(wait=True)
+
+    def close(self) -> None:
+        """Stops the workers (those still migrating are terminated) and waits for them: none
+        is still writing into a staging folder that an interrupted run removes."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()
+        executor.shutdown(wait=True)
+
+
+def _init_worker(parent: int) -> None:
+    """Workers leave Ctrl-C to the parent and die silently when stopped, or when the parent
+    dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _die_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the above took effect
+        os._exit(1)
+
+
+def _die_with_parent() -> bool:
+    """Linux: SIGTERM when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
