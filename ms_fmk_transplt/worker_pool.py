@@ -23,13 +23,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
 from multiprocessing.context import BaseContext
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 _PR_SET_PDEATHSIG = 1
-_IN_FLIGHT_PER_WORKER = 4
+_IN_FLIGHT_PER_WORKER = 3  # chunks
+_CHUNK = 4  # tasks (as Pool.imap's chunksize was)
 
 
 class WorkerPool(Generic[T, R]):
@@ -53,24 +55,25 @@ class WorkerPool(Generic[T, R]):
 
     def results(self, tasks: Iterable[T]) -> Iterator[R]:
         """``work(task)`` for each task, in order; ``crashed(task)`` for one that kills its
-        worker."""
+        worker. Tasks travel in chunks (fewer round trips), a few chunks per worker at a time."""
         todo = iter(tasks)
-        flight: deque[tuple[T, Future[R]]] = deque()
+        flight: deque[tuple[list[T], Future[list[R]]]] = deque()
         while True:
             if self._executor is None:
                 self._executor = self._new(self.workers)
-            for task in todo:
-                flight.append((task, self._executor.submit(self.work, task)))
-                if len(flight) >= self.workers * _IN_FLIGHT_PER_WORKER:
+            while len(flight) < self.workers * _IN_FLIGHT_PER_WORKER:
+                chunk = list(islice(todo, _CHUNK))
+                if not chunk:
                     break
+                flight.append((chunk, self._executor.submit(_each, self.work, chunk)))
             if not flight:
                 return
-            task, future = flight.popleft()
+            chunk, future = flight.popleft()
             try:
-                yield future.result()
+                yield from future.result()
             except BrokenProcessPool:
                 self.close()
-                lost = [task, *(t for t, _ in flight)]
+                lost = [*chunk, *(t for c, _ in flight for t in c)]
                 flight.clear()
                 yield from (self._alone(t) for t in lost)
 
@@ -98,6 +101,10 @@ class WorkerPool(Generic[T, R]):
         for process in processes:
             process.join()
         executor.shutdown(wait=True)
+
+
+def _each(work: Callable[[T], R], chunk: list[T]) -> list[R]:
+    return [work(task) for task in chunk]
 
 
 def _init_worker(parent: int) -> None:
