@@ -136,6 +136,15 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     "the LibCST pass can migrate (-r/-s/-sim/distributed, or code the span pass declines).",
 )
 @click.option(
+    "--file-timeout",
+    "file_timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="A file still being migrated after this long is copied unchanged (and reported), the "
+    "run goes on. Default 60; 0: no bound.",
+)
+@click.option(
     "--zoo",
     is_flag=True,
     help="INPUT is a model zoo: migrate each sub-folder into OUTPUT/<model>_msft, plus "
@@ -201,6 +210,7 @@ def main(
     no_cache: bool,
     zoo: bool,
     max_file_mib: float | None,
+    file_timeout: float | None,
     cache_dir: str | None,
     shard: str | None,
     merge_shards: int | None,
@@ -232,6 +242,7 @@ def main(
         todo_comments=not no_todo_comments,
         jobs=jobs,
         max_file_mib=max_file_mib,
+        file_timeout=file_timeout,
         use_cache=not no_cache,
         cache_dir=cache_dir,
         shard=shard_part,

@@ -10,8 +10,12 @@ from pathlib import Path
 
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.guards import LIMIT
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
+from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
+from ms_fmk_transplt.file_deadline import FileTimeout, deadline
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.record_codec import Malformed, record_from_plain, record_to_plain
 from ms_fmk_transplt.records import FileRecord
@@ -43,11 +47,17 @@ def migrate_file(
         if hit is not None:
             return hit
     tables = load_tables(options.target_version if options else "")
+    seconds = (options or DEFAULT_OPTIONS).file_seconds
     try:
-        if source_path.suffix == ".ipynb":
-            result = migrate_notebook(data, rel, tables, options)
-        else:
-            result = migrate_source(data, rel, tables, options)
+        with deadline(seconds):
+            if source_path.suffix == ".ipynb":
+                result = migrate_notebook(data, rel, tables, options)
+            else:
+                result = migrate_source(data, rel, tables, options)
+    except FileTimeout as exc:  # not cached: another run may well finish it
+        message = f"{exc} (--file-timeout); copied unchanged"
+        skip = skipped(rel, data, 1, LIMIT, message, tables)
+        return data, FileRecord(rel, skip.status, True, True, now, notices=skip.notices)
     except BaseException as exc:  # noqa: BLE001 - per-file isolation: log, copy unchanged, go on
         # (BaseException: a panic in LibCST's native parser arrives as pyo3's PanicException,
         # which is not an Exception)
@@ -56,19 +66,8 @@ def migrate_file(
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt from exc
         tb = traceback.format_exc(limit=6)
-        failed = tables.unsupported.failed_file
-        notice = Notice(
-            rel,
-            1,
-            INTERNAL_ERROR,
-            Severity.ERROR,
-            f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}",
-            api=failed.key,
-            category=failed.category,
-            action=failed.action,
-            tip=failed.tip,
-        )
-        return data, FileRecord(rel, FileStatus.FAILED, True, True, now, notices=[notice])
+        message = f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}"
+        return data, failed_record(rel, message, options.target_version if options else "", now)
     record = FileRecord(
         rel,
         result.status,
@@ -102,6 +101,25 @@ def _from_cache(
         return None  # the output is stored exactly when the file changed
     record.cached = True
     return (data if entry.payload is None else entry.payload), record
+
+
+def failed_record(
+    rel: str, message: str, target_version: str, now: datetime | None = None
+) -> FileRecord:
+    """The record of a file the engine failed on (engine.internal_error, failed_file row)."""
+    failed = load_tables(target_version).unsupported.failed_file
+    notice = Notice(
+        rel,
+        1,
+        INTERNAL_ERROR,
+        Severity.ERROR,
+        message,
+        api=failed.key,
+        category=failed.category,
+        action=failed.action,
+        tip=failed.tip,
+    )
+    return FileRecord(rel, FileStatus.FAILED, True, True, now or datetime.now(), notices=[notice])
 
 
 def _read(path: Path) -> bytes:

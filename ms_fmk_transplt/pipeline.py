@@ -62,6 +62,8 @@ def engine_options(options: RunOptions) -> EngineOptions:
         ignore=options.ignore,
         todo_comments=options.todo_comments,
     )
+    if options.file_timeout is not None:
+        engine = dataclasses.replace(engine, file_seconds=options.file_timeout)
     if options.max_file_mib is None:
         return engine
     limit = int(options.max_file_mib * 2**20)  # an explicit limit holds for both passes

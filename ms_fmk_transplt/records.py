@@ -28,6 +28,7 @@ class RunOptions:
     ignore: tuple[str, ...] = ()  # --ignore: not these
     todo_comments: bool = True  # off: --no-todo-comments
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
+    file_timeout: float | None = None  # --file-timeout, seconds (None: the engine's default)
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True

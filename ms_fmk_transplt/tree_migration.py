@@ -9,7 +9,6 @@ import errno
 import multiprocessing
 import os
 import shutil
-import signal
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -24,12 +23,13 @@ from ms_fmk_transplt.engine.launch_values import LAUNCH_SUFFIXES, MAX_BYTES, fil
 from ms_fmk_transplt.engine.recorder import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
-from ms_fmk_transplt.file_migration import migrate_file
+from ms_fmk_transplt.file_migration import failed_record, migrate_file
 from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.regular_files import copy_regular, open_regular, read_regular, special_kind
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.staging import INTERRUPTED
 from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.worker_pool import WorkerPool
 
 # a worker's task: input path, path relative to the project, options, cache, output path (None:
 # nothing written, --analyse)
@@ -142,17 +142,21 @@ def _other_entry(
 
 @contextlib.contextmanager
 def _migrated(tasks: list[Task], jobs: int) -> Iterator[Iterator[FileRecord]]:
-    """Migration results in task order; a process pool for large trees. Leaving the block
-    stops the pool and waits for its workers: none is still writing into a staging folder
-    that an interrupted run removes."""
+    """Migration results in task order; a process pool for large trees (worker_pool.py: a
+    file that kills its worker is reported as failed). Leaving the block stops the pool and
+    waits for its workers: none is still writing into a staging folder that an interrupted
+    run removes."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 16:
         yield map(_work, tasks)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(min(jobs, len(tasks)), initializer=_quiet_worker) as pool:
-        yield pool.imap(_work, tasks, chunksize=4)
+    pool = WorkerPool(context, min(jobs, len(tasks)), _work, _crashed)
+    try:
+        yield pool.results(tasks)
+    finally:
+        pool.close()
 
 
 def _work(task: Task) -> FileRecord:
@@ -172,11 +176,20 @@ def _work(task: Task) -> FileRecord:
     return record
 
 
-def _quiet_worker() -> None:
-    """Workers leave Ctrl-C to the parent (which stops the pool) and die silently when the
-    pool is terminated, instead of each printing a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+def _crashed(task: Task) -> FileRecord:
+    """The record of a file whose worker process died migrating it; copied unchanged."""
+    path, rel, options, _, dst = task
+    if dst is not None:
+        target = Path(dst)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)  # (what the worker may have half-written)
+        _copy_entry(Path(path), target)
+    return failed_record(
+        rel,
+        "the worker process migrating this file died (a crash in native code, or out of "
+        "memory); file copied unchanged",
+        options.target_version,
+    )
 
 
 def _write_entry(output: bytes, src: Path, dst: Path) -> None:

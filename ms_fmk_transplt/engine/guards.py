@@ -19,12 +19,15 @@ from ms_fmk_transplt.tables import Tables
 
 LIMIT = declare(
     "parse.limit",
-    "a file beyond the input guards (size, bracket nesting): copied unchanged",
+    "a file beyond the input guards (size, nesting, depth, time): copied unchanged",
     "Files larger than `--max-file-size` (default 32 MiB; 5 MiB for a file only the LibCST pass "
-    "can migrate, since LibCST needs about a thousand times a file's size in memory) and files "
-    "nested deeper than CPython accepts (200 brackets) are not parsed, so that no input can "
-    "exhaust or crash the tool. The file is copied byte for byte and listed as a `skipped_file` "
-    "row; raise `--max-file-size` to migrate a large generated file.",
+    "can migrate, since LibCST needs about a thousand times a file's size in memory), files "
+    "nested deeper than CPython accepts (200 brackets), files whose syntax tree is more than 300 "
+    "levels deep (a very long expression such as `x + 1 + 1 ...` with hundreds of terms, a long "
+    "chain of calls or `elif`s) and files still being migrated after `--file-timeout` seconds "
+    "(default 60) are not migrated, so that no input can exhaust, crash or hang the tool. The "
+    "file is copied byte for byte and listed as a `skipped_file` row with the reason; raise "
+    "`--max-file-size` to migrate a large generated file.",
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
 )

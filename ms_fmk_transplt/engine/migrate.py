@@ -26,6 +26,7 @@ from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
+from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
 from ms_fmk_transplt.tables import Tables, load_tables
 
@@ -42,7 +43,8 @@ def migrate_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _migrate(source, path, tables, options)
+        with recursion_room():
+            return _migrate(source, path, tables, options)
     finally:
         if collecting:
             gc.enable()
@@ -62,23 +64,10 @@ def _migrate(
             result.notices.extend(_kept_notices(source, bidi, options))
         result.timings["prefilter"] = gated - start
         return result
-    done: PassOutput | FileResult | None = None
-    declined = ""
-    if supports(options):
-        try:
-            done = span_pass(source, path, tables, options)
-        except Decline as exc:
-            declined = str(exc)
-            DECLINED[declined] += 1
-    if done is None:
-        declined = declined or "structural options (-r, -s, -sim, distributed)"
-        large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
-        if large is not None:
-            done = skipped(path, source, 1, LIMIT, large, tables)
-        else:
-            from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
-
-            done = cst_pass(source, path, tables, options)
+    try:
+        done, declined = _one_pass(source, path, tables, options)
+    except TooDeep as exc:
+        done, declined = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
         done.notices[:] = collapse_per_file(done.notices, tables) + bidi  # _finish drops ignored
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
@@ -115,6 +104,27 @@ def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) 
         for n in notices
         if kept_rule(n.rule, options) and not _is_ignored(n.line, n.rule, ignored)
     ]
+
+
+def _one_pass(
+    source: bytes, path: str, tables: Tables, options: EngineOptions
+) -> tuple[PassOutput | FileResult, str]:
+    """The span pass, or the LibCST pass where it declines (and why); raises TooDeep."""
+    declined = ""
+    if supports(options):
+        try:
+            return span_pass(source, path, tables, options), ""
+        except Decline as exc:
+            declined = str(exc)
+            DECLINED[declined] += 1
+    declined = declined or "structural options (-r, -s, -sim, distributed)"
+    large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
+    if large is not None:
+        return skipped(path, source, 1, LIMIT, large, tables), declined
+    check_source(source)  # LibCST's native parser crashes on deep input
+    from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
+
+    return cst_pass(source, path, tables, options), declined
 
 
 def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:

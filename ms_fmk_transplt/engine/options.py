@@ -26,6 +26,9 @@ class EngineOptions:
     # 40 times a file's size in memory, the LibCST pass about a thousand times
     max_file_bytes: int = 32 * 2**20
     max_cst_bytes: int = 5 * 2**20
+    # a file still being migrated after this many seconds is copied unchanged (--file-timeout;
+    # 0: no bound)
+    file_seconds: float = 60.0
     # what the other files of the input define (CUDA-only code), read before migrating
     project: ProjectFacts | None = None
 

@@ -273,6 +273,14 @@ def _check_expression(path: str, where: str, code: str) -> None:
         raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
     import libcst as cst  # only with -r, which the LibCST pass applies anyway
 
+    from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_source
+
+    try:  # LibCST's native parser crashes on deeply nested input
+        check_source(f"_ = ({code})\n".encode())
+    except TooDeep as exc:
+        raise UserError(
+            path, f"{where}: expression nested more than {MAX_DEPTH} levels deep"
+        ) from exc
     try:
         cst.parse_expression(code)
     except cst.ParserSyntaxError as exc:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from ms_fmk_transplt.engine.spans.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.engine.tree_depth import TooDeep, check_tree
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
@@ -250,8 +251,9 @@ def cuda_only_names(
         return {}
     try:
         tree = tree_of(source)
-    except (SyntaxError, ValueError):
-        return {}
+        check_tree(tree, source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
+        return {}  # (a file too deep to analyse is skipped when it is migrated)
     nodes = list(ast.walk(tree))  # one walk for every question below
     found = _bound_names(nodes, source, table, facts, path)
     if not found:

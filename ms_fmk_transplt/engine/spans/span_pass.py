@@ -47,6 +47,7 @@ from ms_fmk_transplt.engine.spans.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.spans.units import find_units
 from ms_fmk_transplt.engine.spans.unsupported_spans import UnsupportedSpans
 from ms_fmk_transplt.engine.spans.walker import Walker
+from ms_fmk_transplt.engine.tree_depth import check_tree, parse_failure
 from ms_fmk_transplt.events import ChangeEvent, Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -94,7 +95,8 @@ def supports(options: EngineOptions) -> bool:
 
 
 def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
-    """Migrates one file; raises Decline for code the span pass does not model."""
+    """Migrates one file; raises Decline for code the span pass does not model, TooDeep for a
+    file beyond the depth guard."""
     # The parser makes a million objects for a large file, none of them in a reference cycle:
     # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
     # parse instead of 2 s).
@@ -114,12 +116,15 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
     kept: list[tuple[Piece, ast.Module]] = []
     try:
         for piece, tree in pieces(source):
+            check_tree(tree, source)  # raises TooDeep: no recursion into a deep tree
             facts.add(tree)
             kept.append((piece, tree))
             if len(kept) > 1:  # a large file: its pieces are parsed again, one at a time
                 kept[-2] = (kept[-2][0], None)  # type: ignore[assignment]
         facts.done()
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+    except (MemoryError, RecursionError) as exc:  # never to LibCST, which would crash on it
+        raise parse_failure(exc) from exc
+    except (SyntaxError, ValueError) as exc:
         raise Decline(f"the stdlib parser refuses it ({type(exc).__name__})") from exc
     except UnsupportedScope as exc:
         raise Decline(str(exc)) from exc

@@ -1,0 +1,135 @@
+"""The process pool of a large run, in task order, robust to its workers dying.
+
+A worker that dies (a segfault in native code, the out-of-memory killer, a signal) loses the
+file it was migrating; ``multiprocessing.Pool`` would wait for that result forever. Here the
+pool breaks instead (``BrokenProcessPool``): the files that were in flight are migrated again,
+each alone in a fresh one-worker pool, so the one that kills its worker again is known and
+reported as failed (``crashed(task)``), and the run goes on with a new pool.
+
+Workers ignore Ctrl-C (the parent stops the pool) and end when the parent dies, even by
+SIGKILL: on Linux the kernel sends them SIGTERM (``PR_SET_PDEATHSIG``); elsewhere a thread
+checks every second that their parent is still there.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
+from multiprocessing.context import BaseContext
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+_PR_SET_PDEATHSIG = 1
+_IN_FLIGHT_PER_WORKER = 3  # chunks
+_CHUNK = 4  # tasks (as Pool.imap's chunksize was)
+
+
+class WorkerPool(Generic[T, R]):
+    def __init__(
+        self,
+        context: BaseContext,
+        workers: int,
+        work: Callable[[T], R],
+        crashed: Callable[[T], R],
+    ) -> None:
+        self.context = context
+        self.workers = workers
+        self.work = work
+        self.crashed = crashed
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _new(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            workers, mp_context=self.context, initializer=_init_worker, initargs=(os.getpid(),)
+        )
+
+    def results(self, tasks: Iterable[T]) -> Iterator[R]:
+        """``work(task)`` for each task, in order; ``crashed(task)`` for one that kills its
+        worker. Tasks travel in chunks (fewer round trips), a few chunks per worker at a time."""
+        todo = iter(tasks)
+        flight: deque[tuple[list[T], Future[list[R]]]] = deque()
+        while True:
+            if self._executor is None:
+                self._executor = self._new(self.workers)
+            while len(flight) < self.workers * _IN_FLIGHT_PER_WORKER:
+                chunk = list(islice(todo, _CHUNK))
+                if not chunk:
+                    break
+                flight.append((chunk, self._executor.submit(_each, self.work, chunk)))
+            if not flight:
+                return
+            chunk, future = flight.popleft()
+            try:
+                yield from future.result()
+            except BrokenProcessPool:
+                self.close()
+                lost = [*chunk, *(t for c, _ in flight for t in c)]
+                flight.clear()
+                yield from (self._alone(t) for t in lost)
+
+    def _alone(self, task: T) -> R:
+        """One task in a pool of its own: its result, or ``crashed(task)`` if it kills it."""
+        executor = self._new(1)
+        try:
+            return executor.submit(self.work, task).result()
+        except BrokenProcessPool:
+            return self.crashed(task)
+        finally:
+            executor.shutdown(wait=True)
+
+    def close(self) -> None:
+        """Stops the workers (those still migrating are terminated) and waits for them: none
+        is still writing into a staging folder that an interrupted run removes."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()
+        executor.shutdown(wait=True)
+
+
+def _each(work: Callable[[T], R], chunk: list[T]) -> list[R]:
+    return [work(task) for task in chunk]
+
+
+def _init_worker(parent: int) -> None:
+    """Workers leave Ctrl-C to the parent and die silently when stopped, or when the parent
+    dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _die_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the above took effect
+        os._exit(1)
+
+
+def _die_with_parent() -> bool:
+    """Linux: SIGTERM when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
