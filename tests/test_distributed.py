@@ -115,7 +115,7 @@ def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) 
     assert "-t net: never assigned in this file" in (out / "msFmkTranspltlog.txt").read_text()
     rows = (out / "unsupported_op.csv").read_text().splitlines()
     assert any(
-        r.endswith(",manual,distributed_mode.unwrapped_model") and ",-t net," in r for r in rows
+        r.endswith(",manual,distributed_mode.unwrapped_model") and ",'-t net," in r for r in rows
     )
     assert "-t net" in text and "need manual work" in text  # the terminal's closing lines
     plain = tmp_path / "plain"
@@ -159,7 +159,7 @@ def test_a_model_trained_but_not_named_is_open_work(tmp_path: Path) -> None:
     assert "# msft: TODO[distributed_mode.untargeted_model]: add -t netG" in main
     rows = (out / "unsupported_op.csv").read_text().splitlines()
     assert any(
-        ",-t netG," in r and r.endswith(",manual,distributed_mode.untargeted_model") for r in rows
+        ",'-t netG," in r and r.endswith(",manual,distributed_mode.untargeted_model") for r in rows
     )
     assert "need manual work" in text and "-t netG" in text
 
