@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 ADVICE = "advice"  # the action of advice rows (engine/advice.py)
 
@@ -45,6 +46,19 @@ class ChangeEvent:
     caveat: bool = False  # the rule's changes run but can behave differently (rule_catalog.py)
 
 
+class TableEntry(Protocol):
+    """A row of the unsupported table (``Entry`` of tables/unsupported_table.py), as read here."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def tip(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Notice:
     """Something the engine saw and deliberately did not change (or could not process).
@@ -67,6 +81,32 @@ class Notice:
     # lines in the migrated file (differ from the input's once a line was inserted above)
     out_line: int = 0
     out_end_line: int = 0
+
+    @classmethod
+    def of_entry(
+        cls,
+        where: tuple[str, int],
+        rule: str,
+        severity: Severity,
+        message: str,
+        entry: TableEntry,
+        api: str | None = None,
+        end_line: int = 0,
+    ) -> Notice:
+        """A notice at ``where`` (file, line) with the category, action and tip of a table row,
+        and its API unless ``api`` names another."""
+        return cls(
+            where[0],
+            where[1],
+            rule,
+            severity,
+            message,
+            api=entry.key if api is None else api,
+            category=entry.category,
+            action=entry.action,
+            tip=entry.tip,
+            end_line=end_line,
+        )
 
     @property
     def open_work(self) -> bool:

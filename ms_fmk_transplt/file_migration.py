@@ -108,17 +108,7 @@ def failed_record(
 ) -> FileRecord:
     """The record of a file the engine failed on (engine.internal_error, failed_file row)."""
     failed = load_tables(target_version).unsupported.failed_file
-    notice = Notice(
-        rel,
-        1,
-        INTERNAL_ERROR,
-        Severity.ERROR,
-        message,
-        api=failed.key,
-        category=failed.category,
-        action=failed.action,
-        tip=failed.tip,
-    )
+    notice = Notice.of_entry((rel, 1), INTERNAL_ERROR, Severity.ERROR, message, failed)
     return FileRecord(rel, FileStatus.FAILED, True, True, now or datetime.now(), notices=[notice])
 
 

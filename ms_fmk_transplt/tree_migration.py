@@ -238,15 +238,13 @@ def _cuda_source_notice(src: Path, rel: str) -> Notice:
     entry = load_tables().unsupported.cuda_file
     with open_regular(src) as fh:
         lines = sum(1 for _ in fh)
-    return Notice(
-        rel,
-        1,
+    message = "CUDA source file: cannot run on the NPU"
+    return Notice.of_entry(
+        (rel, 1),
         category_rule(entry.category),
         Severity.WARNING,
-        "CUDA source file: cannot run on the NPU",
+        message,
+        entry,
         api=src.name,
-        category=entry.category,
-        action=entry.action,
-        tip=entry.tip,
         end_line=max(1, lines),
     )

@@ -103,17 +103,13 @@ def bidi_notices(source: bytes, path: str, tables: Tables) -> list[Notice]:
             lines[line].append(name)
     entry = tables.unsupported.bidi_control
     return [
-        Notice(
-            path,
-            line,
+        Notice.of_entry(
+            (path, line),
             BIDI_CONTROL,
             Severity.WARNING,
             f"bidi control character {', '.join(names)}: the line may read differently from "
             "what runs (trojan source)",
-            api=entry.key,
-            category=entry.category,
-            action=entry.action,
-            tip=entry.tip,
+            entry,
         )
         for line, names in sorted(lines.items())
     ]

@@ -11,15 +11,5 @@ def skipped(
 ) -> FileResult:
     """The result for a file that is copied unchanged: a skipped_file row of the report."""
     entry = tables.unsupported.skipped_file
-    notice = Notice(
-        path,
-        line,
-        rule,
-        Severity.WARNING,
-        message,
-        api=entry.key,
-        category=entry.category,
-        action=entry.action,
-        tip=entry.tip,
-    )
+    notice = Notice.of_entry((path, line), rule, Severity.WARNING, message, entry)
     return FileResult(path, FileStatus.SKIPPED, source, notices=[notice])
