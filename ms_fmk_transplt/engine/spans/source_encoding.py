@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ms_fmk_transplt.engine.spans.decline import Decline
 
 _BOM = codecs.BOM_UTF8
-# PEP 263: the cookie is on line 1, or on line 2 below a comment or blank line
+# a PEP 263 cookie in the first two lines (tokenize.detect_encoding then says whether it counts)
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?(c)oding[:=][ \t]*([-\w.]+)", re.M)
 _TEXT_COOKIE = re.compile(r"^[ \t\f]*#.*?(c)oding[:=][ \t]*([-\w.]+)", re.M)
 _BARE_CR = re.compile(rb"\r(?!\n)")
