@@ -2,10 +2,11 @@
 structured events describing each change. It never touches the file system.
 
 Cheap gates first (opt-out comment, pre-filter, size and nesting guards); then the span pass
-(engine/spans/), which rewrites by byte spans on the stdlib ``ast``; the LibCST pass
-(engine/cst_pass.py) only for the structural options (-r, -s, -sim, distributed) and for code the
-span pass declines. Both give the same result for the same file; the finishing steps (opt-out
-lines, output line numbers, the check that the output parses) are common.
+(engine/spans/), which rewrites by byte spans on the stdlib ``ast`` and reports a file Python
+cannot read (parse.*); the LibCST pass (engine/cst_pass.py) only for the structural options (-r,
+-s, -sim, distributed) and for code the span pass declines. Both give the same result for the
+same file; the finishing steps (opt-out lines, output line numbers, the check that the output
+parses) are common.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
-from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
 from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
@@ -114,6 +115,8 @@ def _one_pass(
     if supports(options):
         try:
             return span_pass(source, path, tables, options), ""
+        except Unreadable as exc:
+            return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
         except Decline as exc:
             declined = str(exc)
             DECLINED[declined] += 1

@@ -1,16 +1,19 @@
-"""Parsing one file (rules parse.syntax_error, parse.decode_error).
+"""Files that cannot be read as Python (rules parse.syntax_error, parse.decode_error).
 
-A file LibCST cannot parse is not migrated: it is copied unchanged and reported with its line and
-the reason, in CPython's words when CPython agrees the file is invalid (e.g. Python 2 ``print``).
+A file that cannot be decoded or parsed is not migrated: it is copied unchanged and reported with
+its line and the reason, in CPython's words (e.g. Python 2 ``print``). The span pass reports what
+the stdlib parser refuses (``refused_by_cpython``, ``undecodable``); ``parse`` reads a file for
+the LibCST pass of the structural options. LibCST is imported only when one of them needs it.
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import sys
 import tokenize
-
-import libcst as cst
+import warnings
+from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import FileResult
@@ -39,10 +42,64 @@ DECODE_ERROR = declare(
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
 )
+if TYPE_CHECKING:
+    import libcst as cst
+
+_LIBCST_READS_UP_TO = 5 * 2**20
+
+
+def undecodable(source: bytes, exc: Exception) -> tuple[int, str, str]:
+    """(line, rule, message) of the row for a file whose bytes do not decode."""
+    line, reason = _decode_error(source, exc)
+    return line, DECODE_ERROR, f"cannot decode: {reason}; copied unchanged"
+
+
+def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str]:
+    """(line, rule, message) of the row for a file the stdlib parser (or compiler: ``nonlocal``
+    at module level) refuses: CPython's reason for the whole file. Syntax of a newer Python (PEP
+    695 or nested f-strings on Python 3.11: LibCST's grammar reads it) says so, with the remedy."""
+    line = getattr(exc, "lineno", None) or 1
+    reason = getattr(exc, "msg", None) or str(exc)
+    parsed = False
+    try:
+        with warnings.catch_warnings():  # e.g. invalid escapes: the user's code
+            warnings.simplefilter("ignore")
+            compile(source, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            parsed = True
+            compile(source, "<file>", "exec", dont_inherit=True)  # what only compiling finds
+    except SyntaxError as py_exc:
+        line, reason = py_exc.lineno or line, py_exc.msg
+    except ValueError as py_exc:  # NUL bytes, before Python 3.11.4
+        line, reason = 1, str(py_exc)
+    if not parsed and "(unicode error)" not in reason and _libcst_reads(source):
+        here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        message = (
+            f"cannot parse: needs a newer Python than {here} to be parsed (Python {here}: "
+            f"{reason}): run the tool with a newer Python; copied unchanged"
+        )
+    else:
+        message = f"cannot parse: invalid Python 3 syntax ({reason}); copied unchanged"
+    return line, SYNTAX_ERROR, message
+
+
+def _libcst_reads(source: bytes) -> bool:
+    """Whether LibCST's grammar (newer than this Python's) reads the file; not tried beyond the
+    LibCST pass's size limit."""
+    import libcst as cst
+
+    if len(source) > _LIBCST_READS_UP_TO:
+        return False
+    try:
+        cst.parse_module(source)
+    except Exception:  # any failure: not the syntax of a newer Python
+        return False
+    return True
 
 
 def parse(source: bytes, path: str, tables: Tables) -> cst.Module | FileResult:
     """The module, or the SKIPPED result to return for a file that cannot be parsed."""
+    import libcst as cst
+
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:

@@ -208,7 +208,7 @@ class ScopeWalker:
             for name in node.names:
                 self.scope.overwrites[name] = target
         elif isinstance(node, ast.Nonlocal):
-            raise UnsupportedScope("nonlocal at module level")
+            raise UnsupportedScope("nonlocal at module level", compile_error=True)
         self.scope.bump(_end(node))
 
     stmt_Nonlocal = stmt_Global

@@ -30,7 +30,12 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 class UnsupportedScope(Exception):
-    """Code whose scoping this module does not model (PEP 695 type parameters)."""
+    """Code whose scoping this module does not model (PEP 695 type parameters), or that CPython
+    refuses to compile (``compile_error``: nonlocal at module level)."""
+
+    def __init__(self, reason: str, compile_error: bool = False) -> None:
+        super().__init__(reason)
+        self.compile_error = compile_error
 
 
 def chosen_name(names: set[QualifiedName], dotted: str | None) -> str | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.spans.decline import Decline
-from ms_fmk_transplt.engine.spans.import_tokens import import_spans
+from ms_fmk_transplt.engine.recorder import snippet_of
+from ms_fmk_transplt.engine.spans.import_tokens import ImportSpans, import_spans
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -94,10 +94,49 @@ class ImportsSpans(SpanConcern):
         if not supported:
             return
         if unsupported:
-            raise Decline("a from-import split between torch.npu and torch.cuda")
+            self._split(node, spans, npu_module, before)
+            return
         self.ctx.replace(*spans.module, npu_module, checked=True)
         self.ctx.updated_imports[(node.lineno, node.col_offset)] = (npu_module, names)
         self._record(node, before, f"from {module} import ... -> from {npu_module} import ...")
+
+    def _split(
+        self, node: ast.ImportFrom, spans: ImportSpans, npu_module: str, before: str
+    ) -> None:
+        """``from torch.cuda import a, b`` where torch_npu has ``a`` only: ``from torch.npu import
+        a; from torch.cuda import b`` on the same line, as LibCST prints the two statements (no
+        parentheses, ``", "`` between names, the ``;`` of the statement after each if it has
+        one)."""
+        assert node.module is not None and spans.module is not None
+        module, data = node.module, self.ctx.source.data
+        start, end = self.ctx.source.span(node)
+        names_start = spans.aliases[0].name[0]
+        if data[start:names_start].rstrip().endswith(b"("):
+            names_start = start + data[start:names_start].rstrip().rindex(b"(")
+        npu: list[str] = []
+        cuda: list[str] = []
+        for alias, where in zip(node.names, spans.aliases):
+            text = data[where.name[0] : (where.asname or where.name)[1]].decode("utf-8")
+            supported = self.tables.lookup_cuda_import(f"{module}.{alias.name}")
+            (npu if supported else cuda).append(text)
+        head = data[start:names_start].decode("utf-8")
+        module_at = spans.module[0] - start, spans.module[1] - start
+        npu_part = head[: module_at[0]] + npu_module + head[module_at[1] :] + ", ".join(npu)
+        cuda_part = head + ", ".join(cuda)
+        semicolon = _semicolon_after(data, end)
+        # (from the module on: an `import torch_npu` may go in front of the statement)
+        new = f"{npu_part}{semicolon or '; '}{cuda_part}"[module_at[0] :]
+        self.ctx.replace(spans.module[0], end, new)
+        names = [a.name for a in node.names]
+        self.ctx.updated_imports[(node.lineno, node.col_offset)] = (npu_module, names)
+        end_mark = semicolon or ""  # LibCST prints each part with the statement's ";"
+        self.ctx.record(
+            self.ctx.lines(node),
+            self.rule,
+            f"from {module} import: names torch_npu provides now come from {npu_module}",
+            before,
+            f"{snippet_of(npu_part + end_mark)}; {snippet_of(cuda_part + end_mark)}",
+        )
 
     def _from_torch(self, node: ast.ImportFrom) -> None:
         if node.names[0].name == "*" or not any(a.name == "cuda" for a in node.names):
@@ -113,3 +152,16 @@ class ImportsSpans(SpanConcern):
             names.append("npu")
         self.ctx.updated_imports[(node.lineno, node.col_offset)] = ("torch", names)
         self._record(node, before, "from torch import cuda -> from torch import npu as cuda")
+
+
+def _semicolon_after(data: bytes, end: int) -> str | None:
+    """The ``;`` that follows a simple statement, with the spaces around it, if any."""
+    i = end
+    while i < len(data) and data[i] in b" \t":
+        i += 1
+    if data[i : i + 1] != b";":
+        return None
+    j = i + 1
+    while j < len(data) and data[j] in b" \t":
+        j += 1
+    return data[end:j].decode("utf-8")

@@ -1,13 +1,15 @@
 """Span pass: ``profile(use_cuda=True)`` -> ``profile(use_device="npu")`` (rule
-profiler.use_cuda); see engine/profiler.py. Removing ``use_cuda=False`` moves commas and
-whitespace as LibCST prints them: that case is left to the LibCST pass."""
+profiler.use_cuda); see engine/profiler.py. ``use_cuda=False`` is removed with the comma and
+whitespace LibCST removes with it: the ones after it, or, for the last argument, the comma
+before it (a trailing comma stays)."""
 
 from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.source_text import Token
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -23,7 +25,8 @@ USE_CUDA = declare(
     "torch_npu.profiler gives more detail",
 )
 
-_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+# values LibCST's `"npu" if <value> else None` would print as invalid code without parentheses
+_NEEDS_PARENS = (ast.IfExp, ast.Lambda, ast.NamedExpr)
 
 
 class ProfilerSpans(SpanConcern):
@@ -38,14 +41,19 @@ class ProfilerSpans(SpanConcern):
             return
         if (self.ctx.qname(node.func) or "") not in self.calls:
             return
-        arg = next(a for a in source_args(node) if a.keyword == self.old_kw)
+        args = source_args(node)
+        index = next(i for i, a in enumerate(args) if a.keyword == self.old_kw)
+        arg = args[index]
         value = arg.value
         if isinstance(value, ast.Constant) and value.value is False:
-            raise Decline(f"{self.old_kw}=False is removed with its comma")
-        if not isinstance(value, _ATOMS):
-            raise Decline(f"{self.old_kw}= with a compound expression")
-        before = self.ctx.snippet(node)
+            self._remove(node, args, index)
+            return
         keyword = arg.node
+        if isinstance(value, _NEEDS_PARENS) and self.ctx.owned(value, keyword) == (
+            self.ctx.source.span(value)
+        ):
+            raise Decline(f"{self.old_kw}= with a conditional or lambda expression")
+        before = self.ctx.snippet(node)
         kw_start = self.ctx.source.span(keyword)[0]
         self.ctx.replace(kw_start, kw_start + len(self.old_kw), self.new_kw, expect=self.old_kw)
         start, end = self.ctx.owned(value, keyword)
@@ -62,3 +70,41 @@ class ProfilerSpans(SpanConcern):
             before,
             self.ctx.snippet(node),
         )
+
+    def _remove(self, node: ast.Call, args: list[Argument], index: int) -> None:
+        """Drops ``use_cuda=False`` (the default) as LibCST deletes the argument: with its comma
+        and what follows up to the next argument. The last one goes with the comma before it
+        (and the whitespace before that comma); its own trailing comma, if any, stays."""
+        before = self.ctx.snippet(node)
+        keyword = args[index].node
+        source = self.ctx.source
+        start, own_end = source.span(keyword)
+        rparen = source.span(node)[1] - 1
+        if index + 1 < len(args):
+            end = source.span(args[index + 1].node)[0]
+        else:
+            tokens = source.tokens(node.lineno, node.end_lineno or node.lineno)
+            trailing = _comma_after(tokens, own_end, rparen)
+            end = rparen if trailing is None or not index else _end_before(tokens, trailing)
+            if index:  # from the end of the argument before it
+                comma = _comma_after(tokens, source.span(args[index - 1].node)[1], rparen)
+                assert comma is not None  # an argument follows
+                start = _end_before(tokens, comma)
+        self.ctx.replace(start, end, "")
+        self.ctx.record(
+            self.ctx.lines(keyword),
+            self.rule,
+            f"{self.old_kw}=False removed (the default)",
+            before,
+            self.ctx.snippet(node),
+        )
+
+
+def _comma_after(tokens: list[Token], at: int, limit: int) -> int | None:
+    """The offset of the first comma token in [at, limit), if any."""
+    return next((t[1] for t in tokens if t[0] == "," and at <= t[1] < limit), None)
+
+
+def _end_before(tokens: list[Token], at: int) -> int:
+    """The end of the last token before offset ``at`` (a comma's whitespace goes with it)."""
+    return max(t[2] for t in tokens if t[2] <= at)

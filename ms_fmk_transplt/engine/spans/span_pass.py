@@ -4,18 +4,20 @@ The stdlib parser (C, about ten times faster than LibCST) gives the tree; engine
 resolves names as LibCST did; only the statements that hold an anchor word are walked, each
 concern acting on them as its LibCST counterpart does; ``import torch_npu`` is inserted last.
 The result is the same bytes, events and notices the LibCST pass gives for the same file
-(tests/test_span_pass.py compares the two on every fixture and on generated programs). Code it
-does not model raises Decline: the file then goes through the LibCST pass.
+(tests/test_span_pass.py compares the two on every fixture and on generated programs). A file
+in another encoding, with a byte order mark or bare CR line breaks is read as Python reads it
+(spans/source_encoding.py); one Python cannot read raises Unreadable (reported, copied
+unchanged). Code it does not model raises Decline: the file then goes through the LibCST pass.
 """
 
 from __future__ import annotations
 
 import ast
 import gc
-import re
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.parse import refused_by_cpython, undecodable
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
@@ -28,7 +30,7 @@ from ms_fmk_transplt.engine.spans.anchors import (
 from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
-from ms_fmk_transplt.engine.spans.decline import Decline
+from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
 from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
 from ms_fmk_transplt.engine.spans.dispatch_key_spans import DispatchKeySpans
@@ -40,6 +42,7 @@ from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
 from ms_fmk_transplt.engine.spans.shared_tree import share
 from ms_fmk_transplt.engine.spans.skip_guards_spans import SkipGuardSpans
+from ms_fmk_transplt.engine.spans.source_encoding import decode
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.tensor_methods_spans import TensorMethodsSpans
@@ -47,7 +50,7 @@ from ms_fmk_transplt.engine.spans.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.spans.units import find_units
 from ms_fmk_transplt.engine.spans.unsupported_spans import UnsupportedSpans
 from ms_fmk_transplt.engine.spans.walker import Walker
-from ms_fmk_transplt.engine.tree_depth import check_tree, parse_failure
+from ms_fmk_transplt.engine.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.events import ChangeEvent, Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -68,7 +71,6 @@ SPAN_CONCERNS = (
     UnsupportedSpans,
     ImportsSpans,
 )
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
 
 
 @dataclass
@@ -95,8 +97,8 @@ def supports(options: EngineOptions) -> bool:
 
 
 def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
-    """Migrates one file; raises Decline for code the span pass does not model, TooDeep for a
-    file beyond the depth guard."""
+    """Migrates one file; raises Unreadable for a file Python cannot read, Decline for code the
+    span pass does not model, TooDeep for a file beyond the depth guard."""
     # The parser makes a million objects for a large file, none of them in a reference cycle:
     # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
     # parse instead of 2 s).
@@ -109,8 +111,12 @@ def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) 
             gc.enable()
 
 
-def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
-    _check_encoding(source)
+def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+    try:
+        decoded = decode(original)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        raise Unreadable(*undecodable(original, exc)) from exc
+    source = original if decoded is None else decoded.data
     text = SourceText(source)
     facts = ModuleFacts(text)
     kept: list[tuple[Piece, ast.Module]] = []
@@ -122,11 +128,14 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
             if len(kept) > 1:  # a large file: its pieces are parsed again, one at a time
                 kept[-2] = (kept[-2][0], None)  # type: ignore[assignment]
         facts.done()
-    except (MemoryError, RecursionError) as exc:  # never to LibCST, which would crash on it
+    except (MemoryError, RecursionError) as exc:
         raise parse_failure(exc) from exc
-    except (SyntaxError, ValueError) as exc:
-        raise Decline(f"the stdlib parser refuses it ({type(exc).__name__})") from exc
+    except (SyntaxError, ValueError) as exc:  # what CPython refuses is reported, not migrated
+        check_source(source)  # raises TooDeep for brackets nested too deep (rule parse.limit)
+        raise Unreadable(*refused_by_cpython(original, exc)) from exc
     except UnsupportedScope as exc:
+        if exc.compile_error:  # e.g. nonlocal at module level
+            raise Unreadable(*refused_by_cpython(original, exc)) from exc
         raise Decline(str(exc)) from exc
     ctx = SpanContext(path, tables, options, text, facts.imports)
     patterns = [TO_CALL_PATTERN]
@@ -152,35 +161,26 @@ def _span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions)
             del tree, scopes, walker
         TorchNpuInsert(ctx, facts).run()
     except UnsupportedScope as exc:
+        if exc.compile_error:
+            raise Unreadable(*refused_by_cpython(original, exc)) from exc
         raise Decline(str(exc)) from exc
     finally:
         share(source, None)
         if facts.scopes is not None:
             facts.scopes.release()
-    output = ctx.edits.apply() if ctx.edits else source
+    if not ctx.edits:
+        output = original
+    elif decoded is None:
+        output = ctx.edits.apply()
+    else:
+        output = decoded.apply(original, ctx.edits.items)
     return PassOutput(
         output,
         ctx.events,
         ctx.notices,
         ctx.line_inserts,
         ctx.insert_order,
-        parse_check=ctx.unchecked_edits > 0,
-        tree=kept[0][1] if len(kept) == 1 else None,
+        parse_check=ctx.unchecked_edits > 0 or decoded is not None,
+        # the tree of the file's own bytes (target_scan reads offsets in them)
+        tree=kept[0][1] if len(kept) == 1 and decoded is None else None,
     )
-
-
-def _check_encoding(source: bytes) -> None:
-    if source.startswith(b"\xef\xbb\xbf"):
-        raise Decline("byte order mark")
-    if b"\r" in source and source.count(b"\r") != source.count(b"\r\n"):
-        raise Decline("bare CR line endings")
-    head = b"\n".join(source.split(b"\n", 2)[:2])
-    match = _COOKIE.search(head)
-    if match:
-        name = match.group(1)[:12].lower().replace(b"_", b"-")
-        if name not in (b"utf-8", b"utf8") and not name.startswith(b"utf-8-"):
-            raise Decline("an encoding other than UTF-8")
-    try:
-        source.decode("utf-8")
-    except UnicodeDecodeError as exc:  # the stdlib parser lets bad bytes in comments through
-        raise Decline("not valid UTF-8") from exc

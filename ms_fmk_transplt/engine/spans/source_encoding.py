@@ -1,0 +1,135 @@
+"""Files that are not plain UTF-8 with ``\\n`` / ``\\r\\n`` line ends, read as Python reads them.
+
+Python decodes a source file by its byte order mark or PEP 263 coding cookie (UTF-8 otherwise)
+and takes a bare CR as a line break. The span pass works on UTF-8 bytes whose lines end with
+``\\n`` or ``\\r\\n``: ``decode`` gives it those bytes (the cookie disarmed, each bare CR read as
+``\\n``: neither changes a byte offset) and ``Decoded.apply`` writes its edits back into the
+file's own bytes, in the file's encoding, with its own line breaks: the bytes the LibCST pass
+writes (a line the pass inserts ends as the file's first line does).
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from ms_fmk_transplt.engine.spans.decline import Decline
+
+_BOM = codecs.BOM_UTF8
+# a PEP 263 cookie in the first two lines (tokenize.detect_encoding then says whether it counts)
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?(c)oding[:=][ \t]*([-\w.]+)", re.M)
+_TEXT_COOKIE = re.compile(r"^[ \t\f]*#.*?(c)oding[:=][ \t]*([-\w.]+)", re.M)
+_BARE_CR = re.compile(rb"\r(?!\n)")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@dataclass
+class Decoded:
+    """The UTF-8 bytes the span pass reads, and how to write its edits back."""
+
+    data: bytes
+    encoding: str  # the codec that writes text back ("utf-8" for a file with a BOM)
+    bare_cr: bool  # the file's first line break is a bare CR: inserted lines end so too
+    marks: list[int]  # offsets into ``data`` from which ``origins`` holds...
+    origins: list[int]  # ...the matching offset into the file's own bytes
+
+    def original_offset(self, offset: int) -> int:
+        i = bisect.bisect_right(self.marks, offset) - 1
+        return self.origins[i] + offset - self.marks[i]
+
+    def encode(self, new: bytes) -> bytes:
+        text = new.decode("utf-8")
+        if self.bare_cr:
+            text = re.sub(r"(?<!\r)\n", "\r", text)
+        return text.encode(self.encoding)
+
+    def apply(self, source: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+        """``source`` with the span pass's edits (offsets into ``data``) made."""
+        out, pos = [], 0
+        for start, end, new in edits:
+            first = self.original_offset(start)
+            out += [source[pos:first], self.encode(new)]
+            pos = self.original_offset(end)
+        out.append(source[pos:])
+        return b"".join(out)
+
+
+def decode(source: bytes) -> Decoded | None:
+    """None for a plain UTF-8 file (the span pass reads it as it is); else its decoded form.
+    Raises UnicodeDecodeError, SyntaxError (a bad cookie) or LookupError (an unknown encoding)
+    as Python would refuse the file, and Decline for an encoding whose characters cannot be
+    written back one by one (a stateful one, such as ISO-2022-JP)."""
+    bare_cr = b"\r" in source and _BARE_CR.search(source) is not None
+    cookie = _cookie(source)
+    plain_cookie = cookie is None or _is_utf8(cookie)
+    if not bare_cr and plain_cookie and not source.startswith(_BOM):
+        source.decode("utf-8")  # (the stdlib parser lets bad bytes in comments through)
+        return None
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    text = source.decode(encoding)
+    data = bytearray(text.encode("utf-8"))
+    if cookie is not None and not plain_cookie:  # the UTF-8 bytes must not be read as latin-1
+        at = _cookie_offset(text)
+        data[at : at + 1] = b"C"
+    data = bytearray(_BARE_CR.sub(b"\n", bytes(data)))
+    bom = len(_BOM) if encoding == "utf-8-sig" else 0
+    writer = "utf-8" if encoding in ("utf-8-sig", "utf-8") else encoding
+    marks, origins = _offsets(text, writer, source, bom)
+    first_break = re.search(rb"\r\n?|\n", source)
+    return Decoded(
+        bytes(data),
+        writer,
+        first_break is not None and first_break.group(0) == b"\r",
+        marks,
+        origins,
+    )
+
+
+def _cookie(source: bytes) -> bytes | None:
+    """The encoding the file's coding cookie names, if it has one."""
+    match = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
+    return match.group(2) if match else None
+
+
+def _is_utf8(name: bytes) -> bool:
+    name = name[:12].lower().replace(b"_", b"-")
+    return name in (b"utf-8", b"utf8") or name.startswith(b"utf-8-")
+
+
+def _cookie_offset(text: str) -> int:
+    """The offset in the UTF-8 form of the "c" of the cookie's "coding"."""
+    head = "\n".join(text.split("\n", 2)[:2])
+    match = _TEXT_COOKIE.search(head)
+    assert match is not None  # found in the bytes, so in the text
+    return len(head[: match.start(1)].encode("utf-8"))
+
+
+def _offsets(text: str, writer: str, source: bytes, bom: int) -> tuple[list[int], list[int]]:
+    """Break points of the offset map from the UTF-8 form to the file's bytes: one after each
+    non-ASCII character (ASCII is one byte in both)."""
+    marks, origins = [0], [bom]
+    if writer == "utf-8":
+        return marks, origins
+    utf8 = original = 0
+    last = 0
+    for match in _NON_ASCII.finditer(text):
+        i = match.start()
+        ascii_run = i - last
+        utf8 += ascii_run
+        original += ascii_run
+        char = text[i]
+        written = char.encode(writer)
+        if source[bom + original : bom + original + len(written)] != written:
+            raise Decline(f"an encoding whose characters are not written one by one ({writer})")
+        utf8 += len(char.encode("utf-8"))
+        original += len(written)
+        marks.append(utf8)
+        origins.append(bom + original)
+        last = i + 1
+    if source[bom + original :] != text[last:].encode(writer):
+        raise Decline(f"an encoding whose characters are not written one by one ({writer})")
+    return marks, origins
