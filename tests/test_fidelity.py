@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from helpers import assert_events_match_diff
 
 from ms_fmk_transplt.engine import migrate_source
@@ -90,5 +92,11 @@ def test_new_syntax_is_migrated() -> None:
         b"x = torch.ones(1).cuda()\n"
     )
     result = migrate_source(src, "new.py")
-    assert result.status == FileStatus.CHANGED
-    assert b"x = torch.ones(1).npu()" in result.output
+    if sys.version_info >= (3, 12):  # the stdlib parser reads PEP 695: the span pass migrates
+        assert result.status == FileStatus.CHANGED
+        assert b"x = torch.ones(1).npu()" in result.output
+    else:  # code that needs a newer Python than the tool's is reported, not half-understood
+        assert result.status == FileStatus.SKIPPED and result.output == src
+        (notice,) = result.notices
+        assert notice.rule == "parse.syntax_error" and notice.line == 2
+        assert "needs a newer Python than" in notice.message
