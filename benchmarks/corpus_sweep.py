@@ -290,7 +290,7 @@ def check_py(row: Row, rel: str, before: bytes, after: bytes, rows: list[dict]) 
         if not parses(after):
             row.counts["parse_lost"] += 1
             row.flag("parse_lost", rel, "does not parse after migration")
-        again = migrate_source(after, rel).output
+        again = migrate_source(after, rel, load_tables()).output
         if again != after:
             row.counts["not_idempotent"] += 1
             row.flag("not_idempotent", rel, _ranges(line_diff(after, again)[0]))

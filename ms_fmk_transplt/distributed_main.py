@@ -13,6 +13,7 @@ from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.file_migration import migrate_file
 from ms_fmk_transplt.records import FileRecord, RunOptions
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.tables import Tables
 
 
 def main_file(project: Project, options: RunOptions) -> str | None:
@@ -52,12 +53,12 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
 
 
 def migrate_main(
-    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions
+    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions, tables: Tables
 ) -> tuple[bytes, FileRecord]:
     options = dataclasses.replace(
         engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
     )
-    output, record = migrate_file(project.root / main_rel, main_rel, options)
+    output, record = migrate_file(project.root / main_rel, main_rel, tables, options)
     # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
     from ms_fmk_transplt.engine.distributed_plan import NO_DATALOADER
 

@@ -22,7 +22,7 @@ from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED
-from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables import Tables
 
 INTERNAL_ERROR = declare(
     "engine.internal_error",
@@ -37,8 +37,13 @@ INTERNAL_ERROR = declare(
 
 
 def migrate_file(
-    source_path: Path, rel: str, options: EngineOptions | None = None, cache: Cache | None = None
+    source_path: Path,
+    rel: str,
+    tables: Tables,
+    options: EngineOptions | None = None,
+    cache: Cache | None = None,
 ) -> tuple[bytes, FileRecord]:
+    """``tables``: the target version's, handed down by the run (for ``options``)."""
     data = _read(source_path)
     now = datetime.now()
     key = cache.key(rel, data) if cache is not None else None
@@ -46,7 +51,6 @@ def migrate_file(
         hit = _from_cache(cache, key, rel, data, now)
         if hit is not None:
             return hit
-    tables = load_tables(options.target_version if options else "")
     seconds = (options or DEFAULT_OPTIONS).file_seconds
     try:
         with deadline(seconds):
@@ -67,7 +71,7 @@ def migrate_file(
             raise KeyboardInterrupt from exc
         tb = traceback.format_exc(limit=6)
         message = f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}"
-        return data, failed_record(rel, message, options.target_version if options else "", now)
+        return data, failed_record(rel, message, tables, now)
     record = FileRecord(
         rel,
         result.status,
@@ -104,10 +108,10 @@ def _from_cache(
 
 
 def failed_record(
-    rel: str, message: str, target_version: str, now: datetime | None = None
+    rel: str, message: str, tables: Tables, now: datetime | None = None
 ) -> FileRecord:
     """The record of a file the engine failed on (engine.internal_error, failed_file row)."""
-    failed = load_tables(target_version).unsupported.failed_file
+    failed = tables.unsupported.failed_file
     notice = Notice.of_entry((rel, 1), INTERNAL_ERROR, Severity.ERROR, message, failed)
     return FileRecord(rel, FileStatus.FAILED, True, True, now or datetime.now(), notices=[notice])
 

@@ -33,7 +33,7 @@ from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.report.findings import Finding
 from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import resolve_version
+from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
 
 FAILING = {
     "change": {"change"},
@@ -167,6 +167,7 @@ def paths_main(
             ignore=rule_patterns(ignore),
         )
         options = engine_options(run)
+        tables = load_tables(version)  # once for every file, handed down
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
@@ -174,7 +175,9 @@ def paths_main(
     console = Console(highlight=False, soft_wrap=True, markup=False)
     try:
         with inplace_write.stopped_by_signals(mode):
-            checked = [_one(path, options, mode, output_format, quiet, console) for path in files]
+            checked = [
+                _one(path, options, tables, mode, output_format, quiet, console) for path in files
+            ]
     except UserError as exc:  # e.g. a file replaced by a FIFO after it was listed
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -192,13 +195,19 @@ def paths_main(
 
 
 def _one(
-    path: Path, options: EngineOptions, mode: str, output_format: str, quiet: bool, console: Console
+    path: Path,
+    options: EngineOptions,
+    tables: Tables,
+    mode: str,
+    output_format: str,
+    quiet: bool,
+    console: Console,
 ) -> Checked:
     try:
         before = read_regular(path)
     except OSError as exc:
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
-    output, record = migrate_file(path, path.as_posix(), options)
+    output, record = migrate_file(path, path.as_posix(), tables, options)
     result = FileResult(path.as_posix(), record.status, output, record.events, record.notices)
     checked = Checked(path, before, output, record.status)
     checked.findings = report.findings_of(result, shown(path.as_posix()), before)

@@ -30,7 +30,7 @@ from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report.all_reports import write_reports
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.staging import assemble, check_output_name
-from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 from ms_fmk_transplt.tree_migration import migrate_tree
 
@@ -72,6 +72,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
 
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     engine = engine_options(options)
+    tables = load_tables(options.target_version)  # once per run, handed down from here
     project = resolve_project(options.input)
     main_rel = distributed_main.main_file(project, options)
     final_dir = output_dir_for(
@@ -84,16 +85,16 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     if os.path.lexists(final_dir) and not options.overwrite:
         raise UserError(final_dir, "already exists; pass --overwrite to replace it")
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
-        facts = scan_project(project, options.target_version, _facts_cache(options))
+        facts = scan_project(project, tables, _facts_cache(options))
         engine = dataclasses.replace(engine, project=facts)
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
     started = datetime.now()
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
-        main_result = distributed_main.migrate_main(project, main_rel, engine, options)
-    result = RunResult(options, project, final_dir, started, engine=engine)
-    result.fingerprint = _fingerprint(options, engine)
+        main_result = distributed_main.migrate_main(project, main_rel, engine, options, tables)
+    result = RunResult(options, project, final_dir, started, tables, engine=engine)
+    result.fingerprint = _fingerprint(options, engine, tables)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
         result.notes.extend(distributed_main.main_notes(main_result))
@@ -108,7 +109,7 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
 def _migrate_and_report(
     project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
 ) -> None:
-    cache = _make_cache(result.options, result.engine)
+    cache = _make_cache(result.options, result.engine, result.tables)
     migrate_tree(project, staging, result, cache, progress)
     start = time.perf_counter()
     write_reports(staging, result)
@@ -134,14 +135,14 @@ def _merge_parts(
     write_reports(staging, result)
 
 
-def _engine_fingerprint(engine: EngineOptions) -> str:
+def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
     rules = engine.user_rules
     extra = "|".join(
         [
             Path(rules.path).read_text(encoding="utf-8") if rules else "",
             str(engine.specify_device),
             str(engine.similar),
-            load_tables(engine.target_version).torch_npu_version,
+            tables.torch_npu_version,
             ",".join(engine.select) + "|" + ",".join(engine.ignore) + f"|{engine.todo_comments}",
             facts_fingerprint(engine.project),
         ]
@@ -149,11 +150,11 @@ def _engine_fingerprint(engine: EngineOptions) -> str:
     return fingerprint(extra)
 
 
-def _fingerprint(options: RunOptions, engine: EngineOptions) -> str:
+def _fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
     """Everything that decides a run's output besides the files: parts of a sharded run must
     agree on it."""
     what = (
-        _engine_fingerprint(engine),
+        _engine_fingerprint(engine, tables),
         options.analyse,
         options.max_file_mib,
         options.distributed_main,
@@ -200,8 +201,8 @@ def _facts_cache(options: RunOptions) -> Cache | None:
     return Cache(root, fingerprint("project facts|" + options.target_version))
 
 
-def _make_cache(options: RunOptions, engine: EngineOptions) -> Cache | None:
+def _make_cache(options: RunOptions, engine: EngineOptions, tables: Tables) -> Cache | None:
     root = _cache_root(options)
     if root is None:
         return None
-    return Cache(root, _engine_fingerprint(engine))
+    return Cache(root, _engine_fingerprint(engine, tables))

@@ -12,7 +12,7 @@ from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.regular_files import read_regular
-from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
 
 MAX_BYTES = 2 * 2**20  # larger files are generated code, not modules others import kernels from
@@ -88,9 +88,10 @@ def _names(value: object) -> dict[str, str] | None:
     return names if len(names) == len(value) else None
 
 
-def scan_project(project: Project, target_version: str, cache: Cache | None = None) -> ProjectFacts:
-    """``cache``: where the facts of each analysed module are kept between runs."""
-    return build_facts(_sources(project), load_tables(target_version).unsupported, cache)
+def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -> ProjectFacts:
+    """``tables``: the run's; ``cache``: where the facts of each analysed module are kept
+    between runs."""
+    return build_facts(_sources(project), tables.unsupported, cache)
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:

@@ -1,6 +1,7 @@
 """The records of a run, shared by the pipeline and every report: what the user asked for
 (``RunOptions``), what happened to each file (``FileRecord``) and to the whole run
-(``RunResult``). Low in the house: it imports no pipeline, engine pass or report."""
+(``RunResult``, with the target version's tables the run loaded once and hands down). Low in
+the house: it imports no pipeline, engine pass or report."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Protocol
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.tables import Tables
 
 
 @dataclass
@@ -59,6 +61,7 @@ class RunResult:
     project: Project
     output_dir: Path
     started: datetime
+    tables: Tables  # the target version's (-v), loaded once by the run; what the reports read
     finished: datetime | None = None
     files: list[FileRecord] = field(default_factory=list)
     report_paths: dict[str, Path] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
-from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
 # every module that calls declare(...)
@@ -127,16 +127,23 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
     return options, data.get("fault", "")
 
 
+def docs_tables(options: EngineOptions | None = None) -> Tables:
+    """The tables of a fixture case's target version (the newest by default). Building the
+    docs is not a run: this module loads its own, as a run's entry point does."""
+    return load_tables(options.target_version if options else "")
+
+
 def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
     """Migrate a fixture case (or ``source`` with the case's options) as the tool would. A case
     whose sidecar names a ``fault`` runs through the pipeline with the engine raising that
     message (the engine.internal_error path)."""
     options, fault = fixture_options(case, root)
     source = source or case
+    tables = docs_tables(options)
     if not fault:
-        return migrate_source(source.read_bytes(), case.name, options=options)
+        return migrate_source(source.read_bytes(), case.name, tables, options)
     with mock.patch.object(file_migration, "migrate_source", side_effect=RuntimeError(fault)):
-        data, record = file_migration.migrate_file(source, case.name, options)
+        data, record = file_migration.migrate_file(source, case.name, tables, options)
     return FileResult(case.name, record.status, data, record.events, record.notices)
 
 
@@ -172,7 +179,7 @@ def _cell(text: str) -> str:
 
 
 def _advice_section(rule_id: str) -> list[str]:
-    entry = load_tables().advice.by_id.get(rule_id)
+    entry = docs_tables().advice.by_id.get(rule_id)
     if entry is None:
         return []
     triggers = sorted(entry.apis) or [f"code pattern `{entry.pattern}`"]

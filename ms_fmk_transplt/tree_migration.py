@@ -12,6 +12,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -28,7 +29,8 @@ from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.regular_files import copy_regular, open_regular, read_regular, special_kind
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.staging import INTERRUPTED
-from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables import Tables
+from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 from ms_fmk_transplt.worker_pool import WorkerPool
 
 # a worker's task: input path, path relative to the project, options, cache, output path (None:
@@ -90,7 +92,7 @@ def migrate_tree(
     result.total_files = len(entries)
     if progress is not None:
         progress.start(len(entries))
-    with _migrated(python, result.options.jobs) as migrated:
+    with _migrated(python, result.options.jobs, result.tables) as migrated:
         for rel_path, src, is_py in entries:
             if INTERRUPTED.is_set():
                 raise KeyboardInterrupt
@@ -129,10 +131,10 @@ def _other_entry(
         if note:
             result.notes.append((Severity.WARNING, note))
     record = FileRecord(rel, FileStatus.UNCHANGED, False, False, datetime.now())
-    table = load_tables().unsupported
+    table = result.tables.unsupported
     if src.is_file() and not src.is_symlink():
         if src.suffix in table.cuda_file_suffixes:
-            record.notices.append(_cuda_source_notice(src, rel))
+            record.notices.append(_cuda_source_notice(src, rel, table))
         elif src.suffix in LAUNCH_SUFFIXES and src.stat().st_size <= MAX_BYTES:
             notice = file_notice(rel, read_regular(src), src.suffix, table)
             if notice is not None:  # run.sh / config.yaml passing cuda, nccl
@@ -141,29 +143,29 @@ def _other_entry(
 
 
 @contextlib.contextmanager
-def _migrated(tasks: list[Task], jobs: int) -> Iterator[Iterator[FileRecord]]:
+def _migrated(tasks: list[Task], jobs: int, tables: Tables) -> Iterator[Iterator[FileRecord]]:
     """Migration results in task order; a process pool for large trees (worker_pool.py: a
-    file that kills its worker is reported as failed). Leaving the block stops the pool and
-    waits for its workers: none is still writing into a staging folder that an interrupted
-    run removes."""
+    file that kills its worker is reported as failed; each worker is handed the run's
+    ``tables`` once, when it starts). Leaving the block stops the pool and waits for its
+    workers: none is still writing into a staging folder that an interrupted run removes."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 16:
-        yield map(_work, tasks)
+        yield map(partial(_work, tables), tasks)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = WorkerPool(context, min(jobs, len(tasks)), _work, _crashed)
+    pool = WorkerPool(context, min(jobs, len(tasks)), _work, partial(_crashed, tables), tables)
     try:
         yield pool.results(tasks)
     finally:
         pool.close()
 
 
-def _work(task: Task) -> FileRecord:
+def _work(tables: Tables, task: Task) -> FileRecord:
     """Pool worker: one file, migrated and written to its place in the staging folder
     (``dst``; None when nothing is written, with --analyse)."""
     path, rel, options, cache, dst = task
-    output, record = migrate_file(Path(path), rel, options, cache)
+    output, record = migrate_file(Path(path), rel, tables, options, cache)
     if dst is not None:
         start = time.perf_counter()
         target = Path(dst)
@@ -176,9 +178,9 @@ def _work(task: Task) -> FileRecord:
     return record
 
 
-def _crashed(task: Task) -> FileRecord:
+def _crashed(tables: Tables, task: Task) -> FileRecord:
     """The record of a file whose worker process died migrating it; copied unchanged."""
-    path, rel, options, _, dst = task
+    path, rel, _, _, dst = task
     if dst is not None:
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +190,7 @@ def _crashed(task: Task) -> FileRecord:
         rel,
         "the worker process migrating this file died (a crash in native code, or out of "
         "memory); file copied unchanged",
-        options.target_version,
+        tables,
     )
 
 
@@ -234,8 +236,8 @@ def _link_note(src: Path, rel: str, root: Path, final_dir: Path) -> str | None:
     return note + "; what it points to is not migrated"
 
 
-def _cuda_source_notice(src: Path, rel: str) -> Notice:
-    entry = load_tables().unsupported.cuda_file
+def _cuda_source_notice(src: Path, rel: str, table: UnsupportedTable) -> Notice:
+    entry = table.cuda_file
     with open_regular(src) as fh:
         lines = sum(1 for _ in fh)
     message = "CUDA source file: cannot run on the NPU"

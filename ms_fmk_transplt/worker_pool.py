@@ -6,6 +6,10 @@ pool breaks instead (``BrokenProcessPool``): the files that were in flight are m
 each alone in a fresh one-worker pool, so the one that kills its worker again is known and
 reported as failed (``crashed(task)``), and the run goes on with a new pool.
 
+Each worker receives ``state`` once, when it starts (the run's tables: inherited with the
+``fork`` start method, pickled once per worker with ``spawn``), and hands it to every
+``work(state, task)``: tasks carry only what differs between them.
+
 Workers ignore Ctrl-C (the parent stops the pool) and end when the parent dies, even by
 SIGKILL: on Linux the kernel sends them SIGTERM (``PR_SET_PDEATHSIG``); elsewhere a thread
 checks every second that their parent is still there.
@@ -25,36 +29,43 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from multiprocessing.context import BaseContext
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 _PR_SET_PDEATHSIG = 1
 _IN_FLIGHT_PER_WORKER = 3  # chunks
 _CHUNK = 4  # tasks (as Pool.imap's chunksize was)
+_state: Any = None  # in a worker process: the state its pool started it with
 
 
-class WorkerPool(Generic[T, R]):
+class WorkerPool(Generic[S, T, R]):
     def __init__(
         self,
         context: BaseContext,
         workers: int,
-        work: Callable[[T], R],
+        work: Callable[[S, T], R],
         crashed: Callable[[T], R],
+        state: S,
     ) -> None:
         self.context = context
         self.workers = workers
         self.work = work
         self.crashed = crashed
+        self.state = state
         self._executor: ProcessPoolExecutor | None = None
 
     def _new(self, workers: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            workers, mp_context=self.context, initializer=_init_worker, initargs=(os.getpid(),)
+            workers,
+            mp_context=self.context,
+            initializer=_init_worker,
+            initargs=(os.getpid(), self.state),
         )
 
     def results(self, tasks: Iterable[T]) -> Iterator[R]:
-        """``work(task)`` for each task, in order; ``crashed(task)`` for one that kills its
+        """``work(state, task)`` for each task, in order; ``crashed(task)`` for one that kills its
         worker. Tasks travel in chunks (fewer round trips), a few chunks per worker at a time."""
         todo = iter(tasks)
         flight: deque[tuple[list[T], Future[list[R]]]] = deque()
@@ -81,7 +92,7 @@ class WorkerPool(Generic[T, R]):
         """One task in a pool of its own: its result, or ``crashed(task)`` if it kills it."""
         executor = self._new(1)
         try:
-            return executor.submit(self.work, task).result()
+            return executor.submit(_each, self.work, [task]).result()[0]
         except BrokenProcessPool:
             return self.crashed(task)
         finally:
@@ -103,13 +114,15 @@ class WorkerPool(Generic[T, R]):
         executor.shutdown(wait=True)
 
 
-def _each(work: Callable[[T], R], chunk: list[T]) -> list[R]:
-    return [work(task) for task in chunk]
+def _each(work: Callable[[S, T], R], chunk: list[T]) -> list[R]:
+    return [work(_state, task) for task in chunk]
 
 
-def _init_worker(parent: int) -> None:
-    """Workers leave Ctrl-C to the parent and die silently when stopped, or when the parent
-    dies."""
+def _init_worker(parent: int, state: object) -> None:
+    """Workers keep their state, leave Ctrl-C to the parent and die silently when stopped, or
+    when the parent dies."""
+    global _state
+    _state = state
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if not _die_with_parent():

@@ -10,7 +10,9 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Operation
+from ms_fmk_transplt.tables import Tables, load_tables
 
 
 def _lines(data: bytes) -> list[str]:
@@ -112,6 +114,12 @@ def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
         for r in rows
         if r["File"] == file
     ]
+
+
+def tables_for(options: EngineOptions | None = None) -> Tables:
+    """What a run hands the engine: the tables of the options' target version (the newest by
+    default); the package loads them once per run, at its entry points."""
+    return load_tables(options.target_version if options else "")
 
 
 def case_options(case: Path):

@@ -1,5 +1,6 @@
 """The shape of the house: the package's imports form no cycle (records and reports are below the
-pipeline, nothing runs back up), and no module name appears twice."""
+pipeline, nothing runs back up), no module name appears twice, and the target version's tables
+are loaded at the entry points only, then handed down."""
 
 from __future__ import annotations
 
@@ -105,6 +106,46 @@ def test_nothing_below_the_pipeline_imports_it() -> None:
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+# Where the target version's tables may be loaded: the entry points of a run (which hand them
+# down as arguments: to the project scan, the tree, each worker when it starts, the engine and
+# the reports through RunResult.tables), the docs build (not a run), and the loader itself.
+TABLE_LOADERS = {"pipeline": 1, "paths_cli": 1, "rule_docs": 1}
+LOADER = "tables"
+
+
+def _table_loads(source: str) -> int:
+    """Uses of ``load_tables`` / ``_load_tables`` in a module: calls and references (a
+    ``partial(load_tables, ...)`` too); an import under another name counts as one."""
+    names = {"load_tables", "_load_tables"}
+    uses = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id in names:
+            uses += 1
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            uses += 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            uses += sum(1 for a in node.names if a.name.split(".")[-1] in names and a.asname)
+    return uses
+
+
+def test_the_tables_are_loaded_once_per_run_and_handed_down() -> None:
+    loads = {
+        name: _table_loads(path.read_text(encoding="utf-8"))
+        for name, path in _modules().items()
+        if name != LOADER and not name.startswith(LOADER + ".")
+    }
+    wrong = {n: c for n, c in loads.items() if c != TABLE_LOADERS.get(n, 0)}
+    assert not wrong, f"load_tables used outside the entry points {sorted(TABLE_LOADERS)}: {wrong}"
+
+
+def test_the_table_load_check_finds_loads() -> None:
+    assert _table_loads("from ms_fmk_transplt.tables import load_tables\nx = 1\n") == 0
+    assert _table_loads("t = load_tables(v).advice\n") == 1
+    assert _table_loads("import ms_fmk_transplt.tables as t\nt.load_tables()\n") == 1
+    assert _table_loads("f = functools.partial(load_tables, v)\n") == 1
+    assert _table_loads("from ms_fmk_transplt.tables import load_tables as lt\n") == 1
 
 
 def test_no_module_name_appears_twice() -> None:

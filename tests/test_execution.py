@@ -212,7 +212,7 @@ def test_flash_attention_replacement_is_numerically_equal() -> None:
         "import torch\nfrom flash_attn import flash_attn_func\n\n"
         "def attend(q, k, v):\n    return flash_attn_func(q, k, v, 0.0, None, True)\n"
     )
-    migrated = migrate_source(code.encode(), "a.py", options=EngineOptions(similar=True))
+    migrated = migrate_source(code.encode(), "a.py", load_tables(), EngineOptions(similar=True))
     text = migrated.output.decode().replace("import torch_npu\n", "")
     assert "flash_attn" not in text.split("#")[0]
     namespace: dict = {}

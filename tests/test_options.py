@@ -200,12 +200,13 @@ def test_user_rules_run_before_the_builtin_table(tmp_path: Path) -> None:
 
 
 def test_specify_device_warns_where_the_risk_is_visible() -> None:
-    from helpers import case_options
+    from helpers import case_options, tables_for
 
     from ms_fmk_transplt.engine import migrate_source
 
     case = ROOT / "fixtures/rules/specify_device.rank_risk/reads_rank.py"
-    result = migrate_source(case.read_bytes(), case.name, options=case_options(case))
+    options = case_options(case)
+    result = migrate_source(case.read_bytes(), case.name, tables_for(options), options)
     warnings = sorted((n.line, n.message.split(":")[0]) for n in result.notices)
     assert warnings == [
         (5, "this file reads a rank"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from helpers import assert_events_match_diff
+from helpers import assert_events_match_diff, tables_for
 
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.rule_docs import fixture_parsed
@@ -66,9 +66,9 @@ def test_migration_properties(source: str) -> None:
         cst.parse_module(data)
     except cst.ParserSyntaxError:
         return  # only inputs that parse are in scope
-    result = migrate_source(data, "m.py")
+    result = migrate_source(data, "m.py", tables_for())
     cst.parse_module(result.output)  # the output parses
-    again = migrate_source(result.output, "m.py")
+    again = migrate_source(result.output, "m.py", tables_for())
     assert again.output == result.output  # idempotent
     assert_events_match_diff(data, result.output, result.events, "mutation")
 

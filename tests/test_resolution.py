@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from helpers import tables_for
 
 from ms_fmk_transplt.engine import migrate_source
 
 
 def migrate(code: str) -> str:
-    return migrate_source(code.encode(), "t.py").output.decode()
+    return migrate_source(code.encode(), "t.py", tables_for()).output.decode()
 
 
 @pytest.mark.parametrize(
@@ -45,14 +46,14 @@ def test_import_forms(code: str, expected_line: str) -> None:
     ],
 )
 def test_left_alone(code: str) -> None:
-    result = migrate_source(code.encode(), "t.py")
+    result = migrate_source(code.encode(), "t.py", tables_for())
     assert result.output == code.encode()
     assert result.events == []
 
 
 def test_unsupported_member_warns_and_stays() -> None:
     code = "import torch\ntorch.cuda.nvtx.range_push('a')\n"
-    result = migrate_source(code.encode(), "t.py")
+    result = migrate_source(code.encode(), "t.py", tables_for())
     assert result.output == code.encode()
     [notice] = result.notices
     assert (notice.line, notice.rule, notice.api) == (

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_case
+from helpers import run_case, tables_for
 
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, OPEN_WORK, declare
 from ms_fmk_transplt.rule_docs import all_rules, fixture_cases, index_page, render_page
@@ -126,7 +126,7 @@ def test_ignore_takes_an_id_prefix_and_leaves_a_note(tmp_path: Path) -> None:
     from ms_fmk_transplt.engine import migrate_source
 
     source = b"import torch\nx = torch.cuda.nvtx.range_push('a')  # msft: ignore[device_api]\n"
-    result = migrate_source(source, "t.py")
+    result = migrate_source(source, "t.py", tables_for())
     assert result.output == source and not [n for n in result.notices if n.open_work]
     (note,) = result.notices
     assert (note.rule, note.line) == ("optout.ignore", 2) and "1 row dropped" in note.message

@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import assert_events_match_diff, case_options, run_case
+from helpers import assert_events_match_diff, case_options, run_case, tables_for
 
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.events import FileStatus
@@ -53,7 +53,8 @@ def test_rule_of_the_folder_fires(case: Path) -> None:
 
 def test_events_describe_the_diff(case: Path) -> None:
     source = case.read_bytes()
-    result = migrate_source(source, case.name, options=case_options(case))
+    options = case_options(case)
+    result = migrate_source(source, case.name, tables_for(options), options)
     assert_events_match_diff(source, result.output, result.events, where=case_id(case))
 
 

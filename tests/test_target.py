@@ -88,7 +88,8 @@ def test_json_report_names_the_target(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", known_versions())
 def test_a_plain_training_script_has_no_operator_rows(version: str) -> None:
     source = (CLEAN / "train.py").read_bytes()
-    result = migrate_source(source, "train.py", options=EngineOptions(target_version=version))
+    options = EngineOptions(target_version=version)
+    result = migrate_source(source, "train.py", load_tables(version), options)
     assert result.events  # it is migrated (.cuda(), device strings)
     assert not [n for n in result.notices if n.category in OPERATOR_CATEGORIES]
     assert not [n for n in result.notices if n.open_work]

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import tables_for
 
 from ms_fmk_transplt.engine.parse import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.events import FileStatus
@@ -221,16 +222,16 @@ def test_bidi_controls_get_a_row_wherever_they_are(tmp_path: Path) -> None:
     source = (
         'import torch\nx = torch.zeros(3).cuda()  # \u202e comment\ns = "\u2067text\u2069"\n'
     ).encode()
-    result = migrate_source(source, "t.py")
+    result = migrate_source(source, "t.py", tables_for())
     rows = [(n.line, n.out_line, n.category) for n in result.notices if n.rule == BIDI_CONTROL]
     assert rows == [(2, 3, "review"), (3, 4, "review")]  # lines of the migrated file: 3, 4
     broken = "import torch\nx = torch.ones(1).cuda()\ny = 1 \u200f\n"  # not Python
-    notices = migrate_source(broken.encode(), "b.py").notices
+    notices = migrate_source(broken.encode(), "b.py", tables_for()).notices
     assert [(n.rule, n.line) for n in notices] == [(SYNTAX_ERROR, 3), (BIDI_CONTROL, 3)]
     ignored = "x = 1\ns = '\u202e'  # msft: ignore[parse.bidi_control]\n"
-    plain = migrate_source(ignored.encode(), "u.py")
+    plain = migrate_source(ignored.encode(), "u.py", tables_for())
     assert not [n for n in plain.notices if n.rule == BIDI_CONTROL]
-    quiet = migrate_source("x = '\u202e'\n".encode(), "v.py")  # nothing to migrate
+    quiet = migrate_source("x = '\u202e'\n".encode(), "v.py", tables_for())  # nothing to migrate
     assert [n.line for n in quiet.notices if n.rule == BIDI_CONTROL] == [1]
 
 

@@ -1,4 +1,4 @@
-"""The migration engine: ``migrate_source(source, path)`` migrates one file in memory (see
+"""The migration engine: ``migrate_source(source, path, tables)`` migrates one file in memory (see
 engine/migrate.py); ``EngineOptions`` is what the user asked for beyond the built-in rules."""
 
 from __future__ import annotations

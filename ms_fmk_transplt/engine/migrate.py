@@ -1,4 +1,4 @@
-"""Migrating one file: ``migrate_source(source, path)`` returns the migrated bytes with the
+"""Migrating one file: ``migrate_source(source, path, tables)`` returns the migrated bytes with the
 structured events describing each change. It never touches the file system.
 
 Cheap gates first (opt-out comment, pre-filter, size and nesting guards); then the span pass
@@ -29,15 +29,16 @@ from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, suppor
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
-from ms_fmk_transplt.tables import Tables, load_tables
+from ms_fmk_transplt.tables import Tables
 
 # why files went to the LibCST pass in this process (read by benchmarks/bench.py)
 DECLINED: Counter[str] = Counter()
 
 
 def migrate_source(
-    source: bytes, path: str, tables: Tables | None = None, options: EngineOptions | None = None
+    source: bytes, path: str, tables: Tables, options: EngineOptions | None = None
 ) -> FileResult:
+    """``tables``: the target version's tables, loaded once by the run and handed down."""
     # A file's trees, events and edits make up to millions of objects, none of them in a
     # reference cycle: the cyclic garbage collector would only scan them again and again (it
     # made parsing a 10 MB file take 14 s instead of 2 s).
@@ -51,12 +52,9 @@ def migrate_source(
             gc.enable()
 
 
-def _migrate(
-    source: bytes, path: str, tables: Tables | None, options: EngineOptions | None
-) -> FileResult:
+def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | None) -> FileResult:
     start = time.perf_counter()
     options = options or DEFAULT_OPTIONS
-    tables = tables or load_tables(options.target_version)
     bidi = bidi_notices(source, path, tables)
     result = _gates(source, path, tables, options)
     gated = time.perf_counter()

@@ -14,7 +14,6 @@ from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import load_tables
 
 HEADER = (
     "File",
@@ -31,7 +30,7 @@ Row = tuple[str, int, str, str, str, str, str, str]
 
 
 def rows(result: RunResult) -> list[Row]:
-    table = load_tables(result.options.target_version).advice
+    table = result.tables.advice
     migrated = not result.options.analyse
     out: list[Row] = []
     for n in result.notices:

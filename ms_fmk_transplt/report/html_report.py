@@ -32,7 +32,6 @@ from ms_fmk_transplt.report.statistics import (
 )
 from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import load_tables
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
 
@@ -121,7 +120,7 @@ def _header(result: RunResult) -> str:
         )
         if on
     ]
-    target = load_tables(options.target_version).torch_npu_version
+    target = result.tables.torch_npu_version
     when = (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
     run = (
         f"target torch_npu {esc(target)} · ms_fmk_transplt {esc(__version__)} · {esc(when)}"

@@ -11,7 +11,6 @@ from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import caveat_split, rule_counts, run_buckets, summary_counts
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import load_tables
 
 
 def _line(time: datetime, level: Severity | str, message: str) -> str:
@@ -21,7 +20,7 @@ def _line(time: datetime, level: Severity | str, message: str) -> str:
 
 def target_version(result: RunResult) -> str:
     """The torch_npu version the output targets (-v, resolved; the newest known by default)."""
-    return load_tables(result.options.target_version).torch_npu_version
+    return result.tables.torch_npu_version
 
 
 def target_line(result: RunResult) -> str:

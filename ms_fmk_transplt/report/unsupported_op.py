@@ -23,7 +23,6 @@ from ms_fmk_transplt.report.statistics import (
     run_buckets,
 )
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import load_tables
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
@@ -80,7 +79,7 @@ def _rows_sheet(
 def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, ...]]) -> None:
     b = run_buckets(result)
     style.header(summary, ("Item", "Count"), (2,))
-    target = load_tables(result.options.target_version)
+    target = result.tables
     numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
     items = [
         ("target torch_npu version", target.torch_npu_version),
@@ -100,7 +99,7 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
     style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
     notices = open_work_notices(result)  # the rows of ``data``, in the same order
     by_cat, manual = category_counts(notices), category_counts(notices, manual_only=True)
-    for category, description in load_tables().unsupported.categories.items():
+    for category, description in target.unsupported.categories.items():
         count, hand = by_cat.get(category, 0), manual.get(category, 0)
         style.body_row(summary, (category, count, hand, count - hand, description), (2, 3, 4))
     hand = sum(manual.values())
