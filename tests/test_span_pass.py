@@ -1,7 +1,8 @@
 """The span pass (engine/spans/) gives exactly what the LibCST pass gives -- migrated bytes,
 events and notices, in the same order -- on every file it takes, and declines the rest: on every
-fixture, on mutated fixtures and on generated programs with CUDA code spliced in. The reference
-is the LibCST pass as it was: names resolved by LibCST's own providers."""
+fixture (by default and with -s), on mutated fixtures and on generated programs with CUDA code
+spliced in. The reference is the LibCST pass as it was: names resolved by LibCST's own
+providers."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from ms_fmk_transplt.engine.cst_pass import cst_pass
-from ms_fmk_transplt.engine.migrate import _finish
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
+from ms_fmk_transplt.engine.migrate import _finish, migrate_source
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline
-from ms_fmk_transplt.engine.spans.span_pass import span_pass
+from ms_fmk_transplt.engine.spans.span_pass import span_pass, supports
 from ms_fmk_transplt.events import FileResult
 from ms_fmk_transplt.tables import load_tables
 
@@ -42,22 +43,29 @@ DECLINED = {
     "rules/parse.syntax_error/": "the stdlib parser refuses it",
     "rules/profiler.use_cuda/profile.py": "use_cuda=False is removed with its comma",
 }
+SPECIFY_DEVICE = EngineOptions(specify_device=True)
+# -s fixtures the LibCST pass cannot be the reference of, and why
+SPECIFY_DEVICE_REFERENCE_FAILS = {
+    "rules/specify_device.device/concatenated": "'Name' object has no attribute 'prefix'",
+}
 
 
-def passes(source: bytes, path: str = "m.py"):
+def passes(source: bytes, path: str = "m.py", options: EngineOptions = DEFAULT_OPTIONS):
     """(span result, LibCST result) after the common finishing steps; None if declined."""
     tables = load_tables()
     try:
-        span = span_pass(source, path, tables, DEFAULT_OPTIONS)
+        span = span_pass(source, path, tables, options)
     except Decline:
         return None
-    reference = cst_pass(source, path, tables, DEFAULT_OPTIONS, libcst_names=True)
+    reference = cst_pass(source, path, tables, options, libcst_names=True)
     assert not isinstance(reference, FileResult), "LibCST refused what the stdlib parser read"
     return _finish(source, path, span), _finish(source, path, reference)
 
 
-def assert_same(source: bytes, path: str = "m.py") -> bool:
-    got = passes(source, path)
+def assert_same(
+    source: bytes, path: str = "m.py", options: EngineOptions = DEFAULT_OPTIONS
+) -> bool:
+    got = passes(source, path, options)
     if got is None:
         return False
     span, reference = got
@@ -85,6 +93,34 @@ def test_same_as_libcst_on_fixtures(case: Path) -> None:
         span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
 
 
+@pytest.mark.parametrize("case", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_same_as_libcst_on_fixtures_with_specify_device(case: Path) -> None:
+    """-s runs in the span pass (specify_device_spans.py): its rewrites interleave with the
+    built-in ones on the same node, as in the LibCST pass (the Before of set_device(1) shows
+    torch.npu; the Before of .cuda(1) shows MSFT_NPU_DEVICE)."""
+    rel = str(case.relative_to(ROOT / "fixtures"))
+    reason = _expected_decline(rel)
+    if reason is not None:
+        with pytest.raises(Decline, match=re.escape(reason)):
+            span_pass(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
+        return
+    crash = next((m for k, m in SPECIFY_DEVICE_REFERENCE_FAILS.items() if rel.startswith(k)), None)
+    if crash is not None:
+        span_pass(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
+        with pytest.raises(Exception, match=re.escape(crash)):
+            cst_pass(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
+        return
+    assert assert_same(case.read_bytes(), case.name, SPECIFY_DEVICE), f"{rel}: declined"
+
+
+def test_specify_device_runs_take_the_span_pass() -> None:
+    assert supports(SPECIFY_DEVICE)
+    assert not supports(EngineOptions(specify_device=True, similar=True))
+    case = ROOT / "fixtures/rules/specify_device.device/hardcoded.py"
+    result = migrate_source(case.read_bytes(), case.name, options=SPECIFY_DEVICE)
+    assert result.status.name == "CHANGED" and result.declined == ""
+
+
 def test_large_files_in_pieces_give_the_same_result(monkeypatch) -> None:
     """A file larger than CHUNK_BYTES is walked piece by piece (engine/spans/chunks.py): with
     pieces of a few hundred bytes, every fixture still migrates exactly as in one piece."""
@@ -107,6 +143,19 @@ def test_large_files_in_pieces_give_the_same_result(monkeypatch) -> None:
             expected.notices,
         ), path
     assert several > 20
+    # -s keeps what it found over the pieces (hard-coded indices, where a rank is read)
+    tables = load_tables()
+    for path in [p for p in cases if "specify_device" in str(p) or "/projects/" in str(p)]:
+        source = path.read_bytes()
+        monkeypatch.setattr(chunks, "CHUNK_BYTES", 300)
+        pieces = _finish(source, path.name, span_pass(source, path.name, tables, SPECIFY_DEVICE))
+        monkeypatch.undo()
+        whole = _finish(source, path.name, span_pass(source, path.name, tables, SPECIFY_DEVICE))
+        assert (pieces.output, pieces.events, pieces.notices) == (
+            whole.output,
+            whole.events,
+            whole.notices,
+        ), path
 
 
 def test_every_table_entry_is_anchored() -> None:
