@@ -28,6 +28,7 @@ class SpecifyDevice(Concern):
         self.rule, self.helper_rule, self.risk_rule = DEVICE, HELPER, RANK_RISK
         self.rank_names, self.rank_env, self.env = t.rank_names, t.rank_env, t.env
         self.dict_keys: set[int] = set()
+        self.concatenated: set[int] = set()
         self.indices: dict[str, int] = {}  # distinct hard-coded indices -> first line
         self.rank_line = 0
         self.changed = False
@@ -43,6 +44,10 @@ class SpecifyDevice(Concern):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.dict_keys.add(id(node.key))  # map_location={'cuda:0': ...} keys name the source
 
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        # a part of "cuda:0" "" is no device selection of its own (a Name there cannot print)
+        self.concatenated.update((id(node.left), id(node.right)))
+
     # -- literals ------------------------------------------------------------------------------
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
@@ -55,6 +60,7 @@ class SpecifyDevice(Concern):
             or not INDEXED.match(body)
             or id(original) in self.ctx.docstrings
             or id(original) in self.dict_keys
+            or id(original) in self.concatenated
         ):
             return updated
         return self._helper(original, updated)

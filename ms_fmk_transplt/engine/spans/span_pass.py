@@ -2,7 +2,8 @@
 
 The stdlib parser (C, about ten times faster than LibCST) gives the tree; engine/scopes.py
 resolves names as LibCST did; only the statements that hold an anchor word are walked, each
-concern acting on them as its LibCST counterpart does; ``import torch_npu`` is inserted last.
+concern acting on them as its LibCST counterpart does (-s included: specify_device_spans.py);
+``import torch_npu`` and the options' helper lines are inserted last.
 The result is the same bytes, events and notices the LibCST pass gives for the same file
 (tests/test_span_pass.py compares the two on every fixture and on generated programs). Code it
 does not model raises Decline: the file then goes through the LibCST pass.
