@@ -1,7 +1,8 @@
 """The span pass (engine/spans/) gives exactly what the LibCST pass gives -- migrated bytes,
 events and notices, in the same order -- on every file it takes, and declines the rest: on every
-fixture, on mutated fixtures and on generated programs with CUDA code spliced in. The reference
-is the LibCST pass as it was: names resolved by LibCST's own providers."""
+fixture (by default and with -s), on mutated fixtures and on generated programs with CUDA code
+spliced in. The reference is the LibCST pass as it was: names resolved by LibCST's own
+providers."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import pytest
 
 from ms_fmk_transplt.engine.cst_pass import cst_pass
 from ms_fmk_transplt.engine.guards import LIMIT
-from ms_fmk_transplt.engine.migrate import _finish
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
+from ms_fmk_transplt.engine.migrate import _finish, migrate_source
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.parse import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
-from ms_fmk_transplt.engine.spans.span_pass import span_pass
+from ms_fmk_transplt.engine.spans.span_pass import span_pass, supports
 from ms_fmk_transplt.engine.tree_depth import TooDeep
 from ms_fmk_transplt.events import FileResult
 from ms_fmk_transplt.tables import load_tables
@@ -44,15 +45,16 @@ REPORTED = {
 # fixtures the span pass gives to the LibCST pass, and why (any other decline is a regression)
 DECLINED: dict[str, str] = {}
 _BARE_CR = re.compile(rb"\r(?!\n)")
+SPECIFY_DEVICE = EngineOptions(specify_device=True)
 
 
-def passes(source: bytes, path: str = "m.py"):
+def passes(source: bytes, path: str = "m.py", options: EngineOptions = DEFAULT_OPTIONS):
     """(span result, LibCST result) after the common finishing steps; None if declined or
     reported. A file whose lines end with a bare CR is compared with the LibCST pass over its
     twin with \\n line ends (the LibCST pass misses rules that read lines of the raw bytes)."""
     tables = load_tables()
     try:
-        span = span_pass(source, path, tables, DEFAULT_OPTIONS)
+        span = span_pass(source, path, tables, options)
     except (Decline, Unreadable):
         return None
     twin = source
@@ -60,7 +62,7 @@ def passes(source: bytes, path: str = "m.py"):
         if b"\n" in source:
             return None  # mixed line ends: no twin to compare with
         twin = source.replace(b"\r", b"\n")
-    reference = cst_pass(twin, path, tables, DEFAULT_OPTIONS, libcst_names=True)
+    reference = cst_pass(twin, path, tables, options, libcst_names=True)
     assert not isinstance(reference, FileResult), "LibCST refused what the stdlib parser read"
     finished = _finish(twin, path, reference)
     if twin is not source:
@@ -68,8 +70,10 @@ def passes(source: bytes, path: str = "m.py"):
     return _finish(source, path, span), finished
 
 
-def assert_same(source: bytes, path: str = "m.py") -> bool:
-    got = passes(source, path)
+def assert_same(
+    source: bytes, path: str = "m.py", options: EngineOptions = DEFAULT_OPTIONS
+) -> bool:
+    got = passes(source, path, options)
     if got is None:
         return False
     span, reference = got
@@ -93,16 +97,21 @@ def test_same_as_libcst_on_fixtures(case: Path) -> None:
     if reason is None:
         assert assert_same(case.read_bytes(), case.name), f"{rel}: declined"
         return
+    _assert_not_passed(case, reason, DEFAULT_OPTIONS)
+
+
+def _assert_not_passed(case: Path, reason: str, options: EngineOptions) -> None:
+    """The span pass stops on ``case`` as expected: too deep, reported (parse.*) or declined."""
     if reason == LIMIT:
         with pytest.raises(TooDeep):
-            span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
+            span_pass(case.read_bytes(), case.name, load_tables(), options)
     elif reason in REPORTED.values():
         with pytest.raises(Unreadable) as caught:
-            span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
+            span_pass(case.read_bytes(), case.name, load_tables(), options)
         assert caught.value.rule == reason
     else:
         with pytest.raises(Decline, match=re.escape(reason)):
-            span_pass(case.read_bytes(), case.name, load_tables(), DEFAULT_OPTIONS)
+            span_pass(case.read_bytes(), case.name, load_tables(), options)
 
 
 @pytest.mark.parametrize("variant", ["bom", "cr", "crlf", "latin-1", "gbk"])
@@ -131,6 +140,32 @@ def test_encodings_and_line_ends_as_python_reads_them(variant: str) -> None:
     assert compared > 100
 
 
+@pytest.mark.parametrize("case", FIXTURES, ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_same_as_libcst_on_fixtures_with_specify_device(case: Path) -> None:
+    """-s runs in the span pass (specify_device_spans.py): its rewrites interleave with the
+    built-in ones on the same node, as in the LibCST pass (the Before of set_device(1) shows
+    torch.npu; the Before of .cuda(1) shows MSFT_NPU_DEVICE)."""
+    rel = str(case.relative_to(ROOT / "fixtures"))
+    reason = _expected_decline(rel)
+    if reason is not None:
+        _assert_not_passed(case, reason, SPECIFY_DEVICE)
+        return
+    assert assert_same(case.read_bytes(), case.name, SPECIFY_DEVICE), f"{rel}: declined"
+
+
+def test_specify_device_runs_take_the_span_pass() -> None:
+    assert supports(SPECIFY_DEVICE)
+    assert not supports(EngineOptions(specify_device=True, similar=True))
+    case = ROOT / "fixtures/rules/specify_device.device/hardcoded.py"
+    result = migrate_source(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
+    assert result.status.name == "CHANGED" and result.declined == ""
+    # so the LibCST pass's size limit (5 MiB) no longer skips a large file run with -s
+    small_limit = EngineOptions(specify_device=True, max_cst_bytes=100)
+    assert len(case.read_bytes()) > 100
+    result = migrate_source(case.read_bytes(), case.name, load_tables(), small_limit)
+    assert result.status.name == "CHANGED" and b"MSFT_NPU_DEVICE" in result.output
+
+
 def test_large_files_in_pieces_give_the_same_result(monkeypatch) -> None:
     """A file larger than CHUNK_BYTES is walked piece by piece (engine/spans/chunks.py): with
     pieces of a few hundred bytes, every fixture still migrates exactly as in one piece."""
@@ -153,6 +188,19 @@ def test_large_files_in_pieces_give_the_same_result(monkeypatch) -> None:
             expected.notices,
         ), path
     assert several > 20
+    # -s keeps what it found over the pieces (hard-coded indices, where a rank is read)
+    tables = load_tables()
+    for path in [p for p in cases if "specify_device" in str(p) or "/projects/" in str(p)]:
+        source = path.read_bytes()
+        monkeypatch.setattr(chunks, "CHUNK_BYTES", 300)
+        pieces = _finish(source, path.name, span_pass(source, path.name, tables, SPECIFY_DEVICE))
+        monkeypatch.undo()
+        whole = _finish(source, path.name, span_pass(source, path.name, tables, SPECIFY_DEVICE))
+        assert (pieces.output, pieces.events, pieces.notices) == (
+            whole.output,
+            whole.events,
+            whole.notices,
+        ), path
 
 
 def test_every_table_entry_is_anchored() -> None:

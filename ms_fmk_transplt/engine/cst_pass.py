@@ -1,8 +1,8 @@
 """The LibCST pass: parses one file with LibCST and applies every concern in a single traversal.
 
-It runs the structural rewrites the span pass does not model (-r user rules, -s, -sim,
-distributed -m) and any file the span pass declines. Names are resolved by LibCST's
-QualifiedNameProvider; engine/scopes.py gives the span pass the same answers.
+It runs the structural rewrites the span pass does not model (-r user rules, -sim,
+distributed -m; with -s alongside them) and any file the span pass declines. Names are resolved
+by LibCST's QualifiedNameProvider; engine/scopes.py gives the span pass the same answers.
 """
 
 from __future__ import annotations

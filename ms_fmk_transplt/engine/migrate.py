@@ -2,10 +2,10 @@
 structured events describing each change. It never touches the file system.
 
 Cheap gates first (opt-out comment, pre-filter, size and nesting guards); then the span pass
-(engine/spans/), which rewrites by byte spans on the stdlib ``ast`` and reports a file Python
-cannot read (parse.*); the LibCST pass (engine/cst_pass.py) only for the structural options (-r,
--s, -sim, distributed) and for code the span pass declines. Both give the same result for the
-same file; the finishing steps (opt-out lines, output line numbers, the check that the output
+(engine/spans/), which rewrites by byte spans on the stdlib ``ast`` (with -s too) and reports a
+file Python cannot read (parse.*); the LibCST pass (engine/cst_pass.py) only for the structural
+options (-r, -sim, distributed) and for code the span pass declines. Both give the same result for
+the same file; the finishing steps (opt-out lines, output line numbers, the check that the output
 parses) are common.
 """
 

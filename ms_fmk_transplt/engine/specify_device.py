@@ -1,57 +1,22 @@
-"""-s/--specify-device: hard-coded device selections use the NPU chosen by the DEVICE_ID
-environment variable (rules specify_device.device, specify_device.helper).
-
-``"cuda:1"``, ``.cuda(1)``, ``set_device(1)``, ``torch.device("cuda", 1)``, ``torch.device(1)``,
-``x.to(1)``, ``device=1`` and ``map_location="cuda:0"`` become ``MSFT_NPU_DEVICE``, defined once
-per file right after ``import torch_npu``:
-
-    MSFT_NPU_DEVICE = "npu:" + os.environ.get("DEVICE_ID", "0")
-
-Computed selections (``f"cuda:{rank}"``, ``.cuda(args.gpu)``) are the script's own multi-device
-logic and are left to the normal rules. Caveat (as in the original tool): pinning every process
-to DEVICE_ID can defeat a script's multi-device logic, so a file that reads a rank gets a warning.
+"""-s/--specify-device in the LibCST pass: the reference that tests/test_span_pass.py compares
+engine/spans/specify_device_spans.py with (the rules are declared and described there). -s runs
+take the span pass; this one runs only for a file the span pass declines.
 """
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.spans.specify_device_spans import (
+    DEVICE,
+    HELPER,
+    INDEXED,
+    RANK_RISK,
+    helper_code,
+)
 from ms_fmk_transplt.events import Notice, Severity
-from ms_fmk_transplt.rule_catalog import NOTICE, declare
-
-DEVICE = declare(
-    "specify_device.device",
-    '-s: hard-coded device selections (`"cuda:1"`, `.cuda(1)`, `set_device(1)`) -> '
-    "`MSFT_NPU_DEVICE`",
-    "With `-s/--specify-device` (as in the original tool), every hard-coded device selection uses "
-    'the NPU named by the `DEVICE_ID` environment variable (default 0): `"cuda:1"`, `.cuda(1)`, '
-    '`set_device(1)`, `torch.device("cuda", 1)`, `torch.device(1)`, `x.to(1)`, `device=1` and '
-    '`map_location="cuda:0"` become `MSFT_NPU_DEVICE`. Computed selections (`f"cuda:{rank}"`, '
-    "`.cuda(args.gpu)`) are the script's own multi-device logic and keep the normal rules.",
-    option="-s",
-)
-HELPER = declare(
-    "specify_device.helper",
-    '-s: `MSFT_NPU_DEVICE = "npu:" + os.environ.get("DEVICE_ID", "0")` inserted once per file',
-    "The helper that `specify_device.device` rewrites refer to, defined once per changed file "
-    "right after `import torch_npu` (with `import os` when the file lacks it).",
-    option="-s",
-)
-RANK_RISK = declare(
-    "specify_device.rank_risk",
-    "-s on a file that reads a rank or hard-codes several devices: a warning",
-    "Pinning every process to the NPU in `DEVICE_ID` can defeat a script's own multi-device "
-    "logic: a file that reads `LOCAL_RANK`/`RANK` or hard-codes more than one device index gets a "
-    "WARNING in the log. Give each process its own `DEVICE_ID`, or run without `-s`.",
-    kind=NOTICE,
-    option="-s",
-)
-
-_INDEXED = re.compile(r"^(cuda|npu):[0-9]+$")
 
 
 class SpecifyDevice(Concern):
@@ -59,13 +24,11 @@ class SpecifyDevice(Concern):
         super().__init__(ctx)
         t = self.tables.specify_device
         self.helper = t.helper
-        self.helper_code = (
-            f'{self.helper} = "npu:" + os.environ.get("{t.env}", "{t.default}")'
-            f"  # ms_fmk_transplt -s: the NPU is chosen by {t.env}"
-        )
+        self.helper_code = helper_code(t)
         self.rule, self.helper_rule, self.risk_rule = DEVICE, HELPER, RANK_RISK
         self.rank_names, self.rank_env, self.env = t.rank_names, t.rank_env, t.env
         self.dict_keys: set[int] = set()
+        self.concatenated: set[int] = set()
         self.indices: dict[str, int] = {}  # distinct hard-coded indices -> first line
         self.rank_line = 0
         self.changed = False
@@ -81,6 +44,10 @@ class SpecifyDevice(Concern):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.dict_keys.add(id(node.key))  # map_location={'cuda:0': ...} keys name the source
 
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        # a part of "cuda:0" "" is no device selection of its own (a Name there cannot print)
+        self.concatenated.update((id(node.left), id(node.right)))
+
     # -- literals ------------------------------------------------------------------------------
     def leave_SimpleString(
         self, original: cst.SimpleString, updated: cst.SimpleString
@@ -90,9 +57,10 @@ class SpecifyDevice(Concern):
             self.rank_line = self.ctx.lines(original)[0]
         if (
             body is None
-            or not _INDEXED.match(body)
+            or not INDEXED.match(body)
             or id(original) in self.ctx.docstrings
             or id(original) in self.dict_keys
+            or id(original) in self.concatenated
         ):
             return updated
         return self._helper(original, updated)

@@ -45,8 +45,10 @@ def anchor_words(tables: Tables) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=8)
-def anchor_pattern(tables: Tables) -> re.Pattern[bytes]:
-    words = b"|".join(re.escape(w.encode()) for w in anchor_words(tables))
+def anchor_pattern(tables: Tables, extra_words: tuple[str, ...] = ()) -> re.Pattern[bytes]:
+    """The anchor words and ``.to``; ``extra_words``: those of the options the span pass runs
+    (-s rewrites ``"npu:1"``)."""
+    words = b"|".join(re.escape(w.encode()) for w in (*anchor_words(tables), *extra_words))
     return re.compile(words + b"|" + TO_CALL)
 
 

@@ -46,6 +46,7 @@ class Line:
     imports: list[ast.Import | ast.ImportFrom]  # run when the module is imported
     docstring: bool
     future: bool
+    import_only: bool  # simple statements that are all imports
 
 
 @dataclass
@@ -83,6 +84,8 @@ class ModuleFacts:
             docstring=self._is_docstring(stmts),
             future=isinstance(first, SIMPLE)
             and all(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in stmts),
+            import_only=isinstance(first, SIMPLE)
+            and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts),
         )
 
     def _is_docstring(self, stmts: list[ast.stmt]) -> bool:

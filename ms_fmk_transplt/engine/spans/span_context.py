@@ -53,6 +53,8 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         self.import_depth = 0
         self.in_fstring = 0
         self.unchecked_edits = 0  # edits whose syntax only a parse of the output can confirm
+        # -s: each hard-coded device index rewritten -> the line it was first seen on (all pieces)
+        self.device_indices: dict[str, int] = {}
 
     def start_unit(self) -> None:
         self._names.clear()

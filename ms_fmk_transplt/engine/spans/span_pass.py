@@ -2,7 +2,8 @@
 
 The stdlib parser (C, about ten times faster than LibCST) gives the tree; engine/scopes.py
 resolves names as LibCST did; only the statements that hold an anchor word are walked, each
-concern acting on them as its LibCST counterpart does; ``import torch_npu`` is inserted last.
+concern acting on them as its LibCST counterpart does (-s included: specify_device_spans.py);
+``import torch_npu`` and the options' helper lines are inserted last.
 The result is the same bytes, events and notices the LibCST pass gives for the same file
 (tests/test_span_pass.py compares the two on every fixture and on generated programs). A file
 in another encoding, with a byte order mark or bare CR line breaks is read as Python reads it
@@ -44,7 +45,13 @@ from ms_fmk_transplt.engine.spans.shared_tree import share
 from ms_fmk_transplt.engine.spans.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.spans.source_encoding import decode
 from ms_fmk_transplt.engine.spans.source_text import SourceText
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.engine.spans.specify_device_spans import (
+    ANCHOR_WORDS,
+    SpecifyDeviceSpans,
+    finish_file,
+)
 from ms_fmk_transplt.engine.spans.tensor_methods_spans import TensorMethodsSpans
 from ms_fmk_transplt.engine.spans.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.spans.units import find_units
@@ -54,7 +61,7 @@ from ms_fmk_transplt.engine.tree_depth import check_source, check_tree, parse_fa
 from ms_fmk_transplt.events import ChangeEvent, Notice
 from ms_fmk_transplt.tables import Tables
 
-# the order of engine/__init__.py's CONCERNS
+# the order of engine/cst_pass.py's CONCERNS
 SPAN_CONCERNS = (
     AmpSpans,
     CapabilitySpans,
@@ -87,13 +94,23 @@ class PassOutput:
 
 
 def supports(options: EngineOptions) -> bool:
-    """The span pass covers the built-in rules; -r, -s, -sim and distributed go through LibCST."""
-    return (
-        options.user_rules is None
-        and not options.specify_device
-        and not options.similar
-        and options.distributed_target is None
-    )
+    """The span pass covers the built-in rules and -s; -r, -sim and distributed go through
+    LibCST."""
+    return options.user_rules is None and not options.similar and options.distributed_target is None
+
+
+def span_concerns_for(options: EngineOptions) -> tuple[type[SpanConcern], ...]:
+    """The concerns of one file, in the order of engine/cst_pass.py's concerns_for."""
+    if not options.specify_device:
+        return SPAN_CONCERNS
+    concerns: list[type[SpanConcern]] = list(SPAN_CONCERNS)
+    concerns.insert(concerns.index(TensorMethodsSpans), SpecifyDeviceSpans)
+    return tuple(concerns)
+
+
+def extra_anchor_words(options: EngineOptions) -> tuple[str, ...]:
+    """Anchor words of the options the span pass runs (see anchors.py)."""
+    return ANCHOR_WORDS if options.specify_device else ()
 
 
 def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
@@ -142,7 +159,9 @@ def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOption
     aliases = alias_pattern(tables, ctx.import_bound)
     if aliases is not None:
         patterns.append(aliases)
-    lines = anchor_lines(source, patterns, anchor_bytes(tables))
+    extra = extra_anchor_words(options)
+    lines = anchor_lines(source, patterns, anchor_bytes(tables) + tuple(w.encode() for w in extra))
+    concerns = span_concerns_for(options)
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:
@@ -154,11 +173,13 @@ def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOption
                 continue
             scopes = Scopes(tree, walrus=b":=" in source, global_scope=facts.global_scope)
             ctx.begin(scopes)
-            walker = Walker(ctx, SPAN_CONCERNS)
+            walker = Walker(ctx, concerns, extra)
             for unit in find_units(tree, inside):
                 walker.walk_unit(unit)
             scopes.release()
             del tree, scopes, walker
+        if options.specify_device:
+            finish_file(ctx, facts)
         TorchNpuInsert(ctx, facts).run()
     except UnsupportedScope as exc:
         if exc.compile_error:

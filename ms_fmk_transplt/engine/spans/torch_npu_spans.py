@@ -59,15 +59,41 @@ class TorchNpuInsert:
         return module == "torch" and names != ["*"] and "npu" in names
 
     def run(self) -> None:
+        """``import torch_npu`` where engine/imports.py puts it, and the options' helper lines
+        (with ``import os`` when the module has not imported it yet) after the import block
+        that follows it."""
         ctx = self.ctx
-        if not (ctx.events and ctx.needs_torch_npu and ctx.options.insert_torch_npu):
-            return
-        if is_openmmlab_config(ctx.source.data):
-            return  # mmcv keeps imported modules as config entries
         lines = self.lines
-        if any(self._root_is(n, "torch_npu") for line in lines for n in line.imports):
+        present = next((i for i, line in enumerate(lines) if self._imports_torch_npu(line)), None)
+        wanted = ctx.options.insert_torch_npu and not is_openmmlab_config(ctx.source.data)
+        groups: list[tuple[int, bool, list[tuple[str, str, str]]]] = []
+        if ctx.events and ctx.needs_torch_npu and present is None and wanted:
+            index, before = self._insertion_point(lines)
+            message = "import torch_npu inserted (registers the NPU device with torch)"
+            groups.append((index, before, [(self.statement, self.rule, message)]))
+            after_npu = index
+        elif ctx.helper_lines:
+            after_npu = present + 1 if present is not None else self._insertion_point(lines)[0]
+        else:
             return
-        index, before = self._insertion_point(lines)
+        if ctx.helper_lines:
+            helpers = list(ctx.helper_lines)
+            index = after_npu
+            while index < len(lines) and lines[index].import_only:
+                index += 1
+            if "os" not in self._bound_before(index):
+                helpers.insert(0, ("import os", helpers[0][1], "import os for the helpers below"))
+            if groups and groups[0][0] == index:
+                groups[0][2].extend(helpers)
+            else:
+                groups.append((index, False, helpers))
+        for index, before, inserted in sorted(groups, key=lambda g: g[0], reverse=True):
+            self._insert(index, before, inserted)
+
+    def _insert(self, index: int, before: bool, inserted: list[tuple[str, str, str]]) -> None:
+        """Lines of their own at a statement boundary of the module: after statement
+        ``index - 1`` (unless ``before``), else before statement ``index``."""
+        ctx, lines = self.ctx, self.lines
         if index > 0 and not before:
             last = lines[index - 1].last
             offset, anchor = ctx.source.line_end(last), last + 1
@@ -82,15 +108,27 @@ class TorchNpuInsert:
         data = ctx.source.data
         if offset == len(data) and not data.endswith(b"\n"):
             raise Decline("import torch_npu after a last line without a line break")
-        # a line of its own at a statement boundary of the module
-        ctx.replace(offset, offset, self.statement + ctx.source.newline, checked=True)
-        ctx.record_insert(
-            anchor,
-            self.rule,
-            "import torch_npu inserted (registers the NPU device with torch)",
-            self.statement,
-            first=True,
-        )
+        texts = [
+            "\n\n" + code if code.startswith(("def ", "class ")) else code  # two blank lines above
+            for code, _, _ in inserted
+        ]
+        newline = ctx.source.newline
+        text = "".join(t.replace("\n", newline) + newline for t in texts)
+        ctx.replace(offset, offset, text, checked=True)
+        for code, (_, rule, message) in zip(texts, inserted):
+            ctx.record_insert(anchor, rule, message, code, first=True)
+
+    def _imports_torch_npu(self, line: Line) -> bool:
+        return any(self._root_is(n, "torch_npu") for n in line.imports)
+
+    def _bound_before(self, index: int) -> set[str]:
+        """Names bound by module-level ``import`` statements among the first ``index`` lines."""
+        names: set[str] = set()
+        for line in self.lines[:index]:
+            for node in line.imports:
+                if isinstance(node, ast.Import):
+                    names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        return names
 
     def _insertion_point(self, lines: list[Line]) -> tuple[int, bool]:
         """(index to insert at, whether that is *before* a torch import)."""

@@ -36,7 +36,12 @@ _ORDERED = frozenset(
 
 
 class Walker:
-    def __init__(self, ctx: SpanContext, concerns: Sequence[type[SpanConcern]]) -> None:
+    def __init__(
+        self,
+        ctx: SpanContext,
+        concerns: Sequence[type[SpanConcern]],
+        extra_words: tuple[str, ...] = (),
+    ) -> None:
         self.ctx = ctx
         self.visits: dict[str, list[_Hook]] = defaultdict(list)
         self.leaves: dict[str, list[_Hook]] = defaultdict(list)
@@ -48,7 +53,7 @@ class Walker:
                 elif attr.startswith("leave_"):
                     self.leaves[attr[6:]].append(getattr(concern, attr))
         self._plans: dict[type[ast.AST], _Plan] = {}
-        self.anchors = anchor_pattern(ctx.tables)
+        self.anchors = anchor_pattern(ctx.tables, extra_words)
         self.fstring_device = ctx.tables.device_strings.old
 
     # -- units --------------------------------------------------------------------------------
