@@ -167,8 +167,8 @@ ROWS = [
         "unchanged (raise --max-file-size to migrate it)", output=("gen.py", BIG)),
     Row("a 6 MB file in latin-1 (coding cookie)", files(gen__py=BIG_LATIN1), 0,
         log="analysed gen.py: 2 change(s)", output=("gen.py", b"import torch_npu\n")),
-    Row("a 6 MB file with -s (the LibCST pass)",
-        lambda t: run_args(t, {"gen.py": BIG_LATIN1}, "-s"), 0,
+    Row("a 6 MB file with -sim (the LibCST pass)",
+        lambda t: run_args(t, {"gen.py": BIG_LATIN1}, "-sim"), 0,
         log="gen.py:1: [parse.limit] larger than 5 MiB (6.0 MiB) for the LibCST pass (structural "
         "options (-r, -s, -sim, distributed)); copied unchanged (raise --max-file-size to migrate "
         "it)", output=("gen.py", BIG_LATIN1)),
