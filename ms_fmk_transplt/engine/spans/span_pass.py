@@ -128,13 +128,12 @@ def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) 
             gc.enable()
 
 
-def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
-    try:
-        decoded = decode(original)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        raise Unreadable(*undecodable(original, exc)) from exc
-    source = original if decoded is None else decoded.data
-    text = SourceText(source)
+def _parsed(
+    original: bytes, source: bytes, text: SourceText
+) -> tuple[ModuleFacts, list[tuple[Piece, ast.Module]]]:
+    """The file's pieces and their trees (a large file's earlier pieces as None: parsed again,
+    one at a time) and its module facts; raises TooDeep, Unreadable (what CPython refuses is
+    reported, not migrated) or Decline."""
     facts = ModuleFacts(text)
     kept: list[tuple[Piece, ast.Module]] = []
     try:
@@ -147,13 +146,24 @@ def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOption
         facts.done()
     except (MemoryError, RecursionError) as exc:
         raise parse_failure(exc) from exc
-    except (SyntaxError, ValueError) as exc:  # what CPython refuses is reported, not migrated
+    except (SyntaxError, ValueError) as exc:
         check_source(source)  # raises TooDeep for brackets nested too deep (rule parse.limit)
         raise Unreadable(*refused_by_cpython(original, exc)) from exc
     except UnsupportedScope as exc:
         if exc.compile_error:  # e.g. nonlocal at module level
             raise Unreadable(*refused_by_cpython(original, exc)) from exc
         raise Decline(str(exc)) from exc
+    return facts, kept
+
+
+def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+    try:
+        decoded = decode(original)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        raise Unreadable(*undecodable(original, exc)) from exc
+    source = original if decoded is None else decoded.data
+    text = SourceText(source)
+    facts, kept = _parsed(original, source, text)
     ctx = SpanContext(path, tables, options, text, facts.imports)
     patterns = [TO_CALL_PATTERN]
     aliases = alias_pattern(tables, ctx.import_bound)
