@@ -31,27 +31,29 @@ NUMBER = Alignment(horizontal="right", vertical="top")
 
 def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) -> None:
     """The header row; ``numeric``: 1-based columns holding numbers (right-aligned)."""
-    _append(ws, values)
     numeric = set(numeric)
-    for i, cell in enumerate(ws[ws.max_row], start=1):
+    for i, cell in enumerate(_append(ws, values), start=1):
         cell.font, cell.fill = BOLD, FILL
         cell.alignment = NUMBER if i in numeric else Alignment(vertical="top", wrap_text=True)
 
 
 def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
     """A data row: numbers right-aligned, text wrapped."""
-    _append(ws, values)
     numeric = set(numeric)
-    for i, cell in enumerate(ws[ws.max_row], start=1):
+    for i, cell in enumerate(_append(ws, values), start=1):
         cell.alignment = NUMBER if i in numeric else WRAP
 
 
-def _append(ws: Worksheet, values: Sequence[object]) -> None:
-    """Appends a row: characters a workbook cannot hold (control characters, undecodable bytes
-    of a file name) escaped, text that starts like a formula kept as text."""
+def _append(ws: Worksheet, values: Sequence[object]) -> tuple[Any, ...]:
+    """Appends a row and returns its cells: characters a workbook cannot hold (control
+    characters, undecodable bytes of a file name) escaped, text that starts like a formula kept
+    as text. (The row is looked up once: openpyxl computes max_row and max_column by scanning
+    every cell of the sheet.)"""
     ws.append([_cell_value(v) for v in values])
-    for cell in ws[ws.max_row]:
+    cells: tuple[Any, ...] = ws[ws.max_row]
+    for cell in cells:
         _as_text(cell)
+    return cells
 
 
 def _as_text(cell: Any) -> None:
