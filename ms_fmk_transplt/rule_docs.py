@@ -16,6 +16,7 @@ from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
+from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
@@ -196,8 +197,10 @@ def _advice_section(rule_id: str) -> list[str]:
 def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
     for case in cases:
         result = run_case(case, root)
-        source = case.read_text(encoding="utf-8", errors="replace").splitlines()
-        output = result.output.decode("utf-8", errors="replace").splitlines()
+        # shown: a fixture's bidi controls (parse.bidi_control) are printed as escapes, so the
+        # page itself cannot read differently from what it shows
+        source = [shown(x) for x in case.read_text("utf-8", errors="replace").splitlines()]
+        output = [shown(x) for x in result.output.decode("utf-8", errors="replace").splitlines()]
         events = [e for e in result.events if e.rule == rule.id][:EXAMPLE_ROWS]
         notices = [n for n in result.notices if n.rule == rule.id][:EXAMPLE_ROWS]
         if not events and not notices:
