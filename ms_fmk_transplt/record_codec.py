@@ -116,6 +116,31 @@ def _flat_list(cls: type[T], items: object, rel: str) -> list[T]:
     return out
 
 
+def flat_from_fields(cls: type[T], obj: object) -> T:
+    """An event or notice from its JSON object form (field names as keys, omitted fields at
+    their defaults: how a shard part stores them), every field checked as in the cache's form;
+    raises Malformed naming the first wrong field."""
+    name = cls.__name__
+    if type(obj) is not dict:
+        raise Malformed(f"a {name} is not an object")
+    fields = dataclasses.fields(cls)
+    known = {f.name for f in fields}
+    unknown = next((key for key in obj if key not in known), None)
+    if unknown is not None:
+        raise Malformed(f"unknown key {unknown!r} in a {name}")
+    values: dict[str, Any] = {}
+    for f, check in zip(fields, _CHECKERS[cls]):
+        if f.name not in obj:
+            if f.default is dataclasses.MISSING:
+                raise Malformed(f"a {name} without {f.name!r}")
+            continue
+        try:
+            values[f.name] = check(obj[f.name])
+        except Malformed:
+            raise Malformed(f"{f.name!r} of a {name} is not {f.type}") from None
+    return cls(**values)
+
+
 def _of_file(file: str, rel: str) -> bool:
     """``file`` names ``rel``, or one of its cells for a notebook (``nb.ipynb#cell3``)."""
     if file == rel:

@@ -23,8 +23,9 @@ from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.fs_safety import discard, inside, relative_part_path
+from ms_fmk_transplt.record_codec import Malformed, flat_from_fields
 from ms_fmk_transplt.records import FileRecord, RunResult
 
 RECORDS = "msft_shard.json"
@@ -127,8 +128,10 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
 
 
 def file_record(item: dict[str, Any]) -> FileRecord:
-    events = [ChangeEvent(**{**e, "operation": Operation(e["operation"])}) for e in item["events"]]
-    notices = [Notice(**{**n, "severity": Severity(n["severity"])}) for n in item["notices"]]
+    """A file's record from a part; raises Malformed (or ValueError) for a field of the wrong
+    type or value: events and notices are checked field by field, as cache entries are."""
+    events = [flat_from_fields(ChangeEvent, e) for e in item["events"]]
+    notices = [flat_from_fields(Notice, n) for n in item["notices"]]
     return FileRecord(
         item["path"],
         FileStatus(item["status"]),
@@ -141,7 +144,6 @@ def file_record(item: dict[str, Any]) -> FileRecord:
     )
 
 
-_TYPES: dict[str, Any] = {"int": int, "str": str, "bool": bool, "Operation": str, "Severity": str}
 _ITEM = {
     **{"index": int, "path": str, "status": str, "python": bool, "analysed": bool},
     **{"cached": bool, "time": str, "events": list, "notices": list},
@@ -149,41 +151,17 @@ _ITEM = {
 _SEVERITIES = {s.value for s in Severity}
 
 
-def _wrong_type(value: object, kind: Any) -> bool:
-    return not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-
-
-def _fields_problem(obj: object, cls: Any) -> str | None:
-    """What is wrong with ``obj`` as the JSON form of the dataclass ``cls`` (None: nothing)."""
-    if not isinstance(obj, dict):
-        return f"a {cls.__name__} is not an object"
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key in obj:
-        if key not in fields:
-            return f"unknown key {key!r} in a {cls.__name__}"
-    for name, f in fields.items():
-        if name not in obj:
-            if f.default is dataclasses.MISSING:
-                return f"a {cls.__name__} without {name!r}"
-        elif _wrong_type(obj[name], _TYPES[str(f.type)]):
-            return f"{name!r} of a {cls.__name__} is not {f.type}"
-    return None
-
-
 def _item_problem(item: object) -> str | None:
     if not isinstance(item, dict):
         return "an entry of 'files' is not an object"
     for key, kind in _ITEM.items():
-        if key not in item or _wrong_type(item[key], kind):
+        if key not in item or type(item[key]) is not kind:
             return f"an entry of 'files' without a valid {key!r}"
-    problems = [_fields_problem(e, ChangeEvent) for e in item["events"]]
-    problems += [_fields_problem(n, Notice) for n in item["notices"]]
-    first = next((p for p in problems if p), None)
-    if first:
-        return first
     try:
         file_record(item)
-    except (ValueError, TypeError, KeyError) as exc:
+    except Malformed as exc:
+        return str(exc)
+    except ValueError as exc:
         return f"{item['path']!r}: {exc}"
     return None
 
