@@ -268,15 +268,15 @@ def _check_expression(path: str, where: str, code: str) -> None:
             path, f"{where}: brackets nested deeper than {MAX_EXPRESSION_NESTING} levels"
         )
     try:  # CPython's parser first: it refuses what could crash LibCST's
-        ast.parse(code, mode="eval")
+        tree = ast.parse(code, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
     import libcst as cst  # only with -r, which the LibCST pass applies anyway
 
-    from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_source
+    from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_tree
 
-    try:  # LibCST's native parser crashes on deeply nested input
-        check_source(f"_ = ({code})\n".encode())
+    try:  # LibCST's native parser crashes on deeply nested input (the tree above, measured)
+        check_tree(tree, code.encode())
     except TooDeep as exc:
         raise UserError(
             path, f"{where}: expression nested more than {MAX_DEPTH} levels deep"
