@@ -47,6 +47,12 @@ class MigrationContext(Recorder):
         self._import_bound: dict[str, str] | None = None
         self._module_bound: frozenset[str] | None = None
         self._resolved: dict[Any, Any] = {}
+        self.claimed: list[cst.CSTNode] = []  # exclusive claims, for the stages after this one
+
+    def claim(self, node: object, rule: str | None = None) -> None:
+        super().claim(node, rule)
+        if rule is None and isinstance(node, cst.CSTNode):
+            self.claimed.append(node)
 
     def bind(self, wrapper: MetadataWrapper) -> None:
         self._wrapper = wrapper

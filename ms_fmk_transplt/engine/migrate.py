@@ -21,6 +21,7 @@ from ms_fmk_transplt.engine.guards import LIMIT, bidi_notices, refusal, too_larg
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip_file_line
 from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
@@ -108,17 +109,25 @@ def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) 
 def _one_pass(
     source: bytes, path: str, tables: Tables, options: EngineOptions
 ) -> tuple[PassOutput | FileResult, str]:
-    """The span pass, or the LibCST pass where it declines (and why); raises TooDeep."""
-    declined = ""
-    if supports(options):
-        try:
+    """The span pass (with the LibCST stages of the structural options around it: stages.py),
+    or the LibCST pass where it declines (and why); raises TooDeep."""
+    try:
+        if supports(options):
             return span_pass(source, path, tables, options), ""
-        except Unreadable as exc:
-            return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
-        except Decline as exc:
-            declined = str(exc)
-            DECLINED[declined] += 1
-    declined = declined or "structural options (-r, -s, -sim, distributed)"
+        from ms_fmk_transplt.engine.stages import STRUCTURAL, after_concerns, staged
+
+        after = after_concerns(source, tables, options)
+        if options.user_rules is not None or after:
+            large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({STRUCTURAL})")
+            if large is not None:
+                return skipped(path, source, 1, LIMIT, large, tables), ""
+            check_source(source)  # LibCST's native parser crashes on deep input
+        return staged(source, path, tables, options, after), ""
+    except Unreadable as exc:
+        return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
+    except Decline as exc:
+        declined = str(exc)
+        DECLINED[declined] += 1
     large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
     if large is not None:
         return skipped(path, source, 1, LIMIT, large, tables), declined
@@ -219,8 +228,8 @@ def _finish(
     notices = [
         dataclasses.replace(
             n,
-            out_line=_shift(n.line, done.line_inserts),
-            out_end_line=_shift(max(n.line, n.end_line), done.line_inserts),
+            out_line=shift_line(n.line, done.line_inserts),
+            out_end_line=shift_line(max(n.line, n.end_line), done.line_inserts),
         )
         for n in notices
     ]
@@ -340,20 +349,12 @@ def _apply_ignores(
     for line in ignored:
         on_line = by_line.get(line, [])
         if on_line and all(_is_ignored(line, e.rule, ignored) for e in on_line):
-            out_lines[_shift(line, inserts) - 1] = src_lines[line - 1]
+            out_lines[shift_line(line, inserts) - 1] = src_lines[line - 1]
             dropped.update(id(e) for e in on_line)
             counts[line] = len(on_line)
     events = [e for e in events if id(e) not in dropped]
     kept = [e for e in events if e.operation != Operation.INSERT]
     return b"".join(out_lines), events, kept, counts
-
-
-def _shift(line: int, inserts: list[tuple[int, int]]) -> int:
-    """Line number in the migrated file of an input line, given the inserted lines."""
-    if len(inserts) == 1:
-        first, count = inserts[0]
-        return line + count if line >= first else line
-    return line + sum(count for first, count in inserts if line >= first)
 
 
 def _with_output_lines(
@@ -374,8 +375,8 @@ def _with_output_lines(
             out.append(
                 dataclasses.replace(
                     event,
-                    out_start_line=_shift(event.start_line, inserts),
-                    out_end_line=_shift(event.end_line, inserts),
+                    out_start_line=shift_line(event.start_line, inserts),
+                    out_end_line=shift_line(event.end_line, inserts),
                 )
             )
     return out

@@ -113,6 +113,15 @@ def snippet_of(code: str) -> str:
     return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 1] + "…"
 
 
+def shift_line(line: int, inserts: list[tuple[int, int]]) -> int:
+    """Line number in the migrated file of an input line, given the inserted lines
+    (``Recorder.line_inserts``)."""
+    if len(inserts) == 1:
+        first, count = inserts[0]
+        return line + count if line >= first else line
+    return line + sum(count for first, count in inserts if line >= first)
+
+
 class Recorder:
     """Events, notices, inserted lines and claims of one pass over one file."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import gc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.parse import refused_by_cpython, undecodable
@@ -91,6 +91,9 @@ class PassOutput:
     insert_order: list[tuple[int, int, int]]
     parse_check: bool = True  # parse the output before it is written (see SpanContext.replace)
     tree: ast.Module | None = None  # the input's stdlib tree, when parsed in one piece
+    # for a later stage when this pass left ``import torch_npu`` to it (insert_imports=False)
+    needs_torch_npu: bool = False
+    helper_lines: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def supports(options: EngineOptions) -> bool:
@@ -113,19 +116,63 @@ def extra_anchor_words(options: EngineOptions) -> tuple[str, ...]:
     return ANCHOR_WORDS if options.specify_device else ()
 
 
-def span_pass(source: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+def span_pass(
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    insert_imports: bool = True,
+) -> PassOutput:
     """Migrates one file; raises Unreadable for a file Python cannot read, Decline for code the
-    span pass does not model, TooDeep for a file beyond the depth guard."""
+    span pass does not model, TooDeep for a file beyond the depth guard. Without
+    ``insert_imports``, ``import torch_npu`` and the helper lines are left to a later stage
+    (import_pass, once the structural options have run)."""
     # The parser makes a million objects for a large file, none of them in a reference cycle:
     # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
     # parse instead of 2 s).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _span_pass(source, path, tables, options)
+        return _span_pass(source, path, tables, options, insert_imports)
     finally:
         if collecting:
             gc.enable()
+
+
+def import_pass(
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    wanted: tuple[bool, bool],
+    helper_lines: list[tuple[str, str, str]],
+) -> PassOutput:
+    """``import torch_npu`` and the helper lines, for the text the structural options produced
+    (engine/stages.py): ``wanted`` says whether the earlier stages changed the file and whether
+    a change needs torch_npu."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        decoded = decode(source)
+        data = source if decoded is None else decoded.data
+        text = SourceText(data)
+        facts, kept = _parsed(source, data, text)
+        ctx = SpanContext(path, tables, options, text, facts.imports)
+        ctx.needs_torch_npu = wanted[1]
+        ctx.helper_lines = list(helper_lines)
+        TorchNpuInsert(ctx, facts).run(changed=wanted[0])
+        if facts.scopes is not None:
+            facts.scopes.release()
+    finally:
+        if collecting:
+            gc.enable()
+    if not ctx.edits:
+        output = source
+    elif decoded is None:
+        output = ctx.edits.apply()
+    else:
+        output = decoded.apply(source, ctx.edits.items)
+    return PassOutput(output, ctx.events, [], ctx.line_inserts, ctx.insert_order)
 
 
 def _parsed(
@@ -156,7 +203,9 @@ def _parsed(
     return facts, kept
 
 
-def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOptions) -> PassOutput:
+def _span_pass(
+    original: bytes, path: str, tables: Tables, options: EngineOptions, insert_imports: bool
+) -> PassOutput:
     try:
         decoded = decode(original)
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
@@ -190,7 +239,8 @@ def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOption
             del tree, scopes, walker
         if options.specify_device:
             finish_file(ctx, facts)
-        TorchNpuInsert(ctx, facts).run()
+        if insert_imports:
+            TorchNpuInsert(ctx, facts).run()
     except UnsupportedScope as exc:
         if exc.compile_error:
             raise Unreadable(*refused_by_cpython(original, exc)) from exc
@@ -214,4 +264,6 @@ def _span_pass(original: bytes, path: str, tables: Tables, options: EngineOption
         parse_check=ctx.unchecked_edits > 0 or decoded is not None,
         # the tree of the file's own bytes (target_scan reads offsets in them)
         tree=kept[0][1] if len(kept) == 1 and decoded is None else None,
+        needs_torch_npu=ctx.needs_torch_npu,
+        helper_lines=ctx.helper_lines,
     )

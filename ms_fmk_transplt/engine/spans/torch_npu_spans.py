@@ -58,16 +58,18 @@ class TorchNpuInsert:
             return True
         return module == "torch" and names != ["*"] and "npu" in names
 
-    def run(self) -> None:
+    def run(self, changed: bool | None = None) -> None:
         """``import torch_npu`` where engine/imports.py puts it, and the options' helper lines
         (with ``import os`` when the module has not imported it yet) after the import block
-        that follows it."""
+        that follows it. ``changed``: whether the file was changed (default: this pass changed
+        it)."""
         ctx = self.ctx
+        changed = bool(ctx.events) if changed is None else changed
         lines = self.lines
         present = next((i for i, line in enumerate(lines) if self._imports_torch_npu(line)), None)
         wanted = ctx.options.insert_torch_npu and not is_openmmlab_config(ctx.source.data)
         groups: list[tuple[int, bool, list[tuple[str, str, str]]]] = []
-        if ctx.events and ctx.needs_torch_npu and present is None and wanted:
+        if changed and ctx.needs_torch_npu and present is None and wanted:
             index, before = self._insertion_point(lines)
             message = "import torch_npu inserted (registers the NPU device with torch)"
             groups.append((index, before, [(self.statement, self.rule, message)]))

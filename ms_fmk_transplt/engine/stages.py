@@ -1,0 +1,209 @@
+"""The stages of a file migrated with structural options (-r, -sim, distributed -m).
+
+The built-in rules (and -s) are the span pass's alone (engine/spans/); LibCST runs only what
+changes program structure, each as a stage of its own over the text the previous one produced:
+
+1. ``-r`` user rules (LibCST) on the file as written: the built-in rules see their result, so a
+   user rule on ``torch.cuda.X`` matches before the built-ins rename it;
+2. the span pass, over that text;
+3. ``-sim`` and ``distributed -m`` (LibCST) over the span pass's output: their Before text shows
+   the built-in rewrites of what they replace, the device strings they bind are already NPU
+   strings, and an open-work row the span pass made for what they replaced (a FlashAttention
+   call, ``nn.DataParallel``) is withdrawn;
+4. ``import torch_npu`` and the helper lines (span pass, engine/spans/torch_npu_spans.py) once,
+   for the changes of every stage.
+
+Events are recorded in the lines of the stage's input; stage 3 and 4 inserts are given back in
+the lines of stage 2's input, so the finishing steps (engine/migrate.py) see one list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.cst_names import CstNames
+from ms_fmk_transplt.engine.distributed_mode import DistributedMode
+from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.parse import parse
+from ms_fmk_transplt.engine.rank_zero_guards import RankZeroGuards
+from ms_fmk_transplt.engine.recorder import shift_line
+from ms_fmk_transplt.engine.scope_model import UnsupportedScope
+from ms_fmk_transplt.engine.similar import Similar
+from ms_fmk_transplt.engine.spans.span_pass import PassOutput, import_pass, span_pass
+from ms_fmk_transplt.engine.transformer import MigrationTransformer
+from ms_fmk_transplt.engine.user_rules import UserRulesConcern
+from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice
+from ms_fmk_transplt.tables import Tables
+
+STRUCTURAL = "structural options (-r, -sim, distributed)"
+
+
+def has_structural_options(options: EngineOptions) -> bool:
+    return (
+        options.user_rules is not None or options.similar or options.distributed_target is not None
+    )
+
+
+def after_concerns(
+    code: bytes, tables: Tables, options: EngineOptions
+) -> tuple[type[Concern], ...]:
+    """The LibCST concerns of stage 3 that may act on ``code`` (none: the stage is skipped)."""
+    concerns: list[type[Concern]] = []
+    if options.similar and any(word in code for word in _similar_words(tables)):
+        concerns.append(Similar)
+    if options.distributed_target is not None:  # set for the -m file only
+        concerns.append(DistributedMode)
+        if options.rank_guards:  # after DistributedMode: it guards what that one left
+            concerns.append(RankZeroGuards)
+    return tuple(concerns)
+
+
+def _similar_words(tables: Tables) -> set[bytes]:
+    """The last name of every -sim API: a file without any of them has nothing to replace."""
+    return {api.rsplit(".", 1)[-1].encode() for api in tables.similar}
+
+
+@dataclass
+class _CstStage:
+    output: bytes
+    ctx: MigrationContext
+
+
+def _run_cst(
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    concerns: tuple[type[Concern], ...],
+) -> _CstStage | FileResult:
+    """One LibCST traversal of ``source`` with ``concerns`` (a FileResult when LibCST cannot
+    parse it). Names are resolved by engine/scopes.py."""
+    module = parse(source, path, tables)
+    if isinstance(module, FileResult):
+        return module
+    ctx = MigrationContext(path, module, tables, options, source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx.bind(wrapper)
+    try:
+        ctx.use_names(CstNames(source))
+    except (SyntaxError, ValueError, RecursionError, UnsupportedScope):
+        pass  # syntax this Python cannot parse (LibCST can): LibCST resolves the names
+    new = wrapper.module.visit(MigrationTransformer(ctx, concerns))
+    return _CstStage(new.bytes if ctx.events else source, ctx)
+
+
+def staged(
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    after: tuple[type[Concern], ...],
+) -> PassOutput | FileResult:
+    """Migrates one file with structural options (``after``: the stage-3 concerns); raises
+    what span_pass raises."""
+    code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
+    if options.user_rules is not None:
+        first = _run_cst(source, path, tables, options, (UserRulesConcern,))
+        if isinstance(first, FileResult):
+            return first
+        code, first_events, first_notices = first.output, first.ctx.events, first.ctx.notices
+    done = span_pass(code, path, tables, options, insert_imports=not after)
+    if after:
+        done = _after_span_pass(done, path, tables, options, after)
+    done.events[:0] = first_events
+    done.notices[:0] = first_notices
+    if code is not source:
+        done.tree = None  # a tree of other bytes than the file's
+        done.parse_check = True
+    return done
+
+
+def _after_span_pass(
+    spans: PassOutput,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    concerns: tuple[type[Concern], ...],
+) -> PassOutput:
+    """Stages 3 and 4 over the span pass's output."""
+    third = _run_cst(spans.output, path, tables, options, concerns)
+    if isinstance(third, FileResult):  # cannot happen: LibCST reads what the span pass wrote
+        raise RuntimeError(f"{path}: the span pass's output does not parse")
+    ctx = third.ctx
+    notices = _withdrawn(spans.notices, ctx)
+    changed = bool(spans.events or ctx.events)
+    wanted = (changed, spans.needs_torch_npu or ctx.needs_torch_npu)
+    helpers = spans.helper_lines + ctx.helper_lines
+    last = import_pass(third.output, path, tables, options, wanted, helpers)
+    inserts = list(ctx.line_inserts)
+    order = list(ctx.insert_order)
+    for (anchor, count), (_, first, _) in zip(last.line_inserts, last.insert_order):
+        anchor = _input_line(anchor, ctx.line_inserts)
+        inserts.append((anchor, count))
+        order.append((anchor, first, len(order)))
+    events = spans.events + ctx.events
+    events += [_at_input_line(e, ctx.line_inserts) for e in last.events]
+    return PassOutput(
+        last.output,
+        events,
+        # in line order, as the one traversal of both that preceded the stages recorded them
+        list(heapq.merge(notices, ctx.notices, key=lambda n: n.line)),
+        inserts,
+        order,
+        tree=spans.tree,
+    )
+
+
+def _withdrawn(notices: list[Notice], ctx: MigrationContext) -> list[Notice]:
+    """The span pass's rows without those for code stage 3 took over (the nodes it claimed:
+    the FlashAttention calls -sim replaced, the DataParallel wrapper distributed removed)."""
+    if not ctx.claimed:
+        return notices
+    imported = _imported_names(ctx.module)
+    taken: set[tuple[int, str]] = set()
+    for node in ctx.claimed:
+        name = imported.get(id(node)) or ctx.qname(node)
+        if name:
+            first, last = ctx.lines(node)
+            taken.update((line, name) for line in range(first, last + 1))
+    return [n for n in notices if (n.line, n.api) not in taken]
+
+
+def _imported_names(module: cst.Module) -> dict[int, str]:
+    """id(alias) -> the qualified name a ``from m import x`` alias imports."""
+    names: dict[int, str] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            base = get_full_name_for_node(node.module)
+            for alias in node.names:
+                names[id(alias)] = f"{base}.{get_full_name_for_node(alias.name)}"
+
+    module.visit(Collect())
+    return names
+
+
+def _input_line(line: int, inserts: list[tuple[int, int]]) -> int:
+    """The input line at whose place output line ``line`` of a stage that inserted ``inserts``
+    lies: the first input line that lands on or after it."""
+    guess = max(1, line - sum(count for _, count in inserts))
+    while shift_line(guess, inserts) < line:
+        guess += 1
+    return guess
+
+
+def _at_input_line(event: ChangeEvent, inserts: list[tuple[int, int]]) -> ChangeEvent:
+    line = _input_line(event.start_line, inserts)
+    if line == event.start_line:
+        return event
+    return dataclasses.replace(event, start_line=line, end_line=line)
