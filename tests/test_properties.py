@@ -5,6 +5,7 @@ is byte-identical (the recorded events cover exactly the diff)."""
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -68,6 +69,12 @@ def test_migration_properties(source: str) -> None:
         return  # only inputs that parse are in scope
     result = migrate_source(data, "m.py", tables_for())
     cst.parse_module(result.output)  # the output parses
+    try:
+        ast.parse(data)
+    except (SyntaxError, ValueError):
+        pass
+    else:
+        ast.parse(result.output)  # and CPython reads it when it read the input
     again = migrate_source(result.output, "m.py", tables_for())
     assert again.output == result.output  # idempotent
     assert_events_match_diff(data, result.output, result.events, "mutation")

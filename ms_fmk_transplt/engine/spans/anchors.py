@@ -4,7 +4,7 @@
 An anchor is a word without which no built-in rule can fire on a statement: ``cuda``, ``nccl``,
 ``device`` (integer device indices), ``.to``, the leaf of every unsupported API, the root of every
 CUDA-only library, plus, per file, each name an import binds to a path holding one of those words
-(``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_span_pass.py checks that every
+(``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_anchor_pattern.py checks that every
 entry of the tables can be reached this way.
 """
 

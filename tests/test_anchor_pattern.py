@@ -1,0 +1,29 @@
+"""A statement the span pass does not walk must hold nothing a rule acts on: every unsupported
+API, environment variable and module, and every device call, is reachable only through a word
+of the anchor pattern (engine/spans/anchors.py)."""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
+from ms_fmk_transplt.tables import load_tables
+
+
+def test_every_table_entry_is_anchored() -> None:
+    """However an API was imported, the part after the import alias, or the alias's path,
+    holds an anchor."""
+    tables = load_tables()
+    anchors = anchor_pattern(tables)
+    for key, entry in tables.unsupported.apis.items():
+        if entry.when is not None:
+            continue
+        parts = key.split(".")
+        for cut in range(1, len(parts) + 1):
+            path, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+            assert anchors.search(path.encode()) or anchors.search(rest.encode()), (key, cut)
+    for name in tables.unsupported.env:
+        assert anchors.search(name.encode()), name
+    for module in tables.unsupported.modules:
+        assert anchors.search(module.split(".")[0].encode()), module
+    # integer device indices are arguments of device calls: the call is the anchor
+    for name in tables.int_device.device_calls:
+        assert anchors.search(name.encode()), name
