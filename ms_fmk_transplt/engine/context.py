@@ -102,16 +102,6 @@ class MigrationContext(Recorder):
         literal = isinstance(node, (cst.Name, cst.Attribute))
         return chosen_name(names, get_full_name_for_node(node) if literal else None)
 
-    def names_in(self, node: cst.CSTNode) -> list[str]:
-        """The identifiers of a dotted expression (cheap: no metadata)."""
-        out = []
-        while isinstance(node, cst.Attribute):
-            out.append(node.attr.value)
-            node = node.value
-        if isinstance(node, cst.Name):
-            out.append(node.value)
-        return out
-
     @property
     def import_bound(self) -> dict[str, str]:
         """Names bound by import statements anywhere in the file -> what they import (cheap
@@ -160,24 +150,6 @@ class MigrationContext(Recorder):
                             bound.add(get_full_name_for_node_or_raise(name))
             self._module_bound = frozenset(bound)
         return self._module_bound
-
-    def root_qname(self, node: cst.CSTNode) -> str | None:
-        """Qualified name of the leftmost name of an attribute chain / call receiver."""
-        while True:
-            if isinstance(node, cst.Attribute):
-                node = node.value
-            elif isinstance(node, cst.Call):
-                node = node.func
-            elif isinstance(node, cst.Subscript):
-                node = node.value
-            else:
-                break
-        return self.qname(node) if isinstance(node, cst.Name) else None
-
-    def is_foreign(self, node: cst.CSTNode) -> bool:
-        """True for expressions rooted in a non-PyTorch GPU library (numba.cuda, cupy, ...)."""
-        root = self.root_qname(node)
-        return bool(root and root.split(".")[0] in self.tables.foreign_roots)
 
     # -- positions and text ----------------------------------------------------------------
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -243,10 +215,6 @@ class MigrationContext(Recorder):
         message = "open work noted in the code"
         self.record_lines(last, last, TODO_COMMENT, message, "", todo, needs_torch_npu=False)
         return new
-
-    def no_npu_counterpart(self, node: cst.CSTNode, full: str, what: str = "left") -> None:
-        """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
-        self.no_npu_counterpart_at(self.lines(node), full, what)
 
     # -- string literals -------------------------------------------------------------------
     @staticmethod

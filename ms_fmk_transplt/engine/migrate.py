@@ -2,11 +2,10 @@
 structured events describing each change. It never touches the file system.
 
 Cheap gates first (opt-out comment, pre-filter, size and nesting guards); then the span pass
-(engine/spans/), which rewrites by byte spans on the stdlib ``ast`` (with -s too) and reports a
-file Python cannot read (parse.*); the LibCST pass (engine/cst_pass.py) only for the structural
-options (-r, -sim, distributed) and for code the span pass declines. Both give the same result for
-the same file; the finishing steps (opt-out lines, output line numbers, the check that the output
-parses) are common.
+(engine/spans/), the one implementation of the built-in rules (and -s), which rewrites by byte
+spans on the stdlib ``ast`` and reports a file Python cannot read (parse.*); with -r, -sim or
+distributed -m, the LibCST stages of those options around it (engine/stages.py); then the
+finishing steps (opt-out lines, output line numbers, the check that the output parses).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
-from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
+from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
@@ -109,8 +108,8 @@ def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) 
 def _one_pass(
     source: bytes, path: str, tables: Tables, options: EngineOptions
 ) -> tuple[PassOutput | FileResult, str]:
-    """The span pass (with the LibCST stages of the structural options around it: stages.py),
-    or the LibCST pass where it declines (and why); raises TooDeep."""
+    """The span pass, with the LibCST stages of the structural options around it (stages.py);
+    raises TooDeep."""
     try:
         if supports(options):
             return span_pass(source, path, tables, options), ""
@@ -125,16 +124,6 @@ def _one_pass(
         return staged(source, path, tables, options, after), ""
     except Unreadable as exc:
         return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
-    except Decline as exc:
-        declined = str(exc)
-        DECLINED[declined] += 1
-    large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({declined})")
-    if large is not None:
-        return skipped(path, source, 1, LIMIT, large, tables), declined
-    check_source(source)  # LibCST's native parser crashes on deep input
-    from ms_fmk_transplt.engine.cst_pass import cst_pass  # imported when needed
-
-    return cst_pass(source, path, tables, options), declined
 
 
 def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:
