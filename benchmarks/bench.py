@@ -293,8 +293,11 @@ def report_options(best: dict, runs: dict, files: int) -> dict[str, bool]:
     for name, options in runs.items():
         if options is None:
             print(f"{name}: skipped (give --main MAIN, a .py file of the input, and --model MODEL)")
+        elif best[name]["exit"] not in (0, 1):
+            print(f"{name}: exit {best[name]['exit']}, the run failed: its time measures nothing")
     return {
-        f"{name} <= {OPTIONS_X}x the default run": best[name]["s"] / cold["s"] <= OPTIONS_X
+        f"{name} <= {OPTIONS_X}x the default run": best[name]["exit"] in (0, 1)
+        and best[name]["s"] / cold["s"] <= OPTIONS_X
         for name, options in runs.items()
         if options is not None
     }
