@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import csv
+import functools
 from pathlib import Path
 
 import pytest
-from helpers import assert_events_match_diff, case_options, run_case, tables_for
+from helpers import assert_events_match_diff, run_case, tables_for
 
 from ms_fmk_transplt.engine import migrate_source
-from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.rule_docs import fixture_expect
+from ms_fmk_transplt.events import FileResult, FileStatus
+from ms_fmk_transplt.rule_docs import fixture_expect, fixture_options
 
-RULES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "fixtures" / "rules"
 CASES = sorted(p for p in RULES.glob("*/*.py") if not p.name.endswith(".expected.py"))
 
 
@@ -22,6 +24,23 @@ def expected_of(case: Path) -> Path:
 
 def case_id(case: Path) -> str:
     return f"{case.parent.name}/{case.stem}"
+
+
+@functools.cache
+def migrated(case: Path) -> FileResult:
+    """The result of a case as the tool gives it (``run_case``: with the fault its sidecar may
+    inject), migrated once for all the tests below that read it; none of them modifies it."""
+    return run_case(case)
+
+
+@functools.cache
+def engine_result(case: Path) -> FileResult:
+    """What ``migrate_source`` itself returns for a case: ``migrated(case)`` unless the case
+    injects a fault, which only the pipeline around the engine raises."""
+    options, fault = fixture_options(case, ROOT)
+    if not fault:
+        return migrated(case)
+    return migrate_source(case.read_bytes(), case.name, tables_for(options), options)
 
 
 @pytest.fixture(params=CASES, ids=case_id)
@@ -34,13 +53,13 @@ def test_there_are_cases() -> None:
 
 
 def test_golden_output(case: Path) -> None:
-    result = run_case(case)
+    result = migrated(case)
     assert result.output == expected_of(case).read_bytes()
 
 
 def test_rule_of_the_folder_fires(case: Path) -> None:
     rule = case.parent.name
-    result = run_case(case)
+    result = migrated(case)
     fired = {e.rule for e in result.events} | {n.rule for n in result.notices}
     expect = fixture_expect(case)  # <case>.options.json says it ("fires" without one)
     if expect == "unchanged":
@@ -52,10 +71,8 @@ def test_rule_of_the_folder_fires(case: Path) -> None:
 
 
 def test_events_describe_the_diff(case: Path) -> None:
-    source = case.read_bytes()
-    options = case_options(case)
-    result = migrate_source(source, case.name, tables_for(options), options)
-    assert_events_match_diff(source, result.output, result.events, where=case_id(case))
+    result = engine_result(case)
+    assert_events_match_diff(case.read_bytes(), result.output, result.events, where=case_id(case))
 
 
 def test_idempotent(case: Path) -> None:
@@ -68,7 +85,7 @@ def test_idempotent(case: Path) -> None:
 def test_unsupported_rows(case: Path) -> None:
     """Expected unsupported_op rows (<case>.unsupported.csv); a case without that file must
     produce none: no false entries, in particular for code the engine migrated."""
-    result = run_case(case)
+    result = migrated(case)
     got = sorted(
         (str(s), str(e), n.api, n.category, n.action)
         for n in result.notices
@@ -86,7 +103,7 @@ def test_unsupported_rows(case: Path) -> None:
 
 def test_advice_rows(case: Path) -> None:
     """Expected advice rows (<case>.advice.csv: line, api, kind, rule); none without it."""
-    result = run_case(case)
+    result = migrated(case)
     got = sorted(
         (str(n.lines(True)[0]), n.api, n.category, n.rule) for n in result.notices if n.advice
     )
@@ -106,7 +123,7 @@ def test_advice_rows(case: Path) -> None:
 def test_before_and_after_show_the_real_source_text() -> None:
     """A chained call wrapped in parentheses over several lines (issue: rendered "….cuda _() )")."""
     case = RULES / "tensor_methods.cuda_call" / "multiline_chain.py"
-    shown = [(e.before, e.after) for e in run_case(case).events if e.before]
+    shown = [(e.before, e.after) for e in migrated(case).events if e.before]
     assert shown == [
         ("build_model(config).cuda()", "build_model(config).npu()"),
         ("torch.ones(2).cuda()", "torch.ones(2).npu()"),
