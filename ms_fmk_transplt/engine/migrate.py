@@ -113,10 +113,15 @@ def _one_pass(
     try:
         if supports(options):
             return span_pass(source, path, tables, options), ""
-        from ms_fmk_transplt.engine.stages import STRUCTURAL, after_concerns, staged
+        from ms_fmk_transplt.engine.stages import (
+            STRUCTURAL,
+            after_concerns,
+            staged,
+            user_rules_apply,
+        )
 
         after = after_concerns(source, tables, options)
-        if options.user_rules is not None or after:
+        if user_rules_apply(source, options) or after:
             large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({STRUCTURAL})")
             if large is not None:
                 return skipped(path, source, 1, LIMIT, large, tables), ""

@@ -52,12 +52,20 @@ def has_structural_options(options: EngineOptions) -> bool:
     )
 
 
+def user_rules_apply(code: bytes, options: EngineOptions) -> bool:
+    """Whether stage 1 may act on ``code``: it names a name some -r rule acts on."""
+    rules = options.user_rules
+    return rules is not None and any(name.encode() in code for name in rules.names())
+
+
 def after_concerns(
     code: bytes, tables: Tables, options: EngineOptions
 ) -> tuple[type[Concern], ...]:
     """The LibCST concerns of stage 3 that may act on ``code`` (none: the stage is skipped)."""
     concerns: list[type[Concern]] = []
-    if options.similar and any(word in code for word in _similar_words(tables)):
+    if options.similar and any(
+        all(part in code for part in parts) for parts in _similar_parts(tables)
+    ):
         concerns.append(Similar)
     if options.distributed_target is not None:  # set for the -m file only
         concerns.append(DistributedMode)
@@ -66,9 +74,11 @@ def after_concerns(
     return tuple(concerns)
 
 
-def _similar_words(tables: Tables) -> set[bytes]:
-    """The last name of every -sim API: a file without any of them has nothing to replace."""
-    return {api.rsplit(".", 1)[-1].encode() for api in tables.similar}
+def _similar_parts(tables: Tables) -> list[tuple[bytes, ...]]:
+    """The names of each -sim API (``torch.cuda.nvtx.range``: torch, cuda, nvtx, range). Names
+    are resolved through the imports and attribute chains the file spells out, so a file that
+    misses one of them does not use that API."""
+    return [tuple(part.encode() for part in api.split(".")) for api in tables.similar]
 
 
 @dataclass
@@ -110,7 +120,7 @@ def staged(
     """Migrates one file with structural options (``after``: the stage-3 concerns); raises
     what span_pass raises."""
     code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
-    if options.user_rules is not None:
+    if user_rules_apply(source, options):
         first = _run_cst(source, path, tables, options, (UserRulesConcern,))
         if isinstance(first, FileResult):
             return first
