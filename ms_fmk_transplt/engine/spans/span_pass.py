@@ -64,10 +64,10 @@ from ms_fmk_transplt.tables import Tables
 # the order of engine/cst_pass.py's CONCERNS
 SPAN_CONCERNS = (
     AmpSpans,
-    CapabilitySpans,
     CudaOnlySpans,
     DispatchKeySpans,
     SkipGuardSpans,
+    CapabilitySpans,
     DeviceApiSpans,
     TensorMethodsSpans,
     DeviceStringsSpans,
