@@ -153,7 +153,8 @@ class ScopeWalker:
     # -- statements ---------------------------------------------------------------------------
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if getattr(node, "type_params", None):
-            raise UnsupportedScope("type parameters")
+            self.generic(node, node.name)
+            return
         self.scope.bind(node.name, node)
         self.defaults(node.args)
         self.nested(node)
@@ -178,15 +179,27 @@ class ScopeWalker:
 
     def stmt_ClassDef(self, node: ast.ClassDef) -> None:
         if getattr(node, "type_params", None):
-            raise UnsupportedScope("type parameters")
+            self.generic(node, node.name)
+            return
         self.scope.bind(node.name, node)
         for child in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.expr(child)
         self.nested(node)
         self.scope.bump(_end(node))
 
-    def stmt_TypeAlias(self, node: ast.AST) -> None:
-        raise UnsupportedScope("type alias")
+    def stmt_TypeAlias(self, node: ast.stmt) -> None:
+        name = getattr(node, "name", None)
+        if isinstance(name, ast.Name):
+            self.generic(node, name.id)
+
+    def generic(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.stmt, name: str
+    ) -> None:
+        """A statement with PEP 695 type parameters, or a ``type`` alias: it binds its name; its
+        own annotation scope is not modelled, and the span pass leaves it as written
+        (spans/walker.py), so nothing inside it is analysed."""
+        self.scope.bind(name, node)
+        self.scope.bump(_end(node))
 
     def stmt_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:
