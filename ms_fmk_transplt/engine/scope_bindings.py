@@ -25,6 +25,9 @@ class ScopeTable(Protocol):
     nested scopes there and analyses those that bind names outside themselves."""
 
     walrus: bool  # the file may hold `:=`: expressions can bind names
+    # PEP 695 statements bind their name and are not analysed (the span pass leaves them as
+    # written) instead of raising UnsupportedScope
+    tolerate_generics: bool
     eager: set[int]  # scope nodes analysed with their parent (global/nonlocal)
     global_scope: Scope
 
@@ -153,7 +156,7 @@ class ScopeWalker:
     # -- statements ---------------------------------------------------------------------------
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if getattr(node, "type_params", None):
-            self.generic(node, node.name)
+            self.generic(node, node.name, "type parameters")
             return
         self.scope.bind(node.name, node)
         self.defaults(node.args)
@@ -179,7 +182,7 @@ class ScopeWalker:
 
     def stmt_ClassDef(self, node: ast.ClassDef) -> None:
         if getattr(node, "type_params", None):
-            self.generic(node, node.name)
+            self.generic(node, node.name, "type parameters")
             return
         self.scope.bind(node.name, node)
         for child in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
@@ -190,14 +193,14 @@ class ScopeWalker:
     def stmt_TypeAlias(self, node: ast.stmt) -> None:
         name = getattr(node, "name", None)
         if isinstance(name, ast.Name):
-            self.generic(node, name.id)
+            self.generic(node, name.id, "type alias")
 
-    def generic(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.stmt, name: str
-    ) -> None:
-        """A statement with PEP 695 type parameters, or a ``type`` alias: it binds its name; its
-        own annotation scope is not modelled, and the span pass leaves it as written
-        (spans/walker.py), so nothing inside it is analysed."""
+    def generic(self, node: ast.stmt, name: str, what: str) -> None:
+        """A statement with PEP 695 type parameters, or a ``type`` alias, whose annotation scope
+        is not modelled: UnsupportedScope, or (``tolerate_generics``) it binds its name and
+        nothing inside it is analysed (the span pass leaves it as written: spans/walker.py)."""
+        if not self.scopes.tolerate_generics:
+            raise UnsupportedScope(what)
         self.scope.bind(name, node)
         self.scope.bump(_end(node))
 

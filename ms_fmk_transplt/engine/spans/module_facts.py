@@ -67,6 +67,7 @@ class ModuleFacts:
         self.lines.extend(self._line(line) for line in statement_lines(tree.body))
         if self.scopes is None:
             self.scopes = Scopes(tree, walrus=b":=" in self.source.data)
+            self.scopes.tolerate_generics = True  # (their statements are left as written)
         walk_global(self.scopes, tree)
 
     def done(self) -> None:

@@ -12,12 +12,12 @@ UNMODELLED = declare(
     "engine.unmodelled",
     "a statement holding code the engine does not model: left as written, one row",
     "The engine rewrites code by exact edits of the statements that name CUDA. In the rare "
-    'statement whose layout it does not model (e.g. a device f-string such as `f"cuda:{i}"` '
-    "joined to other string literals), it changes nothing rather than risk a wrong edit: the "
-    "whole statement (for a compound statement, its header: the test of an `if`, a function's "
-    "decorators and defaults) is left as written, and a `manual` row on its line says why. The "
-    "rest of the file is migrated as usual. Migrate the statement by hand (or write it so that "
-    "each string is one literal), then run the tool again.",
+    "statement whose layout it does not model (e.g. a `with` item in parentheses of its own, "
+    "`with (profile(use_cuda=True)) as p:`, or `use_cuda=` given a conditional expression), it "
+    "changes nothing rather than risk a wrong edit: the statement (for a compound statement, "
+    "its header: the test of an `if`, the items of a `with`, a function's decorators and "
+    "defaults) is left as written, and a `manual` row on its line says why. The rest of the "
+    "file is migrated as usual. Migrate the statement by hand, then run the tool again.",
     kind=OPEN_WORK,
 )
 

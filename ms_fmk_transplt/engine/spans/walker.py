@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union
 
-from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
+from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope, UnsupportedScope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -80,7 +80,9 @@ class Walker:
             if _TYPE_PARAMS and _generic(unit):
                 raise Decline("PEP 695 type parameters or a type alias (their scope)")
             self._walk_unit(unit)
-        except Decline as exc:
+        except (Decline, UnsupportedScope) as exc:
+            if isinstance(exc, UnsupportedScope) and exc.compile_error:
+                raise  # (CPython refuses the file: found before any statement is walked)
             self.ctx.unit_rollback(mark)
             left_as_written(self.ctx, unit, str(exc))
 
