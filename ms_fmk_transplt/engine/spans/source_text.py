@@ -3,7 +3,8 @@ the text a node owns (with its own parentheses, as LibCST counts them), string t
 edits made so far.
 
 Everything here works on UTF-8 source whose lines end with ``\\n`` or ``\\r\\n`` (``ast``'s
-column offsets are then byte offsets into each line); other files are declined by the caller.
+column offsets are then byte offsets into each line); spans/source_encoding.py gives it
+those bytes for the others.
 """
 
 from __future__ import annotations
