@@ -234,10 +234,10 @@ def report(root: Path, best: dict, jobs: int, runs: dict) -> bool:
         "\nsplit of the cold run (seconds; engine phases are CPU seconds of all workers): "
         + ", ".join(f"{k} {v:.2f}" for k, v in timings.items())
     )
-    libcst_pass = cold["json"].get("libcst_pass", {})
+    libcst_stages = cold["json"].get("libcst_stages", {})
     print(
-        f"files the LibCST pass took: {libcst_pass.get('files', 0)} "
-        f"{libcst_pass.get('reasons', {})}"
+        f"files a LibCST stage ran on: {libcst_stages.get('files', 0)} "
+        f"{libcst_stages.get('stages', {})}"
     )
     half = best["half"]
     print(
@@ -279,13 +279,13 @@ def report_options(best: dict, runs: dict, files: int) -> dict[str, bool]:
         return {}
     cold = best["cold"]
     print("\noptions runs, each cold (--no-cache) like the default run, × the default run:\n")
-    print("| run | wall s | files/s | × default run | peak RSS MiB | LibCST pass files | exit |")
+    print("| run | wall s | files/s | × default run | peak RSS MiB | LibCST stage files | exit |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in ("cold", *runs):
         r = best.get(name)
         if r is None:
             continue
-        taken = r["json"].get("libcst_pass", {}).get("files", 0)
+        taken = r["json"].get("libcst_stages", {}).get("files", 0)
         print(
             f"| {'default' if name == 'cold' else name} | {r['s']:.2f} | {files / r['s']:.0f} | "
             f"{r['s'] / cold['s']:.2f} | {r['rss']:.0f} | {taken} | {r['exit']} |"

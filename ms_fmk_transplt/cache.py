@@ -33,7 +33,7 @@ from typing import NamedTuple
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.tables import rules_dir
 
-FORMAT = 4  # 4: JSON + raw bytes (3 and before: pickle, never read)
+FORMAT = 5  # 4: JSON + raw bytes, 5: libcst_stages (3 and before: pickle, never read)
 SUFFIX = ".entry"
 MAX_ENTRY_BYTES = 64 * 2**20  # larger entries are neither written nor read
 MAX_META_BYTES = 1024  # the first line

@@ -144,4 +144,4 @@ class FileResult:
     analysed: bool = True  # False when the cheap pre-filter decided no rule can apply
     # seconds spent per phase ("prefilter", "analyse", "rewrite"; see engine/migrate.py)
     timings: dict[str, float] = field(default_factory=dict)
-    declined: str = ""  # why the span pass gave the file to the LibCST pass ("" if it did not)
+    libcst_stages: str = ""  # the LibCST stages of the options run on it ("user_rules,similar")

@@ -81,7 +81,7 @@ def migrate_file(
         result.events,
         result.notices,
         timings=result.timings,
-        declined=result.declined,
+        libcst_stages=result.libcst_stages,
     )
     if cache is not None and key is not None:
         changed = result.status == FileStatus.CHANGED

@@ -16,7 +16,9 @@ from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice
 from ms_fmk_transplt.records import FileRecord
 
 T = TypeVar("T", ChangeEvent, Notice)
-_RECORD_KEYS = frozenset({"path", "status", "python", "analysed", "declined", "events", "notices"})
+_RECORD_KEYS = frozenset(
+    {"path", "status", "python", "analysed", "libcst_stages", "events", "notices"}
+)
 
 
 class Malformed(ValueError):
@@ -31,7 +33,7 @@ def record_to_plain(record: FileRecord) -> dict[str, object]:
         "status": record.status.value,
         "python": record.python,
         "analysed": record.analysed,
-        "declined": record.declined,
+        "libcst_stages": record.libcst_stages,
         "events": [_flat_to_plain(e) for e in record.events],
         "notices": [_flat_to_plain(n) for n in record.notices],
     }
@@ -44,12 +46,12 @@ def record_from_plain(value: object, rel: str, time: datetime) -> FileRecord:
     if value["path"] != rel:
         raise Malformed("the record of another file")
     status = _enum(FileStatus, value["status"])
-    python, analysed, declined = value["python"], value["analysed"], value["declined"]
-    if type(python) is not bool or type(analysed) is not bool or type(declined) is not str:
+    python, analysed, stages = value["python"], value["analysed"], value["libcst_stages"]
+    if type(python) is not bool or type(analysed) is not bool or type(stages) is not str:
         raise Malformed("wrong types")
     events = _flat_list(ChangeEvent, value["events"], rel)
     notices = _flat_list(Notice, value["notices"], rel)
-    return FileRecord(rel, status, python, analysed, time, events, notices, declined=declined)
+    return FileRecord(rel, status, python, analysed, time, events, notices, libcst_stages=stages)
 
 
 def _flat_to_plain(item: ChangeEvent | Notice) -> list[object]:

@@ -52,7 +52,7 @@ class FileRecord:
     notices: list[Notice] = field(default_factory=list)
     cached: bool = False
     timings: dict[str, float] = field(default_factory=dict)  # seconds per engine phase
-    declined: str = ""  # why the LibCST pass migrated it ("": the span pass did)
+    libcst_stages: str = ""  # the LibCST stages of the options run on it (FileResult's)
 
 
 @dataclass

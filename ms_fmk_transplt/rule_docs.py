@@ -46,6 +46,7 @@ DECLARING_MODULES = (
     "ms_fmk_transplt.engine.spans.specify_device_spans",
     "ms_fmk_transplt.engine.spans.tensor_methods_spans",
     "ms_fmk_transplt.engine.spans.torch_npu_spans",
+    "ms_fmk_transplt.engine.spans.unmodelled",
     "ms_fmk_transplt.engine.todo_comments",
     "ms_fmk_transplt.engine.trained_modules",
     "ms_fmk_transplt.engine.user_rules",

@@ -23,7 +23,7 @@ def test_events_describe_the_diff_and_a_second_run_changes_nothing(case: Path) -
     source = case.read_bytes()
     tables = load_tables()
     result = migrate_source(source, case.name, tables, SPECIFY_DEVICE)
-    assert result.declined == ""
+    assert result.libcst_stages == ""
     assert_events_match_diff(source, result.output, result.events, relative(case))
     again = migrate_source(result.output, case.name, tables, SPECIFY_DEVICE)
     assert again.output == result.output and again.events == []
@@ -87,7 +87,7 @@ def test_specify_device_runs_take_the_span_pass() -> None:
     assert not supports(EngineOptions(specify_device=True, similar=True))
     case = ROOT / "fixtures/rules/specify_device.device/hardcoded.py"
     result = migrate_source(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
-    assert result.status.name == "CHANGED" and result.declined == ""
+    assert result.status.name == "CHANGED" and result.libcst_stages == ""
     # so the LibCST pass's size limit (5 MiB) does not skip a large file run with -s
     small_limit = EngineOptions(specify_device=True, max_cst_bytes=100)
     assert len(case.read_bytes()) > 100

@@ -31,9 +31,6 @@ from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_r
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
 from ms_fmk_transplt.tables import Tables
 
-# why files went to the LibCST pass in this process (read by benchmarks/bench.py)
-DECLINED: Counter[str] = Counter()
-
 
 def migrate_source(
     source: bytes, path: str, tables: Tables, options: EngineOptions | None = None
@@ -64,9 +61,9 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         result.timings["prefilter"] = gated - start
         return result
     try:
-        done, declined = _one_pass(source, path, tables, options)
+        done, stages = _one_pass(source, path, tables, options)
     except TooDeep as exc:
-        done, declined = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
+        done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
         done.notices[:] = collapse_per_file(done.notices, tables) + bidi  # _finish drops ignored
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
@@ -85,7 +82,7 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         done.notices.extend(_kept_notices(source, bidi, options))
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
-    result.declined = declined
+    result.libcst_stages = stages
     result.timings.update(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
     )
@@ -108,8 +105,8 @@ def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) 
 def _one_pass(
     source: bytes, path: str, tables: Tables, options: EngineOptions
 ) -> tuple[PassOutput | FileResult, str]:
-    """The span pass, with the LibCST stages of the structural options around it (stages.py);
-    raises TooDeep."""
+    """The span pass, with the LibCST stages of the structural options around it (stages.py),
+    and the names of those stages that ran; raises TooDeep."""
     try:
         if supports(options):
             return span_pass(source, path, tables, options), ""
@@ -121,12 +118,15 @@ def _one_pass(
         )
 
         after = after_concerns(source, tables, options)
-        if user_rules_apply(source, options) or after:
+        stages = (["user_rules"] if user_rules_apply(source, options) else []) + [
+            c.FAMILY for c in after
+        ]
+        if stages:
             large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({STRUCTURAL})")
             if large is not None:
                 return skipped(path, source, 1, LIMIT, large, tables), ""
             check_source(source)  # LibCST's native parser crashes on deep input
-        return staged(source, path, tables, options, after), ""
+        return staged(source, path, tables, options, after), ",".join(dict.fromkeys(stages))
     except Unreadable as exc:
         return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
 

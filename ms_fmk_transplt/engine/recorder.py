@@ -4,6 +4,8 @@ nodes a concern has claimed. No LibCST here: the span pass must not pay for impo
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare, is_caveat
@@ -107,6 +109,20 @@ def category_rule(category: str) -> str:
     return CATEGORY_RULES[category]
 
 
+class RecordMark(NamedTuple):
+    """How much a Recorder held at a savepoint (see Recorder.savepoint)."""
+
+    events: int
+    notices: int
+    line_inserts: int
+    insert_order: int
+    helper_lines: int
+    needs_torch_npu: bool
+
+
+_UNCLAIMED = "\0unclaimed"  # a claim's previous state in the journal: no claim
+
+
 def snippet_of(code: str) -> str:
     """One-line, bounded rendering of code for the Before/After columns."""
     text = " ".join(code.split())
@@ -138,6 +154,37 @@ class Recorder:
         # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
         self.helper_lines: list[tuple[str, str, str]] = []
         self._claims: dict[int, str | None] = {}
+        # since the last savepoint: (node id, its claim before), to undo the claims made
+        self._claim_log: list[tuple[int, str | None]] = []
+
+    # -- savepoints ---------------------------------------------------------------------------
+    def savepoint(self) -> RecordMark:
+        """What has been recorded so far: ``rollback`` undoes everything recorded after it
+        (one savepoint at a time: the claims journal restarts here)."""
+        self._claim_log.clear()
+        return RecordMark(
+            len(self.events),
+            len(self.notices),
+            len(self.line_inserts),
+            len(self.insert_order),
+            len(self.helper_lines),
+            self.needs_torch_npu,
+        )
+
+    def rollback(self, mark: RecordMark) -> None:
+        """Forget the events, notices, inserted lines and claims recorded since ``mark``."""
+        del self.events[mark.events :]
+        del self.notices[mark.notices :]
+        del self.line_inserts[mark.line_inserts :]
+        del self.insert_order[mark.insert_order :]
+        del self.helper_lines[mark.helper_lines :]
+        self.needs_torch_npu = mark.needs_torch_npu
+        for key, before in reversed(self._claim_log):
+            if before == _UNCLAIMED:
+                self._claims.pop(key, None)
+            else:
+                self._claims[key] = before
+        self._claim_log.clear()
 
     # -- claims ------------------------------------------------------------------------------
     def claim(self, node: object, rule: str | None = None) -> None:
@@ -152,10 +199,12 @@ class Recorder:
         key = id(node)
         if rule is not None and key in self._claims and self._claims[key] is None:
             return  # an exclusive claim stands
+        self._claim_log.append((key, self._claims.get(key, _UNCLAIMED)))
         self._claims[key] = rule
 
     def forget_claims(self) -> None:
         self._claims.clear()
+        self._claim_log.clear()
 
     def is_claimed(self, node: object) -> bool:
         """Whether a concern holds an exclusive claim on ``node``."""

@@ -25,6 +25,9 @@ class ScopeTable(Protocol):
     nested scopes there and analyses those that bind names outside themselves."""
 
     walrus: bool  # the file may hold `:=`: expressions can bind names
+    # PEP 695 statements bind their name and are not analysed (the span pass leaves them as
+    # written) instead of raising UnsupportedScope
+    tolerate_generics: bool
     eager: set[int]  # scope nodes analysed with their parent (global/nonlocal)
     global_scope: Scope
 
@@ -153,7 +156,8 @@ class ScopeWalker:
     # -- statements ---------------------------------------------------------------------------
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if getattr(node, "type_params", None):
-            raise UnsupportedScope("type parameters")
+            self.generic(node, node.name, "type parameters")
+            return
         self.scope.bind(node.name, node)
         self.defaults(node.args)
         self.nested(node)
@@ -178,15 +182,27 @@ class ScopeWalker:
 
     def stmt_ClassDef(self, node: ast.ClassDef) -> None:
         if getattr(node, "type_params", None):
-            raise UnsupportedScope("type parameters")
+            self.generic(node, node.name, "type parameters")
+            return
         self.scope.bind(node.name, node)
         for child in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
             self.expr(child)
         self.nested(node)
         self.scope.bump(_end(node))
 
-    def stmt_TypeAlias(self, node: ast.AST) -> None:
-        raise UnsupportedScope("type alias")
+    def stmt_TypeAlias(self, node: ast.stmt) -> None:
+        name = getattr(node, "name", None)
+        if isinstance(name, ast.Name):
+            self.generic(node, name.id, "type alias")
+
+    def generic(self, node: ast.stmt, name: str, what: str) -> None:
+        """A statement with PEP 695 type parameters, or a ``type`` alias, whose annotation scope
+        is not modelled: UnsupportedScope, or (``tolerate_generics``) it binds its name and
+        nothing inside it is analysed (the span pass leaves it as written: spans/walker.py)."""
+        if not self.scopes.tolerate_generics:
+            raise UnsupportedScope(what)
+        self.scope.bind(name, node)
+        self.scope.bump(_end(node))
 
     def stmt_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:

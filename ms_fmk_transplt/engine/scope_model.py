@@ -30,8 +30,8 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 class UnsupportedScope(Exception):
-    """Code whose scoping this module does not model (PEP 695 type parameters), or that CPython
-    refuses to compile (``compile_error``: nonlocal at module level)."""
+    """Code whose scoping this module does not model, or that CPython refuses to compile
+    (``compile_error``: nonlocal at module level)."""
 
     def __init__(self, reason: str, compile_error: bool = False) -> None:
         super().__init__(reason)

@@ -41,6 +41,7 @@ class Scopes:
     ) -> None:
         self.module = module
         self.walrus = walrus  # the file may hold `:=`: expressions can bind names
+        self.tolerate_generics = False  # see scope_bindings.ScopeTable
         if global_scope is None:
             builtin = Scope("builtins", None, module, None)
             global_scope = Scope("global", builtin, module, None)

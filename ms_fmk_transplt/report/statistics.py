@@ -192,7 +192,9 @@ def timings(result: RunResult) -> dict[str, float]:
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def libcst_pass(result: RunResult) -> dict[str, object]:
-    """The files the LibCST pass migrated instead of the span pass, and why."""
-    reasons = Counter(f.declined for f in result.files if f.declined)
-    return {"files": sum(reasons.values()), "reasons": dict(reasons.most_common())}
+def libcst_stages(result: RunResult) -> dict[str, object]:
+    """The files a LibCST stage of the options (-r, -sim, distributed) ran on, and how many ran
+    each stage."""
+    stages = Counter(s for f in result.files for s in f.libcst_stages.split(",") if s)
+    files = sum(1 for f in result.files if f.libcst_stages)
+    return {"files": files, "stages": dict(stages.most_common())}

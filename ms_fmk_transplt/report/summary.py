@@ -16,7 +16,7 @@ from ms_fmk_transplt.report.statistics import (
     advice_count,
     caveat_split,
     headline_counts,
-    libcst_pass,
+    libcst_stages,
     open_work,
     rule_counts,
     run_buckets,
@@ -132,7 +132,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         ],
         "reports": {name: shown(path) for name, path in result.report_paths.items()},
         "timings": timings(result),
-        "libcst_pass": libcst_pass(result),
+        "libcst_stages": libcst_stages(result),
     }
 
 

@@ -190,6 +190,7 @@ class UnsupportedTable:
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
         self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
         self.bidi_control = Entry("bidi control character", "review", "manual", files["bidi_tip"])
+        self.unmodelled = Entry("(statement)", "unmodelled_code", "manual", files["unmodelled_tip"])
         dyn = raw["dynamic_device"]
         self.dynamic_device = Entry("device string", dyn["category"], dyn["action"], dyn["tip"])
         launch = raw["launch_config"]

@@ -1,11 +1,12 @@
-"""The span pass gives a file back to the LibCST pass when it meets code it does not model."""
+"""What the span pass raises inside itself: code it does not model, or a file Python cannot read."""
 
 from __future__ import annotations
 
 
 class Decline(Exception):
-    """Raised inside the span pass: this file goes through the LibCST pass instead (the reason
-    is counted by the benchmark; outputs are the same either way, only slower)."""
+    """Raised while a statement is walked, at code the span pass does not model: the walker
+    rolls the statement back and leaves it as written, with an engine.unmodelled row
+    (spans/walker.py, spans/unmodelled.py). span_pass itself never raises it."""
 
 
 class Unreadable(Exception):

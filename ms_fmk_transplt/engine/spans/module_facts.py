@@ -42,7 +42,7 @@ class Line:
     simple: bool
     first: int  # line of the first statement (of its ``def``, not its decorators)
     last: int
-    decorated: bool
+    decorator_line: int  # the line of a decorated definition's first ``@`` (0: none)
     imports: list[ast.Import | ast.ImportFrom]  # run when the module is imported
     docstring: bool
     future: bool
@@ -67,6 +67,7 @@ class ModuleFacts:
         self.lines.extend(self._line(line) for line in statement_lines(tree.body))
         if self.scopes is None:
             self.scopes = Scopes(tree, walrus=b":=" in self.source.data)
+            self.scopes.tolerate_generics = True  # (their statements are left as written)
         walk_global(self.scopes, tree)
 
     def done(self) -> None:
@@ -79,7 +80,7 @@ class ModuleFacts:
             simple=isinstance(first, SIMPLE),
             first=first.lineno,
             last=stmts[-1].end_lineno or first.lineno,
-            decorated=bool(getattr(first, "decorator_list", None)),
+            decorator_line=self._decorator_line(first),
             imports=module_level_imports(stmts),
             docstring=self._is_docstring(stmts),
             future=isinstance(first, SIMPLE)
@@ -87,6 +88,21 @@ class ModuleFacts:
             import_only=isinstance(first, SIMPLE)
             and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts),
         )
+
+    def _decorator_line(self, stmt: ast.stmt) -> int:
+        """The line of the first ``@`` of a decorated definition (its expression may start on a
+        later line: ``@(\n    dec)``), or 0."""
+        decorators: list[ast.expr] = getattr(stmt, "decorator_list", None) or []
+        if not decorators:
+            return 0
+        source = self.source
+        line = decorators[0].lineno
+        while line > 1:
+            text = source.data[source.starts[line - 1] : source.line_end(line)]
+            if text.lstrip(b" \t\f").startswith(b"@"):
+                break
+            line -= 1
+        return line
 
     def _is_docstring(self, stmts: list[ast.stmt]) -> bool:
         if len(stmts) != 1 or not isinstance(stmts[0], ast.Expr):

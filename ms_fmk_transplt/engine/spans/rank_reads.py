@@ -12,6 +12,7 @@ import re
 import tokenize
 from collections.abc import Collection
 
+from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.module_facts import Line
 from ms_fmk_transplt.engine.spans.source_text import SourceText, Token
 
@@ -38,7 +39,10 @@ def first_rank_line(
         if index != segment:  # the statement holding it, with the comments and decorators above
             segment = index
             first = lines[index - 1].last + 1 if index else 1
-            tokens = source.tokens(first, lines[index].last)
+            try:
+                tokens = source.tokens(first, lines[index].last)
+            except Decline:  # (not seen in practice) a statement read as having no rank
+                tokens = []
             starts = [t[1] for t in tokens]
         line = _rank_at(source, tokens, bisect.bisect_right(starts, at) - 1, at, names, env)
         if line:

@@ -5,7 +5,9 @@ and takes a bare CR as a line break. The span pass works on UTF-8 bytes whose li
 ``\\n`` or ``\\r\\n``: ``decode`` gives it those bytes (the cookie disarmed, each bare CR read as
 ``\\n``: neither changes a byte offset) and ``Decoded.apply`` writes its edits back into the
 file's own bytes, in the file's encoding, with its own line breaks: the bytes the LibCST pass
-writes (a line the pass inserts ends as the file's first line does).
+writes (a line the pass inserts ends as the file's first line does). A stateful encoding
+(ISO-2022-JP, UTF-7, HZ: a character's bytes depend on those before it) has no such offset map:
+its text is re-encoded whole, as LibCST writes it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-
-from ms_fmk_transplt.engine.spans.decline import Decline
 
 _BOM = codecs.BOM_UTF8
 # a PEP 263 cookie in the first two lines (tokenize.detect_encoding then says whether it counts)
@@ -36,19 +36,22 @@ class Decoded:
     bare_cr: bool  # the file's first line break is a bare CR: inserted lines end so too
     marks: list[int]  # offsets into ``data`` from which ``origins`` holds...
     origins: list[int]  # ...the matching offset into the file's own bytes
+    text: str | None = None  # a stateful encoding's text, re-encoded whole (marks unused)
 
     def original_offset(self, offset: int) -> int:
         i = bisect.bisect_right(self.marks, offset) - 1
         return self.origins[i] + offset - self.marks[i]
 
     def encode(self, new: bytes) -> bytes:
-        text = new.decode("utf-8")
-        if self.bare_cr:
-            text = re.sub(r"(?<!\r)\n", "\r", text)
-        return text.encode(self.encoding)
+        return self._line_breaks(new.decode("utf-8")).encode(self.encoding)
+
+    def _line_breaks(self, text: str) -> str:
+        return re.sub(r"(?<!\r)\n", "\r", text) if self.bare_cr else text
 
     def apply(self, source: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
         """``source`` with the span pass's edits (offsets into ``data``) made."""
+        if self.text is not None:
+            return self._apply_whole(self.text, edits)
         out, pos = [], 0
         for start, end, new in edits:
             first = self.original_offset(start)
@@ -57,12 +60,22 @@ class Decoded:
         out.append(source[pos:])
         return b"".join(out)
 
+    def _apply_whole(self, text: str, edits: list[tuple[int, int, bytes]]) -> bytes:
+        """The edits made in the UTF-8 form of the file's text (``data`` but for the cookie and
+        bare CRs, each the same length), and that text encoded whole."""
+        utf8 = text.encode("utf-8")
+        out, pos = [], 0
+        for start, end, new in edits:
+            out += [utf8[pos:start], self._line_breaks(new.decode("utf-8")).encode("utf-8")]
+            pos = end
+        out.append(utf8[pos:])
+        return b"".join(out).decode("utf-8").encode(self.encoding)
+
 
 def decode(source: bytes) -> Decoded | None:
     """None for a plain UTF-8 file (the span pass reads it as it is); else its decoded form.
     Raises UnicodeDecodeError, SyntaxError (a bad cookie) or LookupError (an unknown encoding)
-    as Python would refuse the file, and Decline for an encoding whose characters cannot be
-    written back one by one (a stateful one, such as ISO-2022-JP)."""
+    as Python would refuse the file."""
     bare_cr = b"\r" in source and _BARE_CR.search(source) is not None
     cookie = _cookie(source)
     plain_cookie = cookie is None or _is_utf8(cookie)
@@ -78,14 +91,14 @@ def decode(source: bytes) -> Decoded | None:
     data = bytearray(_BARE_CR.sub(b"\n", bytes(data)))
     bom = len(_BOM) if encoding == "utf-8-sig" else 0
     writer = "utf-8" if encoding in ("utf-8-sig", "utf-8") else encoding
-    marks, origins = _offsets(text, writer, source, bom)
+    offsets = _offsets(text, writer, source, bom)
     first_break = re.search(rb"\r\n?|\n", source)
     return Decoded(
         bytes(data),
         writer,
         first_break is not None and first_break.group(0) == b"\r",
-        marks,
-        origins,
+        *(offsets or ([0], [bom])),
+        text=None if offsets else text,
     )
 
 
@@ -108,9 +121,10 @@ def _cookie_offset(text: str) -> int:
     return len(head[: match.start(1)].encode("utf-8"))
 
 
-def _offsets(text: str, writer: str, source: bytes, bom: int) -> tuple[list[int], list[int]]:
+def _offsets(text: str, writer: str, source: bytes, bom: int) -> tuple[list[int], list[int]] | None:
     """Break points of the offset map from the UTF-8 form to the file's bytes: one after each
-    non-ASCII character (ASCII is one byte in both)."""
+    non-ASCII character (ASCII is one byte in both); None for an encoding whose characters are
+    not written one by one."""
     marks, origins = [0], [bom]
     if writer == "utf-8":
         return marks, origins
@@ -124,12 +138,12 @@ def _offsets(text: str, writer: str, source: bytes, bom: int) -> tuple[list[int]
         char = text[i]
         written = char.encode(writer)
         if source[bom + original : bom + original + len(written)] != written:
-            raise Decline(f"an encoding whose characters are not written one by one ({writer})")
+            return None
         utf8 += len(char.encode("utf-8"))
         original += len(written)
         marks.append(utf8)
         origins.append(bom + original)
         last = i + 1
     if source[bom + original :] != text[last:].encode(writer):
-        raise Decline(f"an encoding whose characters are not written one by one ({writer})")
+        return None
     return marks, origins

@@ -3,7 +3,8 @@ the text a node owns (with its own parentheses, as LibCST counts them), string t
 edits made so far.
 
 Everything here works on UTF-8 source whose lines end with ``\\n`` or ``\\r\\n`` (``ast``'s
-column offsets are then byte offsets into each line); other files are declined by the caller.
+column offsets are then byte offsets into each line); spans/source_encoding.py gives it
+those bytes for the others.
 """
 
 from __future__ import annotations
@@ -264,6 +265,21 @@ class Edits:
         self.source = source
         self.starts: list[int] = []
         self.items: list[tuple[int, int, bytes]] = []
+        self._made: list[tuple[int, int, bytes]] = []  # since the last savepoint
+
+    def savepoint(self) -> None:
+        """``rollback`` undoes the edits made from now on (one savepoint at a time)."""
+        self._made.clear()
+
+    def rollback(self) -> None:
+        """Undo the edits made since the savepoint."""
+        for item in reversed(self._made):
+            index = bisect.bisect_left(self.starts, item[0])
+            while self.items[index] is not item:
+                index += 1
+            del self.starts[index]
+            del self.items[index]
+        self._made.clear()
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -277,8 +293,10 @@ class Edits:
             raise Decline("overlapping edits")
         if index < len(self.items) and self.items[index][0] < end:
             raise Decline("overlapping edits")
+        item = (start, end, new)
         self.starts.insert(index, start)
-        self.items.insert(index, (start, end, new))
+        self.items.insert(index, item)
+        self._made.append(item)
 
     def render(self, start: int, end: int) -> bytes:
         """Bytes [start, end) with the edits that lie inside applied."""

@@ -9,9 +9,10 @@ as byte-span edits plus the same events and notices as the LibCST pass.
 from __future__ import annotations
 
 import ast
+from typing import Any, NamedTuple
 
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
+from ms_fmk_transplt.engine.recorder import Recorder, RecordMark, snippet_of
 from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.decline import Decline
@@ -24,6 +25,15 @@ from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 __all__ = ["STRING_VALUES", "SpanContext", "StringPart"]
+
+
+class UnitMark(NamedTuple):
+    """The state of a SpanContext before a unit is walked (see ``unit_savepoint``)."""
+
+    records: RecordMark
+    unchecked_edits: int
+    updated_imports: int  # how many entries: both dicts only grow, a unit adding its own keys
+    device_indices: int
 
 
 class SpanContext(SpanNames, SpanStrings, Recorder):
@@ -72,6 +82,29 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         self._parts: dict[int, list[StringPart]] = {}
         self._unit_tokens: tuple[tuple[int, int], list[Token]] | None = None
         self.forget_claims()
+
+    def unit_savepoint(self) -> UnitMark:
+        """Before a unit is walked: ``unit_rollback`` then undoes all it did."""
+        self.edits.savepoint()
+        return UnitMark(
+            self.savepoint(),
+            self.unchecked_edits,
+            len(self.updated_imports),
+            len(self.device_indices),
+        )
+
+    def unit_rollback(self, mark: UnitMark) -> None:
+        """The unit being walked is left as written: its edits, records and claims undone, the
+        walk's position reset."""
+        self.edits.rollback()
+        self.rollback(mark.records)
+        self.unchecked_edits = mark.unchecked_edits
+        _truncate(self.updated_imports, mark.updated_imports)
+        _truncate(self.device_indices, mark.device_indices)
+        self.stack.clear()
+        self.stack_scopes.clear()
+        self.scope = self.unit_scope
+        self.import_depth = self.in_fstring = 0
 
     # -- where we are ------------------------------------------------------------------------
     def enter(self, node: ast.AST, scope: Scope) -> None:
@@ -194,3 +227,9 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         rule: str | None = None,
     ) -> None:
         self.unsupported_at(lines, api, entry, message, rule)
+
+
+def _truncate(entries: dict[Any, Any], size: int) -> None:
+    """Remove the entries added after the first ``size`` (a dict keeps the order of insertion)."""
+    for key in list(entries)[size:]:
+        del entries[key]

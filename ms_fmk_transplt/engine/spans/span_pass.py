@@ -1,14 +1,14 @@
 """The span pass: migrates one file by exact byte-span edits, without LibCST.
 
-The stdlib parser (C, about ten times faster than LibCST) gives the tree; engine/scopes.py
-resolves names as LibCST did; only the statements that hold an anchor word are walked, each
-concern acting on them as its LibCST counterpart does (-s included: specify_device_spans.py);
-``import torch_npu`` and the options' helper lines are inserted last.
-The result is the same bytes, events and notices the LibCST pass gives for the same file
-(tests/test_span_pass.py compares the two on every fixture and on generated programs). A file
-in another encoding, with a byte order mark or bare CR line breaks is read as Python reads it
-(spans/source_encoding.py); one Python cannot read raises Unreadable (reported, copied
-unchanged). Code it does not model raises Decline: the file then goes through the LibCST pass.
+The only implementation of the built-in rules (and -s). The stdlib parser (C, about ten times
+faster than LibCST) gives the tree; engine/scopes.py resolves names; only the statements that
+hold an anchor word are walked, each concern of SPAN_CONCERNS acting on them in that order;
+``import torch_npu`` and the options' helper lines are inserted last (or by import_pass, after
+the LibCST stages of -sim / distributed: engine/stages.py). A file in another encoding, with a
+byte order mark or bare CR line breaks is read as Python reads it (spans/source_encoding.py);
+one Python cannot read raises Unreadable (reported, copied unchanged). A statement it does not
+model is left as written with an engine.unmodelled row (spans/walker.py); the file never goes
+elsewhere.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ms_fmk_transplt.engine.spans.anchors import (
 from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
-from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
+from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
 from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
 from ms_fmk_transplt.engine.spans.dispatch_key_spans import DispatchKeySpans
@@ -123,10 +123,9 @@ def span_pass(
     options: EngineOptions,
     insert_imports: bool = True,
 ) -> PassOutput:
-    """Migrates one file; raises Unreadable for a file Python cannot read, Decline for code the
-    span pass does not model, TooDeep for a file beyond the depth guard. Without
-    ``insert_imports``, ``import torch_npu`` and the helper lines are left to a later stage
-    (import_pass, once the structural options have run)."""
+    """Migrates one file; raises Unreadable for a file Python cannot read, TooDeep for a file
+    beyond the depth guard. Without ``insert_imports``, ``import torch_npu`` and the helper
+    lines are left to a later stage (import_pass, once the structural options have run)."""
     # The parser makes a million objects for a large file, none of them in a reference cycle:
     # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
     # parse instead of 2 s).
@@ -180,7 +179,7 @@ def _parsed(
 ) -> tuple[ModuleFacts, list[tuple[Piece, ast.Module]]]:
     """The file's pieces and their trees (a large file's earlier pieces as None: parsed again,
     one at a time) and its module facts; raises TooDeep, Unreadable (what CPython refuses is
-    reported, not migrated) or Decline."""
+    reported, not migrated)."""
     facts = ModuleFacts(text)
     kept: list[tuple[Piece, ast.Module]] = []
     try:
@@ -199,7 +198,7 @@ def _parsed(
     except UnsupportedScope as exc:
         if exc.compile_error:  # e.g. nonlocal at module level
             raise Unreadable(*refused_by_cpython(original, exc)) from exc
-        raise Decline(str(exc)) from exc
+        raise  # scopes.py models every other scope: an internal error
     return facts, kept
 
 
@@ -244,7 +243,7 @@ def _span_pass(
     except UnsupportedScope as exc:
         if exc.compile_error:
             raise Unreadable(*refused_by_cpython(original, exc)) from exc
-        raise Decline(str(exc)) from exc
+        raise  # scopes.py models every other scope: an internal error
     finally:
         share(source, None)
         if facts.scopes is not None:

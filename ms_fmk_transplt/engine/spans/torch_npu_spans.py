@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.config_module import is_openmmlab_config
-from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -101,21 +100,21 @@ class TorchNpuInsert:
             offset, anchor = ctx.source.line_end(last), last + 1
         elif index < len(lines):
             line = lines[index]
-            if line.decorated:
-                raise Decline("import torch_npu before a decorated definition")
-            offset, anchor = ctx.source.starts[line.first - 1], line.first
+            # above a decorated definition's decorators (the row names the line of its def)
+            first = line.decorator_line or line.first
+            offset, anchor = ctx.source.starts[first - 1], line.first
         else:
             last = lines[-1].last
             offset, anchor = ctx.source.line_end(last), last + 1
-        data = ctx.source.data
-        if offset == len(data) and not data.endswith(b"\n"):
-            raise Decline("import torch_npu after a last line without a line break")
         texts = [
             "\n\n" + code if code.startswith(("def ", "class ")) else code  # two blank lines above
             for code, _, _ in inserted
         ]
         newline = ctx.source.newline
         text = "".join(t.replace("\n", newline) + newline for t in texts)
+        data = ctx.source.data
+        if offset == len(data) and not data.endswith(b"\n"):
+            text = newline + text[: -len(newline)]  # the last line gets its line break instead
         ctx.replace(offset, offset, text, checked=True)
         for code, (_, rule, message) in zip(texts, inserted):
             ctx.record_insert(anchor, rule, message, code, first=True)

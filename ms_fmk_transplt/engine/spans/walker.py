@@ -8,11 +8,12 @@ implicit concatenation is several), a ``FormattedString`` per f-string token.
 from __future__ import annotations
 
 import ast
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union
 
-from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope
+from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope, UnsupportedScope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -22,6 +23,7 @@ from ms_fmk_transplt.engine.spans.span_context import (
     StringPart,
 )
 from ms_fmk_transplt.engine.spans.units import HeaderNode, Unit, header_nodes
+from ms_fmk_transplt.engine.spans.unmodelled import left_as_written
 
 # a concern's visit_<Node>/leave_<Node>: SimpleString hooks get a StringPart, others the node
 _Hook = Callable[[Union[ast.AST, StringPart]], object]
@@ -33,6 +35,19 @@ _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 _ORDERED = frozenset(
     (ast.Call, ast.Dict, ast.IfExp, ast.Lambda, *COMPREHENSIONS, *FUNCTIONS, ast.ClassDef)
 )
+
+
+# PEP 695 (Python 3.12): type parameters and `type` aliases, whose annotation scope engine/scopes.py
+# does not model
+_TYPE_PARAMS = sys.version_info >= (3, 12)
+
+
+def _generic(unit: Unit) -> bool:
+    """Whether the unit is, or is inside, a statement with type parameters or a type alias."""
+    return any(
+        getattr(node, "type_params", None) or type(node).__name__ == "TypeAlias"
+        for node in (unit.node, *unit.ancestors)
+    )
 
 
 class Walker:
@@ -55,9 +70,23 @@ class Walker:
         self._plans: dict[type[ast.AST], _Plan] = {}
         self.anchors = anchor_pattern(ctx.tables, extra_words)
         self.fstring_device = ctx.tables.device_strings.old
+        self._alone: list[ast.JoinedStr] = []  # see _fstring_alone
 
     # -- units --------------------------------------------------------------------------------
     def walk_unit(self, unit: Unit) -> None:
+        """Walks one unit; one holding code the pass does not model is left as written."""
+        mark = self.ctx.unit_savepoint()
+        try:
+            if _TYPE_PARAMS and _generic(unit):
+                raise Decline("PEP 695 type parameters or a type alias (their scope)")
+            self._walk_unit(unit)
+        except (Decline, UnsupportedScope) as exc:
+            if isinstance(exc, UnsupportedScope) and exc.compile_error:
+                raise  # (CPython refuses the file: found before any statement is walked)
+            self.ctx.unit_rollback(mark)
+            left_as_written(self.ctx, unit, str(exc))
+
+    def _walk_unit(self, unit: Unit) -> None:
         ctx = self.ctx
         ctx.unit = unit
         ctx.start_unit()
@@ -192,14 +221,44 @@ class Walker:
             if not part.fstring:
                 self._simple_string(part)
                 continue
-            if part.token.body.startswith(self.fstring_device):
-                raise Decline("a device f-string joined to other strings")
             inside = [
                 v
                 for v in values
                 if part.token.start <= ctx.source.span(v.value)[0] < part.token.end
             ]
-            self._formatted_values(inside, scope)
+            if part.token.body.startswith(self.fstring_device):
+                self._fstring_part(part, inside, scope)
+            else:
+                self._formatted_values(inside, scope)
+
+    def _fstring_part(
+        self, part: StringPart, values: list[ast.FormattedValue], scope: Scope
+    ) -> None:
+        """A device f-string joined to other strings (``f"cuda:{i}" "..."``): LibCST's
+        FormattedString hooks get the part as an f-string of its own, at its place."""
+        node = self._fstring_alone(part)
+        if part.docstring:
+            self.ctx.docstrings.add(id(node))
+        for fn in self.visits.get("FormattedString", ()):
+            fn(node)
+        self._formatted_values(values, scope)
+        for fn in self.leaves.get("FormattedString", ()):
+            fn(node)
+
+    def _fstring_alone(self, part: StringPart) -> ast.JoinedStr:
+        """The f-string token of ``part`` parsed alone, placed where the token is (kept alive
+        with the walker: the pass's caches are keyed by node ids)."""
+        source, token = self.ctx.source, part.token
+        try:
+            node = ast.parse(source.text(token.start, token.end), mode="eval").body
+        except SyntaxError as exc:
+            raise Decline("an f-string part that does not parse on its own") from exc
+        assert isinstance(node, ast.JoinedStr)  # an f-string token alone
+        node.lineno, node.end_lineno = source.line_of(token.start), source.line_of(token.end)
+        node.col_offset = token.start - source.starts[node.lineno - 1]
+        node.end_col_offset = token.end - source.starts[node.end_lineno - 1]
+        self._alone.append(node)
+        return node
 
     def _formatted_values(self, values: list[ast.FormattedValue], scope: Scope) -> None:
         self.ctx.in_fstring += 1
