@@ -1,9 +1,9 @@
 """Qualified names for the LibCST stages, from engine/scopes.py instead of LibCST's providers.
 
 The LibCST stages of the structural options (engine/stages.py) ask what their CST nodes refer
-to. The answer comes from the stdlib tree of the same code: each Name, Attribute and Call of the tree is
-indexed by its place (line and character column, as LibCST's PositionProvider gives them), with
-the scope it is read in, and resolved by engine/scopes.py when asked. A node without a
+to. The answer comes from the stdlib tree of the same code: each Name, Attribute and Call of
+the tree is indexed by its place (line and character column, as LibCST's PositionProvider gives
+them), with the scope it is read in, and resolved by engine/scopes.py when asked. A node without a
 counterpart at its place (a name inside an import, an attribute's name, a keyword) has no
 qualified names, as with LibCST.
 """
