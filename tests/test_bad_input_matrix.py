@@ -104,6 +104,7 @@ NEW_SYNTAX = (
 LATIN1 = "# entraîner sur le GPU\nimport torch\nx = torch.ones(1).cuda()\n".encode("latin-1")
 BIG = CUDA + b"w = [0.0, 1.0, 2.0, 3.0]\n" * 42_000
 BIG_LATIN1 = b"# -*- coding: latin-1 -*-\n" + CUDA + b"w = [0.0, 1.0, 2.0, 3.0]\n" * 252_000
+BIG_SIM = BIG_LATIN1 + b"from apex.normalization import FusedLayerNorm\nnorm = FusedLayerNorm(8)\n"
 DEEP = b"import torch\nx = " + b"(" * 3000 + b"torch.ones(1).cuda()" + b")" * 3000 + b"\n"
 TABS = b"import torch\nif True:\n\tx = torch.ones(1).cuda()\n"
 ILL_TYPED = json.dumps({"rules": {"FuncNameModifyRule": [{"old_name": 3, "new_name": "x"}]}})
@@ -167,11 +168,11 @@ ROWS = [
         "unchanged (raise --max-file-size to migrate it)", output=("gen.py", BIG)),
     Row("a 6 MB file in latin-1 (coding cookie)", files(gen__py=BIG_LATIN1), 0,
         log="analysed gen.py: 2 change(s)", output=("gen.py", b"import torch_npu\n")),
-    Row("a 6 MB file with -sim (the LibCST pass)",
-        lambda t: run_args(t, {"gen.py": BIG_LATIN1}, "-sim"), 0,
+    Row("a 6 MB file -sim acts on (the LibCST stage)",
+        lambda t: run_args(t, {"gen.py": BIG_SIM}, "-sim"), 0,
         log="gen.py:1: [parse.limit] larger than 5 MiB (6.0 MiB) for the LibCST pass (structural "
-        "options (-r, -s, -sim, distributed)); copied unchanged (raise --max-file-size to migrate "
-        "it)", output=("gen.py", BIG_LATIN1)),
+        "options (-r, -sim, distributed)); copied unchanged (raise --max-file-size to migrate "
+        "it)", output=("gen.py", BIG_SIM)),
     Row("deeply nested expressions", files(deep__py=DEEP), 0,
         log="deep.py:1: [parse.limit] brackets nested deeper than 200 levels (CPython: too "
         "many nested parentheses); copied unchanged", output=("deep.py", DEEP)),
