@@ -12,10 +12,6 @@ UNREADABLE = {
     "expected/toolkit_msft/toolkit/legacy_py2.py": "parse.syntax_error",
     "projects/legacy_gpu/legacy_eval.py": "parse.syntax_error",
     "projects/toolkit/toolkit/legacy_py2.py": "parse.syntax_error",
-    # a string literal with an unknown \N{...} name: CPython refuses the file
-    "rules/distributed_mode.init/unevaluable_guard": "parse.syntax_error",
-    "rules/distributed_mode.rank_zero_guard/unevaluable_path": "parse.syntax_error",
-    "rules/distributed_mode.unsharded_loader/unevaluable_key": "parse.syntax_error",
     "rules/parse.decode_error/": "parse.decode_error",
     "rules/parse.limit/": "parse.limit",
     "rules/parse.syntax_error/": "parse.syntax_error",

@@ -25,20 +25,10 @@ REPORTS = {
     "projects/legacy_gpu/legacy_eval.py": ("parse.syntax_error", 4, _PRINT),
     "projects/toolkit/toolkit/legacy_py2.py": ("parse.syntax_error", 7, _PRINT),
     "rules/parse.syntax_error/python2.py": ("parse.syntax_error", 3, _PRINT),
-    "rules/distributed_mode.init/unevaluable_guard.py": (
+    "rules/parse.syntax_error/distributed_main.py": (
         "parse.syntax_error",
-        3,
-        _UNICODE.format("115-121") + "unknown Unicode character name)" + _COPIED,
-    ),
-    "rules/distributed_mode.rank_zero_guard/unevaluable_path.py": (
-        "parse.syntax_error",
-        2,
-        _UNICODE.format("52-58") + "unknown Unicode character name)" + _COPIED,
-    ),
-    "rules/distributed_mode.unsharded_loader/unevaluable_key.py": (
-        "parse.syntax_error",
-        2,
-        _UNICODE.format("61-67") + "unknown Unicode character name)" + _COPIED,
+        9,
+        _UNICODE.format("0-20") + "unknown Unicode character name)" + _COPIED,
     ),
     "rules/parse.syntax_error/unknown_unicode_name.py": (
         "parse.syntax_error",
