@@ -43,7 +43,9 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
     if main_result is None:
         return []
     # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
-    from ms_fmk_transplt.engine.existing_distributed import ALREADY_DISTRIBUTED
+    from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
+        ALREADY_DISTRIBUTED,
+    )
 
     return [
         (Severity.WARNING, f"{shown(n.file)}:{n.line}: distributed -m: {n.message}")
@@ -60,7 +62,7 @@ def migrate_main(
     )
     output, record = migrate_file(project.root / main_rel, main_rel, tables, options)
     # imported here, not to dodge a cycle: it imports LibCST, which a run without -m never loads
-    from ms_fmk_transplt.engine.distributed_plan import NO_DATALOADER
+    from ms_fmk_transplt.engine.rules.distributed_mode.distributed_plan import NO_DATALOADER
 
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(

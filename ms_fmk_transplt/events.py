@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
-ADVICE = "advice"  # the action of advice rows (engine/advice.py)
+ADVICE = "advice"  # the action of advice rows (engine/rules/advice/advice_rows.py)
 
 
 class Operation(str, Enum):

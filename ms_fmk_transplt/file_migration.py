@@ -10,8 +10,9 @@ from pathlib import Path
 
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.guards import LIMIT
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
+from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
+from ms_fmk_transplt.engine.rules.parse.guards import LIMIT
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
@@ -20,20 +21,8 @@ from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.record_codec import Malformed, record_from_plain, record_to_plain
 from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.regular_files import read_regular
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
 from ms_fmk_transplt.staging import INTERRUPTED
 from ms_fmk_transplt.tables import Tables
-
-INTERNAL_ERROR = declare(
-    "engine.internal_error",
-    "the tool failed on a file (a bug): the file is copied unchanged, the run exits 1",
-    "Each file is migrated in isolation: when the engine raises on one, that file is copied to the "
-    "output byte for byte, listed as a `failed_file` row (open work: migrate it by hand) with the "
-    "exception, its traceback is in the log, the other files are migrated as usual, and the run "
-    "exits with code 1 at the end. Please report it with the file (or a reduced copy).",
-    kind=OPEN_WORK,
-    opt_out=SKIP_FILE,
-)
 
 
 def migrate_file(

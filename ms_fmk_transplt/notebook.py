@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.parse import DECODE_ERROR, SYNTAX_ERROR
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.engine.skipped_file import skipped
-from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
 from ms_fmk_transplt.tables import Tables
 

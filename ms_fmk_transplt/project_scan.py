@@ -1,5 +1,5 @@
 """Before migrating: read the input's Python files once for what one file tells the others
-(engine/spans/project_facts.py: the CUDA-only code each module defines)."""
+(engine/rules/cuda_only/project_facts.py: the CUDA-only code each module defines)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
-from ms_fmk_transplt.engine.spans.cuda_only_code import cuda_only_names
-from ms_fmk_transplt.engine.spans.cuda_only_hints import has_condition, hinted
-from ms_fmk_transplt.engine.spans.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces

@@ -1,7 +1,8 @@
 """The rule pages ``docs/rules/<id>.md``, generated from the declarations (rule_catalog.py) and the
 golden fixture pairs ``fixtures/rules/<id>/``: scripts/build_rule_docs.py writes them, and
-tests/test_rule_catalog.py fails when they are stale. Imports every module that declares rules
-(so LibCST too): used when building docs and in tests, never during a migration.
+tests/test_rule_catalog.py fails when they are stale. Imports every module of every rule family
+(engine/rules/registry.py; so LibCST too): used when building docs and in tests, never during
+a migration.
 """
 
 from __future__ import annotations
@@ -14,44 +15,13 @@ from unittest import mock
 
 from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.rules.registry import family_modules
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
-# every module that calls declare(...)
-DECLARING_MODULES = (
-    "ms_fmk_transplt.engine.advice",
-    "ms_fmk_transplt.engine.distributed_plan",
-    "ms_fmk_transplt.engine.existing_distributed",
-    "ms_fmk_transplt.engine.environment_keys",
-    "ms_fmk_transplt.engine.guards",
-    "ms_fmk_transplt.engine.operator_support",
-    "ms_fmk_transplt.engine.optout",
-    "ms_fmk_transplt.engine.parse",
-    "ms_fmk_transplt.engine.rank_zero_guards",
-    "ms_fmk_transplt.engine.recorder",
-    "ms_fmk_transplt.engine.similar",
-    "ms_fmk_transplt.engine.spans.amp_spans",
-    "ms_fmk_transplt.engine.spans.capability_spans",
-    "ms_fmk_transplt.engine.spans.cuda_only_spans",
-    "ms_fmk_transplt.engine.spans.dispatch_key_spans",
-    "ms_fmk_transplt.engine.spans.device_api_spans",
-    "ms_fmk_transplt.engine.spans.device_strings_spans",
-    "ms_fmk_transplt.engine.spans.distributed_spans",
-    "ms_fmk_transplt.engine.spans.expected_errors_spans",
-    "ms_fmk_transplt.engine.spans.imports_spans",
-    "ms_fmk_transplt.engine.spans.profiler_spans",
-    "ms_fmk_transplt.engine.spans.specify_device_spans",
-    "ms_fmk_transplt.engine.spans.tensor_methods_spans",
-    "ms_fmk_transplt.engine.spans.torch_npu_spans",
-    "ms_fmk_transplt.engine.spans.unmodelled",
-    "ms_fmk_transplt.engine.todo_comments",
-    "ms_fmk_transplt.engine.trained_modules",
-    "ms_fmk_transplt.engine.user_rules",
-    "ms_fmk_transplt.file_migration",
-)
 KIND_TEXT = {
     CHANGE: "change: rewrites code, one change_list.csv row per change",
     OPEN_WORK: "open work: code left as it is, one row of unsupported_op.xlsx / .csv",
@@ -62,8 +32,8 @@ EXAMPLE_ROWS = 3  # changes or rows shown in a page's example
 
 
 def all_rules() -> dict[str, Rule]:
-    """Every declared rule, by id (sorted)."""
-    for name in DECLARING_MODULES:
+    """Every declared rule, by id (sorted): the modules of every family declare them."""
+    for name in family_modules():
         importlib.import_module(name)
     return dict(sorted(RULES.items()))
 

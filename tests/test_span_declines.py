@@ -12,12 +12,12 @@ import pytest
 
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
+from ms_fmk_transplt.engine.rules.engine.unmodelled import UNMODELLED
 from ms_fmk_transplt.engine.scope_bindings import walk_global
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass
-from ms_fmk_transplt.engine.spans.unmodelled import UNMODELLED
 from ms_fmk_transplt.engine.spans.walker import Walker
 from ms_fmk_transplt.engine.tree_depth import TooDeep
 from ms_fmk_transplt.tables import load_tables

@@ -1,6 +1,6 @@
-"""-s runs in the span pass (engine/spans/specify_device_spans.py), interleaved with the
-built-in rewrites of the same node: on every fixture the events describe the diff and a second
-run changes nothing; the Before of each rewrite shows the text the one before it left."""
+"""-s runs in the span pass (engine/rules/specify_device/), interleaved with the built-in
+rewrites of the same node: on every fixture the events describe the diff and a second run
+changes nothing; the Before of each rewrite shows the text the one before it left."""
 
 from __future__ import annotations
 

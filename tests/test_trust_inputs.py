@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import tables_for
 
-from ms_fmk_transplt.engine.parse import DECODE_ERROR, SYNTAX_ERROR
+from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.safe_names import shown
@@ -217,7 +217,7 @@ def test_shown(name: str | bytes, expected: str) -> None:
 
 def test_bidi_controls_get_a_row_wherever_they_are(tmp_path: Path) -> None:
     from ms_fmk_transplt.engine import migrate_source
-    from ms_fmk_transplt.engine.guards import BIDI_CONTROL
+    from ms_fmk_transplt.engine.rules.parse.guards import BIDI_CONTROL
 
     source = (
         'import torch\nx = torch.zeros(3).cuda()  # \u202e comment\ns = "\u2067text\u2069"\n'

@@ -17,8 +17,8 @@ from libcst.metadata import (
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
+from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL, chosen_name
-from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry

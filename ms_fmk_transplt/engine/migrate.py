@@ -16,11 +16,16 @@ import gc
 import time
 from collections import Counter
 
-from ms_fmk_transplt.engine.guards import LIMIT, bidi_notices, refusal, too_large
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
-from ms_fmk_transplt.engine.optout import IGNORE_LINE, SKIP, ignored_lines, skip_file_line
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.recorder import shift_line
+from ms_fmk_transplt.engine.rules.optout.optout_comments import (
+    IGNORE_LINE,
+    SKIP,
+    ignored_lines,
+    skip_file_line,
+)
+from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable

@@ -10,8 +10,8 @@ changes program structure, each as a stage of its own over the text the previous
    the built-in rewrites of what they replace, the device strings they bind are already NPU
    strings, and an open-work row the span pass made for what they replaced (a FlashAttention
    call, ``nn.DataParallel``) is withdrawn;
-4. ``import torch_npu`` and the helper lines (span pass, engine/spans/torch_npu_spans.py) once,
-   for the changes of every stage.
+4. ``import torch_npu`` and the helper lines (span pass, engine/rules/imports/torch_npu_spans.py),
+   once, for the changes of every stage.
 
 Events are recorded in the lines of the stage's input; stage 3 and 4 inserts are given back in
 the lines of stage 2's input, so the finishing steps (engine/migrate.py) see one list.
@@ -30,16 +30,16 @@ from libcst.metadata import MetadataWrapper
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
-from ms_fmk_transplt.engine.distributed_mode import DistributedMode
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.parse import parse
-from ms_fmk_transplt.engine.rank_zero_guards import RankZeroGuards
 from ms_fmk_transplt.engine.recorder import shift_line
+from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
+from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
+from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
+from ms_fmk_transplt.engine.rules.similar.similar_calls import Similar
+from ms_fmk_transplt.engine.rules.user_rules.user_rule_rewrites import UserRulesConcern
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
-from ms_fmk_transplt.engine.similar import Similar
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, import_pass, span_pass
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
-from ms_fmk_transplt.engine.user_rules import UserRulesConcern
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice
 from ms_fmk_transplt.tables import Tables
 

@@ -1,6 +1,6 @@
 """What the target torch_npu (-v) makes of code the migration leaves as it is: operator-support
-rows (rules operator_support.*, engine/operator_support.py) and advice rows (advice.*,
-engine/advice.py).
+rows (rules operator_support.*, engine/rules/operator_support/operator_rows.py) and advice rows
+(advice.*, engine/rules/advice/advice_rows.py).
 
 Nothing is rewritten, so one scan serves both passes: the stdlib tree of the file, names
 resolved through imports and scopes as the passes resolve them (engine/scopes.py). Only the
@@ -16,13 +16,13 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import Any
 
-from ms_fmk_transplt.engine.advice import (
+from ms_fmk_transplt.engine.cst_names import scoped_children
+from ms_fmk_transplt.engine.rules.advice.advice_rows import (
     PATTERN_WORDS,
     AdviceFinder,
     may_hold_pattern,
 )
-from ms_fmk_transplt.engine.cst_names import scoped_children
-from ms_fmk_transplt.engine.operator_support import operator_notice
+from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.statements import imports_in

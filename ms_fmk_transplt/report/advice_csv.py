@@ -1,6 +1,6 @@
 """advice.csv and the "Advice" sheet of unsupported_op.xlsx: optional NPU performance, precision
-and environment work (engine/advice.py), kept apart from the must-fix rows. Read only from the
-recorded notices; the expected effect and the source come from rules/advice.json by rule id."""
+and environment work (engine/rules/advice/), kept apart from the must-fix rows. Read only from
+the recorded notices; the expected effect and the source come from rules/advice.json by rule id."""
 
 from __future__ import annotations
 

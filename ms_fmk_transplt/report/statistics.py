@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ms_fmk_transplt.engine.spans.torch_npu_spans import TORCH_NPU
-from ms_fmk_transplt.engine.todo_comments import TODO_COMMENT
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.records import FileRecord, RunResult
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 class Decline(Exception):
     """Raised while a statement is walked, at code the span pass does not model: the walker
     rolls the statement back and leaves it as written, with an engine.unmodelled row
-    (spans/walker.py, spans/unmodelled.py). span_pass itself never raises it."""
+    (spans/walker.py, engine/rules/engine/unmodelled.py). span_pass itself never raises it."""
 
 
 class Unreadable(Exception):

@@ -18,66 +18,38 @@ import gc
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.parse import refused_by_cpython, undecodable
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
+from ms_fmk_transplt.engine.rules.parse.parse_errors import refused_by_cpython, undecodable
+from ms_fmk_transplt.engine.rules.registry import span_concerns
+from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import (
+    ANCHOR_WORDS,
+    finish_file,
+)
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
-from ms_fmk_transplt.engine.spans.amp_spans import AmpSpans
 from ms_fmk_transplt.engine.spans.anchors import (
     TO_CALL_PATTERN,
     alias_pattern,
     anchor_bytes,
     anchor_lines,
 )
-from ms_fmk_transplt.engine.spans.capability_spans import CapabilitySpans
 from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
-from ms_fmk_transplt.engine.spans.cuda_only_spans import CudaOnlySpans
 from ms_fmk_transplt.engine.spans.decline import Unreadable
-from ms_fmk_transplt.engine.spans.device_api_spans import DeviceApiSpans
-from ms_fmk_transplt.engine.spans.device_strings_spans import DeviceStringsSpans
-from ms_fmk_transplt.engine.spans.dispatch_key_spans import DispatchKeySpans
-from ms_fmk_transplt.engine.spans.distributed_spans import DistributedSpans
-from ms_fmk_transplt.engine.spans.environment_spans import EnvironmentSpans
-from ms_fmk_transplt.engine.spans.expected_errors_spans import ExpectedErrorsSpans
-from ms_fmk_transplt.engine.spans.imports_spans import ImportsSpans
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
-from ms_fmk_transplt.engine.spans.profiler_spans import ProfilerSpans
 from ms_fmk_transplt.engine.spans.shared_tree import share
-from ms_fmk_transplt.engine.spans.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.spans.source_encoding import decode
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.engine.spans.specify_device_spans import (
-    ANCHOR_WORDS,
-    SpecifyDeviceSpans,
-    finish_file,
-)
-from ms_fmk_transplt.engine.spans.tensor_methods_spans import TensorMethodsSpans
-from ms_fmk_transplt.engine.spans.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.spans.units import find_units
-from ms_fmk_transplt.engine.spans.unsupported_spans import UnsupportedSpans
 from ms_fmk_transplt.engine.spans.walker import Walker
 from ms_fmk_transplt.engine.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.events import ChangeEvent, Notice
 from ms_fmk_transplt.tables import Tables
 
-# the order of engine/cst_pass.py's CONCERNS
-SPAN_CONCERNS = (
-    AmpSpans,
-    CudaOnlySpans,
-    DispatchKeySpans,
-    SkipGuardSpans,
-    CapabilitySpans,
-    DeviceApiSpans,
-    TensorMethodsSpans,
-    DeviceStringsSpans,
-    ExpectedErrorsSpans,
-    DistributedSpans,
-    ProfilerSpans,
-    EnvironmentSpans,
-    UnsupportedSpans,
-    ImportsSpans,
-)
+# the built-in rule families' concerns, in the order they act on a node
+SPAN_CONCERNS = span_concerns(specify_device=False)
+SPAN_CONCERNS_S = span_concerns(specify_device=True)
 
 
 @dataclass
@@ -103,12 +75,8 @@ def supports(options: EngineOptions) -> bool:
 
 
 def span_concerns_for(options: EngineOptions) -> tuple[type[SpanConcern], ...]:
-    """The concerns of one file, in the order of engine/cst_pass.py's concerns_for."""
-    if not options.specify_device:
-        return SPAN_CONCERNS
-    concerns: list[type[SpanConcern]] = list(SPAN_CONCERNS)
-    concerns.insert(concerns.index(TensorMethodsSpans), SpecifyDeviceSpans)
-    return tuple(concerns)
+    """The concerns of one file, in order (engine/rules/registry.py)."""
+    return SPAN_CONCERNS_S if options.specify_device else SPAN_CONCERNS
 
 
 def extra_anchor_words(options: EngineOptions) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union
 
+from ms_fmk_transplt.engine.rules.engine.unmodelled import left_as_written
 from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope, UnsupportedScope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline
@@ -23,7 +24,6 @@ from ms_fmk_transplt.engine.spans.span_context import (
     StringPart,
 )
 from ms_fmk_transplt.engine.spans.units import HeaderNode, Unit, header_nodes
-from ms_fmk_transplt.engine.spans.unmodelled import left_as_written
 
 # a concern's visit_<Node>/leave_<Node>: SimpleString hooks get a StringPart, others the node
 _Hook = Callable[[Union[ast.AST, StringPart]], object]

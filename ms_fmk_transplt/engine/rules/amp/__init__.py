@@ -1,0 +1,1 @@
+"""amp.*: automatic mixed precision (autocast, GradScaler) onto torch.npu.amp / device "npu"."""

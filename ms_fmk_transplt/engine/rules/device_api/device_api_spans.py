@@ -1,0 +1,81 @@
+"""Span pass: ``torch.cuda.<X>`` -> ``torch.npu.<X>`` in expressions (rules device_api.*,
+amp.cuda_amp); see engine/device_api.py for the rule."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import declare
+
+# The rows of the namespace table (rules/interface_table.json, cuda_namespace) name these ids.
+INTERFACE_TABLE = declare(
+    "device_api.interface_table",
+    "the porting guide's interface tables: `torch.cuda.is_available/set_device/synchronize/Stream/"
+    "...` and `torch.cuda.FloatTensor` & co. -> `torch.npu.*`",
+    "The Ascend porting guide lists the `torch.cuda` device, stream and event APIs and the CUDA "
+    "tensor types with their `torch.npu` counterparts (same signatures); these names are rewritten "
+    "in expressions and imports, resolved through import aliases (`import torch as th`).",
+)
+NPU_NAMESPACE = declare(
+    "device_api.npu_namespace",
+    "any other `torch.cuda.X` that the target's `torch.npu` also has -> `torch.npu.X`",
+    "Memory statistics, RNG state, graphs, streams: torch_npu mirrors much of `torch.cuda` under "
+    "`torch.npu`. A name is migrated when every release of the `-v` target version provides it "
+    "(rules/torch_npu_names/<version>.json, read from the public wheels); otherwise it is left "
+    "alone and reported (rule device_api.no_npu_counterpart).",
+)
+
+
+class DeviceApiSpans(CudaChains, SpanConcern):
+    ATTRIBUTE = ast.Attribute
+
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        # id(outermost chain node) -> (cuda name, npu name, rule, snippet before) to record
+        self.pending: dict[int, tuple[str, str, str, str]] = {}
+
+    def leave_Name(self, node: ast.Name) -> None:
+        if self.ctx.is_claimed(node):
+            return
+        if id(node) in self.chain_of and self.ctx.qname(node) == CUDA:
+            outer, full = self._full_name(node)
+            if self.tables.lookup_cuda_import(full) is None:  # an alias keeps member names
+                self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        pending = self.pending.pop(id(node), None)
+        if pending is not None:
+            cuda_name, npu_name, rule, before = pending
+            self.ctx.record(
+                self.ctx.lines(node),
+                rule,
+                f"{cuda_name} -> {npu_name}",
+                before,
+                self.ctx.snippet(node),
+            )
+        if node.attr != "cuda" or self.ctx.qname(node) != CUDA:
+            return
+        if self.ctx.is_claimed(node):
+            return
+        outer, full = self._full_name(node)
+        mapped = self.tables.lookup_cuda(full)
+        if mapped is None:
+            self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
+            return
+        npu_name, rule = mapped
+        member = self.renamed_member(full, npu_name)
+        if member is not None and id(node) in self.member_of:
+            self.ctx.rename_attr(self.member_of[id(node)], member)
+        if outer is node:
+            before = self.ctx.snippet(node, updated=False)
+            self.ctx.rename_attr(node, "npu")
+            self.ctx.record(
+                self.ctx.lines(node), rule, f"{full} -> {npu_name}", before, self.ctx.snippet(node)
+            )
+        else:
+            before = self.ctx.snippet(outer, updated=False)
+            self.ctx.rename_attr(node, "npu")
+            self.pending[id(outer)] = (full, npu_name, rule, before)

@@ -1,0 +1,378 @@
+"""Span pass: device specs (``"cuda:0"``, ``f"cuda:{rank}"``) and integer device indices
+(rules device_strings.*); see engine/device_strings.py for the rule."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
+    fstring_segments,
+    override_offsets,
+    shown_words,
+)
+from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
+from ms_fmk_transplt.engine.spans.source_text import StringToken
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables import Tables
+from ms_fmk_transplt.tables.unsupported_table import Entry
+
+LITERAL = declare(
+    "device_strings.literal",
+    'a literal whose whole value is a device spec: `"cuda"`, `"cuda:0"`, `"cuda:%d"` -> `"npu..."`',
+    "A string whose entire value is a CUDA device spec names a device wherever it is (a "
+    "`torch.device`, a `.to()`, a `device=` argument, a default in argparse, a comparison with "
+    "`x.device.type`), so it is rewritten everywhere to keep values consistent across the program. "
+    'Strings that merely mention cuda (`"Using cuda: %s"`, help texts, docstrings, comments) are '
+    "not device specs and are left alone; a config override on a command line "
+    '(`"device=cuda"`, `"--device=cuda:0"`) names a device too. Nor is a `"cuda"` (or `"nccl"`) '
+    "beside an "
+    '`"npu"` (`"hccl"`) of the code\'s own -- an if/elif chain with an NPU arm, a tuple or '
+    "list naming both, an enum table with an NPU member, a dict with both keys: rewritten, it "
+    "would shadow the NPU arm written for the NPU -- nor an option named `cuda` "
+    '(`{"cuda": cuda}`).',
+)
+FSTRING = declare(
+    "device_strings.fstring",
+    '`f"cuda:{rank}"` -> `f"npu:{rank}"`',
+    "An f-string whose literal part is a device spec prefix followed by an index expression is a "
+    "device name built at run time; its `cuda:` prefix becomes `npu:`. An f-string that only "
+    'mentions cuda (`f"cuda:{i} is busy"`) is left alone.',
+)
+INT_DEVICE = declare(
+    "device_strings.int_device",
+    "integer device indices: `torch.device(rank)`, `x.to(local_rank)` -> the NPU of that index",
+    "PyTorch reads a bare integer device as a CUDA index, which fails on an NPU host. Where an "
+    "integer is passed as a device (`torch.device(i)`, `.to(i)`, `device=i`) it is made explicit: "
+    '`torch.device("npu", i)`, `.to(f"npu:{i}")`. Integers are recognised by name (`local_rank`, '
+    "`rank`, `gpu`, `args.gpu`, `device_id`, ...; list `int_device` in "
+    "rules/interface_table.json), "
+    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those.",
+    caveat="the expression is assumed to be an integer device index (by its name); check it is one",
+)
+
+DOTTED_NAME = declare(
+    "device_strings.dotted_name",
+    "a string naming a torch.cuda API: `'torch.cuda.HalfTensor'`, "
+    "`mock.patch('torch.cuda.synchronize')`, `'pkg.mod.torch.cuda.device_count'` -> "
+    "`'torch.npu...'`",
+    "Some code names CUDA APIs in strings: tensor type names compared with `x.type()` "
+    "(`param.type() in ['torch.cuda.HalfTensor', 'torch.cuda.BFloat16Tensor']` -- on the NPU "
+    "`.type()` returns `torch.npu.HalfTensor`, so the test would fail and fp16 runs raise) and "
+    "dotted patch targets in tests (`mock.patch('torch.cuda.synchronize')`, also through a "
+    "module that imports torch: `mock.patch('pkg.utils.torch.cuda.device_count')`; they must "
+    "patch what the migrated code calls). A literal whose whole value is such a name is "
+    "migrated exactly like the code it names: only when the target's `torch.npu` has it, "
+    "never a capability probe (device_api.capability_probe keeps those on torch.cuda).",
+)
+NOT_A_DEVICE = declare(
+    "device_strings.not_a_device",
+    '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row',
+    "Some libraries take a `cuda` string that is not a torch device: Lightning's "
+    '`Trainer(accelerator="cuda")` / `Fabric(accelerator="cuda")` names its CUDAAccelerator, and '
+    'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The same '
+    'holds where the value flows there through a name: `accelerator = "cuda"`, '
+    '`accelerator == "cuda"`, a parameter `accelerator: Literal["cpu", "cuda"] = "cuda"`, '
+    '`allowed_accelerators = {"cpu", "cuda"}` (any name containing `accelerator`). The literal '
+    "is left as it is and reported: run on the NPU through an NPU accelerator for Lightning, or "
+    "drive torch_npu directly.",
+    kind=OPEN_WORK,
+)
+NOT_DEVICE_KEYWORDS = frozenset({"accelerator"})  # keyword arguments whose "cuda" is no device
+ACCELERATOR_API = 'accelerator "cuda"'
+ACCELERATOR = '"cuda" flows into a Lightning accelerator (by name): not a device; left unchanged'
+NOT_A_DEVICE_ENTRY = Entry(
+    "accelerator",
+    "cuda_only_api",
+    "manual",
+    'Lightning\'s accelerator="cuda" selects its CUDAAccelerator (there is no built-in "npu" '
+    "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
+)
+CUDA_PREFIX = "torch.cuda."
+# a config override on a command line (`tune run ... device=cuda`, `--device=cuda:0`)
+DEVICE_OVERRIDE = re.compile(r"(-{0,2}[A-Za-z_.]*device)=(cuda)(:\d+)?$")
+OVERRIDE_MESSAGE = "device override in a command line: device=cuda -> device=npu"
+# "torch.cuda.X", or a patch target through a module: "pkg.utils.torch.cuda.X"
+_DOTTED = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*)(torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
+
+
+def names_cuda_api(body: str) -> bool:
+    """Cheap test: could this literal body be a dotted name of a torch.cuda API?"""
+    return CUDA_PREFIX in body
+
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def dotted_cuda_name(value: str, tables: Tables) -> str | None:
+    """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
+    match = _DOTTED.match(value)
+    if match is None:
+        return None
+    prefix, name = match.groups()
+    from ms_fmk_transplt.engine.rules.device_api.probe_shapes import PROBES
+
+    if any(name == p or name.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
+        return None
+    mapped = tables.lookup_cuda(name)
+    return prefix + mapped[0] if mapped else None
+
+
+def is_integer(node: ast.AST) -> bool:
+    """LibCST's Integer: an int literal (``True`` is a name there, not a number)."""
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+class DeviceStringsSpans(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        strings, ints = self.tables.device_strings, self.tables.int_device
+        self.old, self.new, self.literal = strings.old, strings.new, strings.literal
+        self.literal_rule, self.fstring_rule = LITERAL, FSTRING
+        self.ints = ints
+        self.int_rule = INT_DEVICE
+        self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
+        self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
+        self.kept = kept_device_strings(ctx.source.data)
+        self.accelerators = accelerator_strings(ctx.source.data)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        value = node.value
+        if node.arg in NOT_DEVICE_KEYWORDS and isinstance(value, ast.Constant):
+            if isinstance(value.value, str) and self.literal.match(value.value):
+                self.ctx.claim(value)
+                message = f'{node.arg}="{value.value}": not a torch device; left unchanged'
+                api = f"{node.arg}={value.value!r}"
+                self.ctx.unsupported(self.ctx.lines(value), api, NOT_A_DEVICE_ENTRY, message,
+                                     NOT_A_DEVICE)  # fmt: skip
+            return
+        # map_location={"cuda:0": "npu:0"}: the keys name the device a checkpoint was saved on
+        if node.arg == "map_location" and isinstance(node.value, ast.Dict):
+            for key in node.value.keys:
+                if key is not None:
+                    self.ctx.claim(key)
+
+    # -- literals --------------------------------------------------------------------------
+    def leave_SimpleString(self, part: StringPart) -> None:
+        if part.docstring or self.ctx.is_claimed(part.key):
+            return
+        node = part.node
+        place = (node.lineno, node.col_offset)
+        if part.whole and place in self.kept:
+            self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
+            return
+        if part.whole and place in self.accelerators:
+            self.ctx.claim(part.key)
+            self.ctx.unsupported(part.lines, ACCELERATOR_API, NOT_A_DEVICE_ENTRY, ACCELERATOR,
+                                 NOT_A_DEVICE)  # fmt: skip
+            return
+        body = self.ctx.body(part)
+        if body is not None and names_cuda_api(body):
+            self._dotted_name(part, body)
+            return
+        override = DEVICE_OVERRIDE.match(body) if body is not None and "=" in body else None
+        if override is not None and part.value == body:  # "device=cuda" on a command line
+            before = self.ctx.token_text(part)
+            at = part.token.body_start + override.start(2)
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+            rule = self.ctx.rule_for(part.key, self.literal_rule)
+            after = self.ctx.token_text(part)
+            self.ctx.record(part.lines, rule, f"device '{body}' -> npu", before, after)
+            return
+        if body is not None and "device=cuda" in body:
+            self._command_line(part, body)
+        if body is None or not body.startswith(self.old):
+            return
+        value = part.value
+        if not isinstance(value, str) or not self.literal.match(value):
+            return
+        before = self.ctx.token_text(part)
+        start = part.token.body_start
+        self.ctx.replace(start, start + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(part.key, self.literal_rule)
+        self.ctx.record(
+            part.lines,
+            rule,
+            f"device '{value}' -> '{self.new}{value[len(self.old) :]}'",
+            before,
+            self.ctx.token_text(part),
+        )
+
+    def _command_line(self, part: StringPart, body: str) -> None:
+        offsets = override_offsets([body])
+        if not offsets:
+            return
+        for _, offset in offsets:
+            at = part.token.body_start + len(body[:offset].encode("utf-8"))
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(part.key, self.literal_rule)
+        before, after = shown_words([body], offsets, 0, self.new)
+        self.ctx.record(part.lines, rule, OVERRIDE_MESSAGE, before, after)
+
+    def _dotted_name(self, part: StringPart, body: str) -> None:
+        npu = dotted_cuda_name(body, self.tables) if part.value == body else None
+        if npu is None:
+            return
+        before = self.ctx.token_text(part)
+        start = part.token.body_start
+        self.ctx.replace(start, start + len(body), npu, expect=body)
+        rule = self.ctx.rule_for(part.key, DOTTED_NAME)
+        self.ctx.record(part.lines, rule, f"'{body}' -> '{npu}'", before, self.ctx.token_text(part))
+
+    def leave_FormattedString(self, node: ast.JoinedStr) -> None:
+        token = self.ctx.string_token(node)
+        if token is None or self.ctx.is_docstring(node):
+            return
+        body, values = token.body, node.values
+        whole_device = (
+            len(values) == 1 and body == self.old and isinstance(values[0], ast.Constant)
+        ) or (
+            len(values) == 2
+            and body.startswith(self.old + ":{")
+            and isinstance(values[0], ast.Constant)
+            and values[0].value == self.old + ":"
+            and isinstance(values[1], ast.FormattedValue)
+        )
+        if not whole_device:
+            if "device=cuda" in body:
+                self._fstring_command_line(node, token)
+            return
+        before = self.ctx.snippet(node)
+        start = token.body_start
+        self.ctx.replace(start, start + len(self.old), self.new, expect=self.old)
+        self.ctx.record(
+            self.ctx.lines(node),
+            self.ctx.rule_for(node, self.fstring_rule),
+            f"device f-string {self.old}: -> {self.new}:",
+            before,
+            self.ctx.snippet(node),
+        )
+
+    def _fstring_command_line(self, node: ast.JoinedStr, token: StringToken) -> None:
+        segments = fstring_segments(token.body)
+        offsets = override_offsets([text for _, text in segments])
+        if not offsets:
+            return
+        for index, offset in offsets:
+            at = token.body_start + len(token.body[: segments[index][0] + offset].encode("utf-8"))
+            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
+        rule = self.ctx.rule_for(node, self.fstring_rule)
+        texts = [text for _, text in segments]
+        before, after = shown_words(texts, offsets, 0, self.new)
+        self.ctx.record(self.ctx.lines(node), rule, OVERRIDE_MESSAGE, before, after)
+
+    # -- integer device indices -----------------------------------------------------------
+    def is_int_device(self, node: ast.AST) -> bool:
+        """Whether an (original) expression is an integer device index."""
+        t = self.ints
+        if is_integer(node):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in t.identifiers
+        if isinstance(node, ast.Attribute):
+            return node.attr in t.identifiers
+        if isinstance(node, ast.Subscript):
+            seq = node.value
+            last = (
+                seq.id
+                if isinstance(seq, ast.Name)
+                else (seq.attr if isinstance(seq, ast.Attribute) else None)
+            )
+            return last in t.sequences
+        if isinstance(node, ast.Call):
+            if self.ctx.last_name(node.func) not in self.int_call_leaves:
+                return False
+            return (self.ctx.qname(node.func) or "") in t.calls
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+            sides = (node.left, node.right)
+            if any(self.ctx.is_single_string(s) for s in sides):
+                return False
+            return any(self.is_int_device(s) for s in sides)
+        return False
+
+    def _has_int_device_arg(self, call: ast.Call) -> bool:
+        is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+        for i, arg in enumerate(source_args(call)):
+            if (
+                arg.keyword in self.device_keywords or (is_to and arg.keyword is None and i == 0)
+            ) and self.is_int_device(arg.value):
+                return True
+        return False
+
+    def _excluded_callee(self, func: ast.AST) -> bool:
+        """Calls whose device argument is an index by design (torch.cuda.*, .cuda(), .npu())."""
+        qn = self.ctx.qname(func) or ""
+        if qn.startswith(("torch.cuda", "torch.npu")):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "npu"):
+            return True
+        return self.ctx.is_foreign(func)
+
+    def _candidates(self, call: ast.Call) -> bool:
+        """Cheap test: could this call take an integer device at all?"""
+        func = call.func
+        if self.ctx.last_name(func) in self.device_leaves:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "to" and (call.args or call.keywords):
+            return True
+        return any(kw.arg in self.device_keywords for kw in call.keywords)
+
+    def leave_Call(self, node: ast.Call) -> None:
+        if not self._candidates(node):
+            return
+        func = node.func
+        leaf = self.ctx.last_name(func)
+        qn = (self.ctx.qname(func) or "") if leaf in self.device_leaves else ""
+        args = source_args(node)
+        before = None
+        changed: list[int] = []
+        if qn in self.device_calls:
+            positional = [a for a in args if a.keyword is None and not a.star]
+            if len(args) == 1 and len(positional) == 1:
+                value = args[0].value
+                if not self.ctx.is_claimed(value) and self.is_int_device(value):
+                    before = self.ctx.snippet(node)
+                    start, end = self.ctx.owned(value, node)
+                    if is_integer(value):
+                        self.ctx.replace(start, end, f'"{self.new}:{self._text(value)}"')
+                    else:
+                        self.ctx.replace(start, start, f'"{self.new}", ')
+                        self.ctx.prefixed.add(id(value))
+                    changed.append(0)
+        elif self._has_int_device_arg(node) and not self._excluded_callee(func):
+            is_to = isinstance(func, ast.Attribute) and func.attr == "to"
+            for i, arg in enumerate(args):
+                if arg.star:
+                    continue
+                wanted = arg.keyword in self.device_keywords or (
+                    is_to and arg.keyword is None and i == 0
+                )
+                if wanted and not self.ctx.is_claimed(arg.value) and self.is_int_device(arg.value):
+                    if before is None:
+                        before = self.ctx.snippet(node)
+                    self._npu_device(arg.value, arg.node if arg.keyword is not None else node)
+                    changed.append(i)
+        if not changed:
+            return
+        self.ctx.record(
+            self.ctx.lines(args[changed[0]].value),
+            self.int_rule,
+            f"integer device index -> '{self.new}:<index>'",
+            before or "",
+            self.ctx.snippet(node),
+        )
+
+    def _text(self, node: ast.AST) -> str:
+        start, end = self.ctx.source.span(node)
+        return self.ctx.source.data[start:end].decode("utf-8")
+
+    def _npu_device(self, value: ast.expr, parent: ast.AST) -> None:
+        start, end = self.ctx.owned(value, parent)
+        if is_integer(value):
+            self.ctx.replace(start, end, f'"{self.new}:{self._text(value)}"')
+        else:
+            self.ctx.replace(start, start, f'f"{self.new}:{{')
+            self.ctx.replace(end, end, '}"')

@@ -1,0 +1,1 @@
+"""distributed.*: nccl onto hccl (backends, init_process_group, collective enums)."""

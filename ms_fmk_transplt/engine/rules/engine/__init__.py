@@ -1,0 +1,2 @@
+"""engine.*: what the engine itself reports (a file it failed on, a statement it left as
+written)."""

@@ -1,0 +1,1 @@
+"""environment.*: CUDA/NCCL environment variables with an exact Ascend counterpart."""

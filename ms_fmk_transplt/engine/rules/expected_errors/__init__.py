@@ -1,0 +1,1 @@
+"""expected_errors.*: error messages code expects from CUDA (pytest.raises(match=...))."""

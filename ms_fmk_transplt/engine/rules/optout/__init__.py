@@ -1,0 +1,1 @@
+"""optout.*: `# msft: skip-file` and `# msft: ignore[...]` comments."""

@@ -1,0 +1,2 @@
+"""similar.*: -sim, APIs with no NPU implementation replaced by similar ones (a LibCST stage
+after the span pass)."""

@@ -1,0 +1,1 @@
+"""todo.*: `# msft: TODO[...]` comments on lines a structural option could not finish."""

@@ -1,0 +1,90 @@
+"""The rule of each category of open-work rows (rules/unsupported_api.json's categories): a row
+of the unsupported-API table is recorded under ``unsupported.<category>``."""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+
+_ROW = "Rows of this category are open work in unsupported_op.xlsx / .csv (action and tip per API)."
+# Rows of the unsupported-API table (rules/unsupported_api.json) carry the rule of their category.
+CATEGORY_RULES = {
+    "cuda_only_api": declare(
+        "unsupported.cuda_only_api",
+        "a CUDA-only PyTorch API with no NPU counterpart: left unchanged, one row",
+        "PyTorch APIs outside `torch.cuda` that exist only for NVIDIA GPUs (`torch.version.cuda`, "
+        "...) are left in place and listed, with a tip naming the NPU replacement where there is "
+        "one. (`torch.cuda.X` names torch_npu lacks are rows of device_api.no_npu_counterpart.) "
+        + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "backend_switch": declare(
+        "unsupported.backend_switch",
+        "a cuDNN / CUDA backend switch (`torch.backends.cudnn.benchmark`, `allow_tf32`, ...)",
+        "Switches of `torch.backends.cudnn` and `torch.backends.cuda` do nothing on the NPU (there "
+        "is no cuDNN). Most are harmless and reported as caveats; the tip names the Ascend "
+        "counterpart (AOE operator tuning, HF32 settings) where one exists. " + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "environment": declare(
+        "unsupported.environment",
+        "a CUDA / NCCL environment variable without an exact Ascend counterpart",
+        "Variables such as `CUDA_LAUNCH_BLOCKING`, `NCCL_DEBUG` or `CUDA_DEVICE_ORDER` are read by "
+        "CUDA or NCCL only; on the NPU they have no effect. The tip names the Ascend variable "
+        "with a similar role where there is one (variables with an exact counterpart are "
+        "rewritten by environment.ascend_variable). " + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "custom_cuda_code": declare(
+        "unsupported.custom_cuda_code",
+        "custom CUDA code: `cpp_extension` builds, `load_inline`, Triton/CuPy kernels, `.cu` files",
+        "Hand-written CUDA kernels cannot run on an Ascend NPU; they must be replaced by an "
+        "existing torch / torch_npu operator or ported to Ascend C. Each build call and each CUDA "
+        "source file of the input is listed. " + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "third_party": declare(
+        "unsupported.third_party",
+        "a CUDA-only third-party library (`apex` kernels, `flash_attn`, `xformers`, `bitsandbytes`,"
+        " ...)",
+        "Imports and uses of libraries that ship CUDA binaries fail on an NPU host. The tip names "
+        "the torch_npu replacement where there is one (`torch_npu.npu_fusion_attention` for flash "
+        "attention, fused optimizers for apex); `-sim` replaces some of them automatically. "
+        + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "data_parallel": declare(
+        "unsupported.data_parallel",
+        "`torch.nn.DataParallel`: not supported on the NPU",
+        "DataParallel (one process driving several devices) is not supported by torch_npu; use "
+        "DistributedDataParallel with one process per NPU, which `ms_fmk_transplt ... distributed "
+        "-m MAIN` sets up for a single-card script. " + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "launch_config": declare(
+        "unsupported.launch_config",
+        "a launch script, config file or command line that passes `cuda` / `nccl` to the code",
+        "The migrated code runs on `npu` with `hccl`, but the values it is given from "
+        "outside still say `cuda` / `nccl`: a shell script's `--dist-backend nccl` or "
+        "`CUDA_VISIBLE_DEVICES=0`, a YAML/JSON/TOML config's `device: cuda`, a command "
+        'line in a Python string (`"torchrun train.py --backend nccl"`). They override the '
+        "migrated defaults, so the run would ask for CUDA again. Nothing in these files is "
+        "rewritten (their values may be choices of the program, or read by other tools): "
+        "each file gets one row listing the lines, each command string one row. "
+        "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
+        "device_strings.literal.) " + _ROW,
+        kind=OPEN_WORK,
+    ),
+    "dynamic_device": declare(
+        "unsupported.dynamic_device",
+        "a device expression the engine cannot rewrite safely (built at run time)",
+        'A device argument built at run time whose text still names cuda (`x.to(f"cuda{idx}")`, '
+        '`device="cuda:" + kind + ":0"`) would still select CUDA on the NPU, and rewriting it '
+        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. " + _ROW,
+        kind=OPEN_WORK,
+    ),
+}
+
+
+def category_rule(category: str) -> str:
+    """The rule id of an unsupported-API row of this category."""
+    return CATEGORY_RULES[category]

@@ -1,0 +1,77 @@
+"""Every rule id lives where ARCHITECTURE.md and the registry (engine/rules/registry.py) say: its
+family's folder declares and implements it, the family's data exists, and its fixture and page
+are named by the id."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ms_fmk_transplt.engine.rules.registry import FAMILIES, Family, span_concerns
+from ms_fmk_transplt.engine.spans.span_pass import SPAN_CONCERNS, SPAN_CONCERNS_S
+from ms_fmk_transplt.rule_docs import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES_DIR = ROOT / "ms_fmk_transplt" / "engine" / "rules"
+BY_NAME = {f.name: f for f in FAMILIES}
+RULES = all_rules()
+
+
+def test_family_names_are_unique_and_every_folder_is_a_family() -> None:
+    assert len(BY_NAME) == len(FAMILIES)
+    folders = {p.name for p in RULES_DIR.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(BY_NAME)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+def test_the_folder_holds_the_modules_the_registry_lists(family: Family) -> None:
+    folder = RULES_DIR / family.name
+    modules = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    assert modules == set(family.modules)
+    assert (folder / "__init__.py").read_text(encoding="utf-8").startswith(f'"""{family.name}.')
+    for concern in family.concerns:  # a span concern is defined in its family's folder
+        assert concern.__module__.startswith(f"ms_fmk_transplt.engine.rules.{family.name}.")
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
+def test_the_data_a_family_names_exists(family: Family) -> None:
+    for pointer in family.data:
+        path, _, key = pointer.partition("#")
+        assert (ROOT / path).exists(), pointer
+        if key:
+            assert key in json.loads((ROOT / path).read_text(encoding="utf-8")), pointer
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_an_id_is_declared_in_its_family_and_has_its_fixture_and_page(rule_id: str) -> None:
+    family = BY_NAME[rule_id.split(".")[0]]
+    package, _, module = RULES[rule_id].module.rpartition(".")
+    assert package == f"ms_fmk_transplt.engine.rules.{family.name}"
+    assert module in family.modules
+    assert (ROOT / "fixtures" / "rules" / rule_id).is_dir()
+    assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file()
+
+
+def test_every_family_declares_an_id() -> None:
+    assert {rule_id.split(".")[0] for rule_id in RULES} == set(BY_NAME)
+
+
+def test_the_span_pass_runs_the_registry_order() -> None:
+    assert SPAN_CONCERNS == span_concerns(specify_device=False)
+    assert SPAN_CONCERNS_S == span_concerns(specify_device=True)
+    assert len(SPAN_CONCERNS_S) == len(SPAN_CONCERNS) + 1
+
+
+def test_architecture_md_names_every_family_and_module() -> None:
+    """ARCHITECTURE.md's table of families: one row per family, in the registry's order, naming
+    its folder, its stage and every module of it."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (\w+) \| (.*) \|$", text, re.M)
+    assert [name for name, _, _ in rows] == [f.name for f in FAMILIES]
+    for name, stage, modules in rows:
+        family = BY_NAME[name]
+        assert stage == family.stage
+        assert re.findall(r"`(\w+)\.py`", modules) == list(family.modules)
