@@ -16,9 +16,9 @@ import gc
 import time
 from collections import Counter
 
+from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
-from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     IGNORE_LINE,
     SKIP,
@@ -213,10 +213,11 @@ def _finish(
             notices += _kept_lines(path, Counter(), dropped_rows, comments)
         return FileResult(path, FileStatus.UNCHANGED, source, notices=notices)
     output = _keep_final_cr(source, done.output)
-    events = _with_output_lines(done.events, done.line_inserts, done.insert_order)
+    line_of = LineMap(source, output, done.line_inserts)
+    events = _with_output_lines(done.events, done.line_inserts, done.insert_order, line_of)
     if ignored:
         output, events, kept, dropped_changes = _apply_ignores(
-            source, output, events, ignored, done.line_inserts
+            source, output, events, ignored, line_of
         )
         notices += _kept_lines(path, dropped_changes, dropped_rows, comments)
         if not kept:
@@ -227,8 +228,8 @@ def _finish(
     notices = [
         dataclasses.replace(
             n,
-            out_line=shift_line(n.line, done.line_inserts),
-            out_end_line=shift_line(max(n.line, n.end_line), done.line_inserts),
+            out_line=line_of(n.line),
+            out_end_line=line_of(max(n.line, n.end_line)),
         )
         for n in notices
     ]
@@ -333,7 +334,7 @@ def _apply_ignores(
     output: bytes,
     events: list[ChangeEvent],
     ignored: dict[int, frozenset[str] | None],
-    inserts: list[tuple[int, int]],
+    line_of: LineMap,
 ) -> tuple[bytes, list[ChangeEvent], list[ChangeEvent], Counter[int]]:
     """Give `# msft: ignore` lines back their original text and drop their rows."""
     src_lines = source.splitlines(keepends=True)
@@ -348,7 +349,7 @@ def _apply_ignores(
     for line in ignored:
         on_line = by_line.get(line, [])
         if on_line and all(_is_ignored(line, e.rule, ignored) for e in on_line):
-            out_lines[shift_line(line, inserts) - 1] = src_lines[line - 1]
+            out_lines[line_of(line) - 1] = src_lines[line - 1]
             dropped.update(id(e) for e in on_line)
             counts[line] = len(on_line)
     events = [e for e in events if id(e) not in dropped]
@@ -360,13 +361,16 @@ def _with_output_lines(
     events: list[ChangeEvent],
     inserts: list[tuple[int, int]],
     order: list[tuple[int, int, int]],
+    line_of: LineMap,
 ) -> list[ChangeEvent]:
     out = []
     queue = list(zip(inserts, order))
     for event in events:
         if event.operation == Operation.INSERT:
             (anchor, count), key = queue.pop(0)
-            start = anchor + sum(c for (_, c), k in zip(inserts, order) if k < key)
+            # right above the anchor line, below the inserts at the same anchor recorded before
+            later = sum(c for (a, c), k in zip(inserts, order) if a == anchor and k >= key)
+            start = line_of(anchor) - later
             out.append(
                 dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
             )
@@ -374,8 +378,8 @@ def _with_output_lines(
             out.append(
                 dataclasses.replace(
                     event,
-                    out_start_line=shift_line(event.start_line, inserts),
-                    out_end_line=shift_line(event.end_line, inserts),
+                    out_start_line=line_of(event.start_line),
+                    out_end_line=line_of(event.end_line),
                 )
             )
     return out
