@@ -37,7 +37,7 @@ from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.shared_tree import share
-from ms_fmk_transplt.engine.spans.source_encoding import decode
+from ms_fmk_transplt.engine.spans.source_encoding import Decoded, decode
 from ms_fmk_transplt.engine.spans.source_text import SourceText
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -133,13 +133,17 @@ def import_pass(
     finally:
         if collecting:
             gc.enable()
-    if not ctx.edits:
-        output = source
-    elif decoded is None:
-        output = ctx.edits.apply()
-    else:
-        output = decoded.apply(source, ctx.edits.items)
+    output = _edited(source, decoded, ctx)
     return PassOutput(output, ctx.events, [], ctx.line_inserts, ctx.insert_order)
+
+
+def _edited(original: bytes, decoded: Decoded | None, ctx: SpanContext) -> bytes:
+    """The file's bytes with the pass's edits, in its own encoding."""
+    if not ctx.edits:
+        return original
+    if decoded is None:
+        return ctx.edits.apply()
+    return decoded.apply(original, ctx.edits.items)
 
 
 def _parsed(
@@ -216,14 +220,8 @@ def _span_pass(
         share(source, None)
         if facts.scopes is not None:
             facts.scopes.release()
-    if not ctx.edits:
-        output = original
-    elif decoded is None:
-        output = ctx.edits.apply()
-    else:
-        output = decoded.apply(original, ctx.edits.items)
     return PassOutput(
-        output,
+        _edited(original, decoded, ctx),
         ctx.events,
         ctx.notices,
         ctx.line_inserts,
