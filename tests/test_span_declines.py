@@ -74,21 +74,21 @@ EXPECTED = {
             ("imports.torch_npu", 2, 2, "", "import torch_npu"),
             ("device_strings.fstring", 2, 3, 'f"cuda:{rank}"', 'f"npu:{rank}"'),
             ("tensor_methods.cuda_call", 3, 4, "x.cuda()", "x.npu()"),
-        ],  # noqa: E501
+        ],
     ),
     "device f-string joined, after": (
         b'import torch\nimport torch_npu\nd = torch.device("npu:" f"{rank}")\n',
         [
             ("imports.torch_npu", 2, 2, "", "import torch_npu"),
             ("device_strings.literal", 2, 3, '"cuda:"', '"npu:"'),
-        ],  # noqa: E501
+        ],
     ),
     "f-string joined starting with cuda": (
         b'import torch\nimport torch_npu\nraise TypeError(f"cudagraph needs {x}. " f"got {y}")\nx.npu()\n',  # noqa: E501
         [
             ("imports.torch_npu", 2, 2, "", "import torch_npu"),
             ("tensor_methods.cuda_call", 3, 4, "x.cuda()", "x.npu()"),
-        ],  # noqa: E501
+        ],
     ),
     "decorated first statement": (
         b"import torch_npu\n@dec\ndef f():\n    return torch.npu.is_available()\n",
@@ -101,7 +101,7 @@ EXPECTED = {
                 "torch.cuda.is_available",
                 "torch.npu.is_available",
             ),
-        ],  # noqa: E501
+        ],
     ),
     "decorators after comments": (
         b"#!/usr/bin/env python\n# c\n\nimport torch_npu\n@dec\n\n@dec2(1)\nasync def f():\n    return torch.npu.is_available()\n",  # noqa: E501
@@ -114,7 +114,7 @@ EXPECTED = {
                 "torch.cuda.is_available",
                 "torch.npu.is_available",
             ),
-        ],  # noqa: E501
+        ],
     ),
     "decorator in parentheses": (
         b"import torch_npu\n@(\n  dec)\ndef f():\n    return torch.npu.is_available()",
@@ -127,21 +127,21 @@ EXPECTED = {
                 "torch.cuda.is_available",
                 "torch.npu.is_available",
             ),
-        ],  # noqa: E501
+        ],
     ),
     "no final line break": (
         b"import torch; x = y.npu()\nimport torch_npu",
         [
             ("tensor_methods.cuda_call", 1, 1, "y.cuda()", "y.npu()"),
             ("imports.torch_npu", 2, 2, "", "import torch_npu"),
-        ],  # noqa: E501
+        ],
     ),
     "no final line break, CRLF": (
         b"import torch\r\nimport torch_npu\r\nx = 1; y = z.npu()",
         [
             ("imports.torch_npu", 2, 2, "", "import torch_npu"),
             ("tensor_methods.cuda_call", 2, 3, "z.cuda()", "z.npu()"),
-        ],  # noqa: E501
+        ],
     ),
 }
 
