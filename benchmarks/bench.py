@@ -13,7 +13,7 @@ interleaved with the others, and the minimum is kept; read the ratios. Measured:
 * the tool, each in a fresh process with ``--report-format json``: a cold run (no cache), a cold
   run filling a cache and a warm re-run from it; wall time, files/s, peak RSS (of the largest
   process), the time per phase (discover / pre-filter / analyse / rewrite / write / reports;
-  engine phases are CPU seconds summed over the workers) and the files the LibCST pass took;
+  engine phases are CPU seconds summed over the workers) and the files a LibCST stage ran on;
 * peak RSS on half of the tree against the whole (memory must stay flat as the tree grows);
 * the pre-commit check of one file (``--check``), median of 5;
 * a generated 10 MB / 120,000-line file full of ``.cuda()`` calls (``-j 1``);

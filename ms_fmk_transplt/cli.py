@@ -132,8 +132,8 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     type=click.FloatRange(min=0.001),
     default=None,
     metavar="MIB",
-    help="Larger files are copied unchanged (and reported). Default 32, and 5 for a file only "
-    "the LibCST pass can migrate (-r/-s/-sim/distributed, or code the span pass declines).",
+    help="Larger files are copied unchanged (and reported). Default 32, and 5 for a file a "
+    "LibCST stage of -r/-sim/distributed acts on.",
 )
 @click.option(
     "--file-timeout",

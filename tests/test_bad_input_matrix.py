@@ -112,8 +112,8 @@ NON_ASCII = "mon dossier/entraîner modèle.py"
 E = "ms_fmk_transplt: error: {t}"
 
 
-# syntax newer than the Python that runs the tool is reported (Python >= 3.12 reads it; PEP 695
-# scopes are then left to the LibCST pass)
+# syntax newer than the Python that runs the tool is reported (Python >= 3.12 reads it; a PEP 695
+# statement is then left as written by the span pass)
 NEWEST_SYNTAX_OUTCOME = (
     {"log": "analysed new.py: 3 change(s)", "output": ("new.py", b"first([torch.ones(1).npu()])")}
     if sys.version_info >= (3, 12)

@@ -1,6 +1,7 @@
-"""The span pass never gives a file up (raises no Decline): code it used to decline is modelled,
-as the LibCST pass migrates it, or only the statement holding it is left as written, with an
-engine.unmodelled row (its edits, events, notices and claims rolled back)."""
+"""The span pass never gives a file up (raises no Decline): code it used to decline is modelled
+(with the output the earlier LibCST implementation gave for it), or only the statement holding
+it is left as written, with an engine.unmodelled row (its edits, events, notices and claims
+rolled back)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def _unmodelled(result: PassOutput | None) -> list[str]:
     return [n.message for n in result.notices if n.rule == UNMODELLED]
 
 
-# -- former declines, now modelled: the LibCST pass's result ------------------------------------
+# -- former declines, now modelled: the earlier LibCST implementation's result ----------------
 MODELLED = {
     "device f-string joined": b'import torch\ny = t.to(f"cuda:{rank}" "")\nz = x.cuda()\n',
     "device f-string joined, after": b'import torch\nd = torch.device("cuda:" f"{rank}")\n',
@@ -65,8 +66,8 @@ MODELLED = {
 }
 
 
-# what the LibCST pass gave for them, with and without -s (output; rule, line, output line,
-# Before, After of each row)
+# what the earlier LibCST implementation gave for them, with and without -s (output; rule,
+# line, output line, Before, After of each row)
 EXPECTED = {
     "device f-string joined": (
         b'import torch\nimport torch_npu\ny = t.to(f"npu:{rank}" "")\nz = x.npu()\n',
@@ -158,7 +159,8 @@ def test_former_declines_are_migrated_as_libcst_did(name: str, options: EngineOp
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
 def test_stateful_encodings_are_re_encoded_whole(encoding: str, newline: str) -> None:
     """Python reads these (their bytes are ASCII-compatible), but a character's bytes depend on
-    the characters before it: the text is re-encoded whole, as LibCST writes it."""
+    the characters before it: the text is re-encoded whole
+    (as the earlier LibCST implementation wrote it)."""
     text = "# -*- coding: {0} -*-\nimport torch\nx = '{1}'  # {1}\ny = z.cuda()\nprint(x)\n"
     sample = "한국" if encoding.endswith("kr") else "日本"
     source = text.format(encoding, sample).replace("\n", newline).encode(encoding)
@@ -244,7 +246,7 @@ def test_type_parameters_bind_their_name_without_scope_error() -> None:
     tree = ast.parse("def f(x):\n    return x\nclass C:\n    pass\n")
     for node in tree.body:
         node.type_params = [ast.Name("T")]  # type: ignore[attr-defined]  # (3.12 syntax)
-    with pytest.raises(UnsupportedScope, match="type parameters"):  # the LibCST pass's names
+    with pytest.raises(UnsupportedScope, match="type parameters"):  # the LibCST stages' names
         walk_global(Scopes(tree), tree)
     scopes = Scopes(tree)
     scopes.tolerate_generics = True  # the span pass's (spans/module_facts.py)

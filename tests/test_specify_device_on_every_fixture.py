@@ -88,7 +88,7 @@ def test_specify_device_runs_take_the_span_pass() -> None:
     case = ROOT / "fixtures/rules/specify_device.device/hardcoded.py"
     result = migrate_source(case.read_bytes(), case.name, load_tables(), SPECIFY_DEVICE)
     assert result.status.name == "CHANGED" and result.libcst_stages == ""
-    # so the LibCST pass's size limit (5 MiB) does not skip a large file run with -s
+    # so the LibCST stages' size limit (5 MiB) does not skip a large file run with -s
     small_limit = EngineOptions(specify_device=True, max_cst_bytes=100)
     assert len(case.read_bytes()) > 100
     result = migrate_source(case.read_bytes(), case.name, load_tables(), small_limit)

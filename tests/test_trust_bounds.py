@@ -72,7 +72,7 @@ def test_a_long_expression_is_skipped_with_a_reason(tmp_path: Path, terms, extra
 
 @pytest.mark.parametrize("options", [None, EngineOptions(specify_device=True)])
 def test_a_long_legal_expression_below_the_bound_is_migrated(options) -> None:
-    """250 terms: the LibCST pass (-s) ran out of recursion at about 150."""
+    """250 terms: the earlier LibCST implementation of -s ran out of recursion at about 150."""
     result = migrate_source(long_sum(250), "m.py", tables_for(options), options)
     assert result.status.name == "CHANGED", [n.message for n in result.notices]
     assert b"torch.ones(1).npu() + 1 + 1" in result.output

@@ -1,4 +1,5 @@
-"""Base class of the engine's concern modules."""
+"""Base class of the concerns of the LibCST stages (-r, -sim, distributed -m; the span pass's
+concerns derive from engine/spans/span_concern.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ def literal_value(node: cst.CSTNode) -> object:
 
 
 class Concern:
-    """One migration concern. Subclasses define ``visit_<Node>(node)`` and/or
-    ``leave_<Node>(original, updated) -> node`` methods; the single-pass transformer calls them
+    """One migration concern of a LibCST stage. Subclasses define ``visit_<Node>(node)`` and/or
+    ``leave_<Node>(original, updated) -> node`` methods; the stage's transformer calls them
     in the order the concerns are registered, feeding each ``leave`` the previous result.
     Metadata (qualified names, positions) is only available for *original* nodes."""
 

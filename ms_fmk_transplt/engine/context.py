@@ -1,4 +1,5 @@
-"""Per-file state shared by the engine's concern modules: name resolution and event recording."""
+"""Per-file state shared by the concerns of a LibCST stage (-r, -sim, distributed -m: see
+engine/stages.py): name resolution and event recording."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ms_fmk_transplt.tables.unsupported_table import Entry
 
 
 class MigrationContext(Recorder):
-    """Everything a concern needs while the single CST pass runs over one file."""
+    """Everything a concern needs while its LibCST stage runs over one file."""
 
     def __init__(
         self,
@@ -72,7 +73,7 @@ class MigrationContext(Recorder):
 
     def use_names(self, names: CstNames) -> None:
         """Resolve names with engine/scopes.py (on the stdlib tree of the same code) instead of
-        LibCST's scope and qualified-name providers, which cost most of a LibCST pass."""
+        LibCST's scope and qualified-name providers, which cost most of a LibCST traversal."""
         self._names = names
 
     def _qualified_names(self, node: cst.CSTNode) -> set[tuple[str, int]]:

@@ -23,7 +23,8 @@ class EngineOptions:
     ignore: tuple[str, ...] = ()
     todo_comments: bool = True  # `# msft: TODO[...]` on lines a structural option could not finish
     # larger files are copied unchanged (--max-file-size sets both): the span pass needs about
-    # 40 times a file's size in memory, the LibCST pass about a thousand times
+    # 40 times a file's size in memory, a LibCST stage (-r, -sim, distributed) about a thousand
+    # times
     max_file_bytes: int = 32 * 2**20
     max_cst_bytes: int = 5 * 2**20
     # a file still being migrated after this many seconds is copied unchanged (--file-timeout;

@@ -1,4 +1,4 @@
-"""What a pass records about one file, whichever tree it walks (``ast`` spans or LibCST nodes):
+"""What the span pass or a LibCST stage records about one file (``ast`` spans or LibCST nodes):
 the change events, the notices (rows of the unsupported report), the lines inserted, and which
 nodes a concern has claimed. No LibCST here: the span pass must not pay for importing it."""
 

@@ -1,4 +1,5 @@
-"""The single CST pass: one traversal per file dispatching to every concern module in order."""
+"""A LibCST stage's traversal of one file (engine/stages.py), dispatching to each of the stage's
+concerns in order."""
 
 from __future__ import annotations
 

@@ -63,9 +63,9 @@ def parse_failure(exc: BaseException) -> TooDeep:
 
 
 def check_source(source: bytes) -> None:
-    """The depth guard for a file the LibCST pass is about to parse (raises TooDeep). Where
-    the stdlib parser refuses the file (syntax newer than this Python, or a syntax error for
-    LibCST to report), the bound is the longest statement in tokens."""
+    """The depth guard for a file a LibCST stage is about to parse, or the stdlib parser has
+    refused (raises TooDeep). Where the stdlib parser refuses the file (syntax newer than this
+    Python, or a syntax error), the bound is the longest statement in tokens."""
     from ms_fmk_transplt.engine.spans.chunks import pieces  # (imports this module's users)
 
     try:
@@ -153,7 +153,7 @@ def _check_tokens(source: bytes) -> None:
                     line,
                 )
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, LookupError):
-        return  # the LibCST pass reports what is wrong with the file
+        return  # not a depth problem: the caller reports the parse error (parse.*)
 
 
 @contextmanager

@@ -271,7 +271,7 @@ def _check_expression(path: str, where: str, code: str) -> None:
         tree = ast.parse(code, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
-    import libcst as cst  # only with -r, which the LibCST pass applies anyway
+    import libcst as cst  # only with -r, whose LibCST stage imports it anyway
 
     from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_tree
 

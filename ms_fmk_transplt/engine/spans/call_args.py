@@ -1,5 +1,6 @@
-"""The arguments of an ``ast.Call`` as LibCST lists them: one list in source order, each with
-its keyword (or None) and star (``*``/``**``/empty)."""
+"""The arguments of an ``ast.Call`` as one list in source order (positional, keyword and
+starred arguments mixed as written), each with its keyword (or None) and star
+(``*``/``**``/empty)."""
 
 from __future__ import annotations
 

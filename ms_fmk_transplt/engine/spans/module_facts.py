@@ -1,6 +1,6 @@
 """What the span pass must know about the whole module before it walks any statement: every
 import statement (aliases are anchors; rules resolve names through them), the bindings of the
-global scope, and the module's top-level statements as LibCST groups them (where ``import
+global scope, and the module's top-level statements grouped by line (where ``import
 torch_npu`` goes). Gathered piece by piece (see chunks.py), keeping only small nodes."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SIMPLE = (
 
 @dataclass
 class Line:
-    """One statement of the module as LibCST sees it: a compound statement, or the simple
+    """One top-level statement line of the module: a compound statement, or the simple
     statements of one line (``a = 1; b = 2``)."""
 
     simple: bool
@@ -115,7 +115,7 @@ class ModuleFacts:
 
 
 def statement_lines(body: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """Module statements grouped as LibCST sees them (``a = 1; b = 2`` is one line)."""
+    """Module statements grouped by line (``a = 1; b = 2`` is one line)."""
     out: list[list[ast.stmt]] = []
     for stmt in body:
         if (

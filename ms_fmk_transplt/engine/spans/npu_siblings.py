@@ -189,10 +189,10 @@ def _siblings(source: bytes) -> tuple[list[Key], frozenset[int]]:
 
 
 @lru_cache(maxsize=8)
-def kept_device_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
-    """Positions (line, column) of the ``"cuda"``/``"nccl"`` literals of the file that stay as
-    they are; columns count bytes as ``ast`` does, or characters as LibCST does."""
-    return _as_positions(_siblings(source)[0], source, characters)
+def kept_device_strings(source: bytes) -> frozenset[Key]:
+    """Positions (line, byte column, as ``ast`` counts them) of the ``"cuda"``/``"nccl"``
+    literals of the file that stay as they are."""
+    return frozenset(_siblings(source)[0])
 
 
 # "cuda" and a name holding "accelerator" on one line (the shapes _accelerator_literals reads)
@@ -238,7 +238,7 @@ def _accelerator_literals(tree: ast.Module) -> list[ast.Constant]:
 
 
 @lru_cache(maxsize=8)
-def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Key]:
+def accelerator_strings(source: bytes) -> frozenset[Key]:
     """Positions of the ``"cuda"`` literals that name a Lightning accelerator, not a device."""
     if b"ccelerator" not in source or ACCELERATOR_LINE.search(source) is None:
         return frozenset()
@@ -246,7 +246,7 @@ def accelerator_strings(source: bytes, characters: bool = False) -> frozenset[Ke
         tree = tree_of(source)
     except (SyntaxError, ValueError):
         return frozenset()
-    return _positions(_accelerator_literals(tree), source, characters)
+    return frozenset((n.lineno, n.col_offset) for n in _accelerator_literals(tree))
 
 
 def cuda_arm_lines(source: bytes) -> frozenset[int]:
@@ -256,20 +256,3 @@ def cuda_arm_lines(source: bytes) -> frozenset[int]:
     if b"cuda" not in source:
         return frozenset()
     return _siblings(source)[1]
-
-
-def _positions(nodes: list[ast.Constant], source: bytes, characters: bool) -> frozenset[Key]:
-    return _as_positions([(n.lineno, n.col_offset) for n in nodes], source, characters)
-
-
-def _as_positions(keys: list[Key], source: bytes, characters: bool) -> frozenset[Key]:
-    """(line, byte column) as they are, or with columns counted in characters."""
-    if not characters or not keys:
-        return frozenset(keys)
-    lines = re.split(rb"\r\n|\r|\n", source)  # lines as the parsers count them
-    return frozenset((line, _column(lines, line, offset)) for line, offset in keys)
-
-
-def _column(lines: list[bytes], line: int, offset: int) -> int:
-    head = lines[line - 1][:offset] if line <= len(lines) else b""
-    return offset if head.isascii() else len(head.decode("utf-8", "replace"))

@@ -4,10 +4,10 @@ Python decodes a source file by its byte order mark or PEP 263 coding cookie (UT
 and takes a bare CR as a line break. The span pass works on UTF-8 bytes whose lines end with
 ``\\n`` or ``\\r\\n``: ``decode`` gives it those bytes (the cookie disarmed, each bare CR read as
 ``\\n``: neither changes a byte offset) and ``Decoded.apply`` writes its edits back into the
-file's own bytes, in the file's encoding, with its own line breaks: the bytes the LibCST pass
-writes (a line the pass inserts ends as the file's first line does). A stateful encoding
-(ISO-2022-JP, UTF-7, HZ: a character's bytes depend on those before it) has no such offset map:
-its text is re-encoded whole, as LibCST writes it.
+file's own bytes, in the file's encoding, with its own line breaks (a line the pass inserts
+ends as the file's first line does). A stateful encoding (ISO-2022-JP, UTF-7, HZ: a character's
+bytes depend on those before it) has no such offset map: its text is re-encoded whole (the bytes
+the earlier LibCST implementation wrote).
 """
 
 from __future__ import annotations

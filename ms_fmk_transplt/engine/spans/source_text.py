@@ -1,5 +1,5 @@
 """The bytes of one file as the span pass sees them: positions of ``ast`` nodes as byte offsets,
-the text a node owns (with its own parentheses, as LibCST counts them), string tokens, and the
+the text a node owns (with the parentheses that wrap it alone), string tokens, and the
 edits made so far.
 
 Everything here works on UTF-8 source whose lines end with ``\\n`` or ``\\r\\n`` (``ast``'s
@@ -71,8 +71,9 @@ class SourceText:
         lines: tuple[int, int],
         tokens: list[Token] | None = None,
     ) -> tuple[int, int]:
-        """The node's span widened by the parentheses that wrap it alone: LibCST keeps those in
-        the node (``(x.cuda())`` is one Call with its parentheses), ``ast`` leaves them out.
+        """The node's span widened by the parentheses that wrap it alone: the rules treat those
+        as part of the node (``(x.cuda())`` is one Call with its parentheses, as in LibCST's
+        tree), ``ast`` leaves them out.
         ``lines`` are the lines of the statement the node is in."""
         start, end = self.span(node)
         if self._char_before(start) not in (b"(", b"\n", b"\\", b"") or self._char_after(

@@ -1,4 +1,5 @@
-"""Base class of the span pass's concerns (the ``ast`` counterparts of engine/base.py)."""
+"""Base class of the span pass's concerns (the built-in rules; engine/base.py is the base of the
+LibCST stages' concerns)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ class SpanConcern:
     """One migration concern of the span pass. Subclasses define ``visit_<Node>(node)`` and/or
     ``leave_<Node>(node)`` for ``ast`` node types (plus ``SimpleString``/``FormattedString`` for
     string tokens and ``keyword`` for keyword arguments); the pass calls them in the order the
-    concerns are registered, as the LibCST pass does. A node's current text (with the edits of
+    concerns are registered (engine/rules/registry.py). A node's current text (with the edits of
     the concerns before) is ``ctx.code(node)``."""
 
     def __init__(self, ctx: SpanContext) -> None:

@@ -1,9 +1,10 @@
 """Per-file state of the span pass: name resolution, the text of nodes, edits and recording.
 
-The ``ast`` counterpart of engine/context.py: the concerns of the span pass ask it what a node
-refers to (``qname``, resolved by engine/scopes.py exactly as LibCST resolved it), what code it
-owns (``code``/``snippet``, with or without the edits made so far), and record their changes
-as byte-span edits plus the same events and notices as the LibCST pass.
+The concerns of the span pass ask it what a node refers to (``qname``, resolved by
+engine/scopes.py), what code it owns (``code``/``snippet``, with or without the edits made so
+far), and record their changes as byte-span edits plus the events and notices of the file
+(engine/recorder.py). The LibCST stages of the options have their own context,
+engine/context.py.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         return node.lineno, node.end_lineno  # type: ignore[attr-defined]
 
     def owned(self, node: ast.AST, parent: ast.AST | None = None) -> tuple[int, int]:
-        """Byte span of the code LibCST would print for the node (its own parentheses too)."""
+        """Byte span of the code the node owns: its text with the parentheses that wrap it
+        alone (SourceText.owned_span)."""
         if parent is None:
             parent = self.parent(node)
         assert self.unit is not None

@@ -1,5 +1,5 @@
 """Name resolution for the span pass: what an expression refers to (``qname``), resolved by
-engine/scopes.py exactly as LibCST resolved it for the LibCST pass, plus the cheap checks that
+engine/scopes.py, plus the cheap checks that
 spare most resolutions. Part of SpanContext (engine/spans/span_context.py), which holds the
 state used here: ``scopes``, ``tables``, ``import_statements``, ``import_depth`` and the walk
 stack (``scope_of``, ``_ancestors``)."""
@@ -37,8 +37,8 @@ class SpanNames:
         raise NotImplementedError
 
     def qname(self, node: ast.AST) -> str | None:
-        """The fully qualified name an expression refers to, resolved through imports (see
-        engine/context.py: the same answer, computed without LibCST)."""
+        """The fully qualified name an expression refers to, resolved through imports (the LibCST
+        stages ask engine/context.py, which gives the same answer for their nodes)."""
         key = id(node)
         if key in self._qnames:
             return self._qnames[key]
@@ -55,7 +55,7 @@ class SpanNames:
 
     def _top(self, node: ast.AST) -> ast.Attribute | None:
         """The outermost attribute above the name at the root of ``node``, not beyond a call:
-        it decides how LibCST names that read when a dotted import (``import torch.cuda``)
+        it decides how that read is named when a dotted import (``import torch.cuda``)
         binds a prefix of the chain. Only computed when one does."""
         cur, top = node, None
         if isinstance(cur, ast.Attribute):
@@ -146,7 +146,7 @@ class SpanNames:
     def _may_be_foreign(self, node: ast.AST) -> bool:
         """Cheap and safe: False only when no qualified name of the root can start with a
         foreign root (it is not one, no import binds it to one, and no enclosing function or
-        class is named like one: LibCST names locals ``f.<locals>.x``)."""
+        class is named like one: a local is named ``f.<locals>.x``)."""
         while True:
             if isinstance(node, ast.Attribute):
                 node = node.value

@@ -69,8 +69,8 @@ class PassOutput:
 
 
 def supports(options: EngineOptions) -> bool:
-    """The span pass covers the built-in rules and -s; -r, -sim and distributed go through
-    LibCST."""
+    """Whether the span pass alone migrates the file: the built-in rules and -s; with -r, -sim
+    or distributed the LibCST stages run around it (engine/stages.py)."""
     return options.user_rules is None and not options.similar and options.distributed_target is None
 
 

@@ -1,4 +1,4 @@
-"""String literals for the span pass, as LibCST sees them: one SimpleString per literal token
+"""String literals for the span pass, by token: one SimpleString per literal token
 (an implicit concatenation ``"a" "b"`` is several; ``ast`` folds it into one constant), their
 bodies as they read after the edits made so far, and the text of every string inside an
 expression. Part of SpanContext (engine/spans/span_context.py), which holds the state used here:
@@ -25,8 +25,8 @@ STRING_VALUES = (str, bytes)
 
 @dataclass(eq=False)
 class StringPart:
-    """One string literal token (LibCST's SimpleString): a whole ``ast.Constant``, or one part
-    of an implicit concatenation (``"a" "b"``), which ``ast`` folds into one constant."""
+    """One string literal token (a SimpleString to the concerns): a whole ``ast.Constant``, or
+    one part of an implicit concatenation (``"a" "b"``), which ``ast`` folds into one constant."""
 
     token: StringToken
     node: ast.Constant | ast.JoinedStr  # the ast node the token belongs to
@@ -82,7 +82,7 @@ class SpanStrings:
         return self._tokens[key]
 
     def is_single_string(self, node: ast.AST) -> bool:
-        """LibCST's SimpleString or FormattedString: one literal token, not a concatenation."""
+        """A SimpleString or FormattedString: one literal token, not a concatenation."""
         if isinstance(node, ast.Constant) and isinstance(node.value, STRING_VALUES):
             return self.string_token(node) is not None
         if isinstance(node, ast.JoinedStr):
@@ -93,7 +93,7 @@ class SpanStrings:
         return id(node) in self.docstrings
 
     def statement_snippet(self, node: ast.stmt, updated: bool = True) -> str:
-        """A simple statement as LibCST prints it: with the ``;`` that may follow it."""
+        """A simple statement's text with the ``;`` that may follow it."""
         start, end = self.source.span(node)
         data = self.source.data
         i = end
@@ -123,7 +123,7 @@ class SpanStrings:
 
     def strings_in(self, node: ast.AST, updated: bool) -> list[str]:
         """The text of every string literal token and f-string text part inside an expression
-        (as engine/unsupported.py's ``_strings``: tokens without their outer quotes)."""
+        (tokens without their outer quotes)."""
         found: list[str] = []
 
         def visit(sub: ast.AST) -> None:

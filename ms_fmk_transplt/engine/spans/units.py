@@ -2,8 +2,8 @@
 
 A simple statement is walked whole; a compound statement only by its header (the test of an
 ``if``, the items of a ``with``, a function's decorators, defaults and annotations, ...), its
-body being statements of their own. Units come in source order, which is the order in which
-LibCST's single pass visits them.
+body being statements of their own. Units come in source order, the order in which
+the rules meet them.
 """
 
 from __future__ import annotations

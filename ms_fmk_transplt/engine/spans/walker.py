@@ -1,8 +1,10 @@
-"""The single walk of the span pass: each unit's nodes in LibCST's order, dispatching to every
-concern's ``visit_<Node>``/``leave_<Node>`` as engine/transformer.py does for the LibCST pass.
+"""The single walk of the span pass: each unit's nodes in source order (``children``: not
+always ``ast``'s field order), dispatching to every concern's
+``visit_<Node>`` on the way down and ``leave_<Node>`` on the way up, in registry order.
 
-String literals are dispatched as LibCST sees them: a ``SimpleString`` per literal token (an
-implicit concatenation is several), a ``FormattedString`` per f-string token.
+String literals are dispatched by token: a ``SimpleString`` per literal token (an implicit
+concatenation is several), a ``FormattedString`` per f-string token (the node kinds of LibCST's
+tree, which the rules were first written against).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ _Hook = Callable[[Union[ast.AST, StringPart]], object]
 _Plan = tuple[list[_Hook], list[_Hook], Optional[tuple[str, ...]]]
 
 _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-# nodes whose children LibCST visits in another order than ast's fields, or in other scopes
+# nodes whose children are visited in another order than ast's fields (call arguments in
+# source order, a dict's key before its value, ...), or in other scopes
 _ORDERED = frozenset(
     (ast.Call, ast.Dict, ast.IfExp, ast.Lambda, *COMPREHENSIONS, *FUNCTIONS, ast.ClassDef)
 )
@@ -234,7 +237,7 @@ class Walker:
     def _fstring_part(
         self, part: StringPart, values: list[ast.FormattedValue], scope: Scope
     ) -> None:
-        """A device f-string joined to other strings (``f"cuda:{i}" "..."``): LibCST's
+        """A device f-string joined to other strings (``f"cuda:{i}" "..."``): the concerns'
         FormattedString hooks get the part as an f-string of its own, at its place."""
         node = self._fstring_alone(part)
         if part.docstring:
@@ -274,7 +277,7 @@ class Walker:
                 if isinstance(value, ast.FormattedValue):
                     self._formatted_value(value, scope)
 
-    # -- children in LibCST's order -------------------------------------------------------------
+    # -- children in source order -------------------------------------------------------------
     def children(self, node: ast.AST, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
         scopes = self.ctx.scopes
         if isinstance(node, ast.Call):

@@ -1,5 +1,5 @@
-"""Span pass: the device-type literals of AMP entry points (rule amp.device_type); see
-engine/amp.py for the rule. The literal is claimed here and rewritten by device_strings."""
+"""Span pass: the device-type literals of AMP entry points (rule amp.device_type). The
+literal is claimed here and rewritten by device_strings."""
 
 from __future__ import annotations
 

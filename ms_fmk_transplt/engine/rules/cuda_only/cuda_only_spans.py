@@ -1,5 +1,4 @@
-"""Span pass: a CUDA condition that selects CUDA-only code keeps its CUDA (rule cuda_only.guard);
-the LibCST counterpart is engine/cuda_only.py.
+"""Span pass: a CUDA condition that selects CUDA-only code keeps its CUDA (rule cuda_only.guard).
 
 ``if impl == 'cuda' and x.device.type == 'cuda' and _init(): return _plugin.op(x)`` runs an
 nvcc-built plugin when the tensor is on a GPU and a reference implementation otherwise. Migrated
@@ -235,7 +234,7 @@ class CudaOnlySpans(SpanConcern):
 
     def _registration(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """All of ``func``'s registrations at once, when the first registering decorator is
-        walked (as the LibCST pass does on entering the function)."""
+        walked, before the function's other nodes."""
         strings = [s for s in registrations(func) if not self.ctx.is_claimed(s)]
         if not strings:
             return

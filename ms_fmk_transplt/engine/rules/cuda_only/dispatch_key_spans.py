@@ -1,5 +1,4 @@
-"""Span pass: operator kernels registered for a CUDA dispatch key (rule cuda_only.dispatch_key);
-the LibCST counterpart is engine/dispatch_key.py.
+"""Span pass: operator kernels registered for a CUDA dispatch key (rule cuda_only.dispatch_key).
 
 ``torch.library.impl(lib, "dispatch", "CUDA")`` and ``lib.impl("bmm", kernel, "CUDA")``
 register a kernel for the CUDA dispatch key only. On the NPU, tensors dispatch to

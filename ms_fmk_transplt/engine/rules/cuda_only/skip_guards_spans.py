@@ -1,5 +1,5 @@
 """Span pass: a test skipped without CUDA stays skipped on the NPU when what it tests is
-CUDA-only code (part of rule cuda_only.guard); the LibCST counterpart is engine/skip_guards.py.
+CUDA-only code (part of rule cuda_only.guard, declared in cuda_only_spans.py).
 
 ``@unittest.skipUnless(torch.cuda.is_available(), "the op is CUDA-only")`` in front of a test
 of a Triton kernel: migrated to ``torch.npu.is_available()``, the test would run on the NPU and
@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, overload
 
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_spans import CATEGORY, RULE, guarded_code
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.unsupported_table import Entry
-
-if TYPE_CHECKING:  # engine/skip_guards.py gives LibCST nodes
-    import libcst as cst
 
 SKIPPERS = frozenset({"skipIf", "skipUnless", "skipif"})  # unittest, pytest.mark
 SKIP = Entry(
@@ -37,34 +33,18 @@ def skip_message(what: str) -> str:
     return f"test skip condition kept on torch.cuda: the test exercises CUDA-only code ({what})"
 
 
-@overload
-def skip_condition(
-    call: ast.Call, last_name: Callable[[ast.expr], str | None]
-) -> ast.expr | None: ...
-@overload
-def skip_condition(
-    call: cst.Call, last_name: Callable[[cst.BaseExpression], str | None]
-) -> cst.BaseExpression | None: ...
-# (Any: one body for both trees, whose calls both name their parts func and args)
-def skip_condition(
-    call: ast.Call | cst.Call, last_name: Callable[[Any], str | None]
-) -> ast.expr | cst.BaseExpression | None:
-    """The condition of a skip decorator (either tree: LibCST wraps arguments), else None."""
+def skip_condition(call: ast.Call, last_name: Callable[[ast.expr], str | None]) -> ast.expr | None:
+    """The condition of a skip decorator (its first argument), else None."""
     if last_name(call.func) not in SKIPPERS or not call.args:
         return None
-    first = call.args[0]
-    return first if isinstance(first, ast.expr) else first.value
+    return call.args[0]
 
 
-@overload
-def asks_cuda(nodes: Sequence[ast.AST], qname: Callable[[ast.AST], str | None]) -> bool: ...
-@overload
-def asks_cuda(nodes: Sequence[cst.CSTNode], qname: Callable[[cst.CSTNode], str | None]) -> bool: ...
-# (Any: one body for both trees, whose attributes and calls have the same names)
-def asks_cuda(nodes: Sequence[Any], qname: Callable[[Any], str | None]) -> bool:
+def asks_cuda(nodes: Sequence[ast.AST], qname: Callable[[ast.AST], str | None]) -> bool:
+    """Whether an attribute or a call among ``nodes`` names something of ``torch.cuda``."""
     return any(
-        type(n).__name__ in ("Attribute", "Call")
-        and (qname(n.func if type(n).__name__ == "Call" else n) or "").startswith("torch.cuda.")
+        isinstance(n, (ast.Attribute, ast.Call))
+        and (qname(n.func if isinstance(n, ast.Call) else n) or "").startswith("torch.cuda.")
         for n in nodes
     )
 

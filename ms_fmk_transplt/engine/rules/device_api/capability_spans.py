@@ -1,5 +1,4 @@
-"""Span pass: CUDA capability probes stay on ``torch.cuda`` (rule device_api.capability_probe);
-the LibCST counterpart is engine/capability.py.
+"""Span pass: CUDA capability probes stay on ``torch.cuda`` (rule device_api.capability_probe).
 
 ``torch.cuda.get_device_capability()`` and ``torch.cuda.get_device_properties(i).major`` & co.
 ask "which NVIDIA GPU is this?". torch_npu's ``get_device_capability`` warns and returns None, so a
@@ -13,13 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import (
     PROBE_FIELDS,
     QName,
-    TreeNode,
     checks_available,
     exits_early,
     negates_available,
@@ -33,12 +29,6 @@ from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import Unit
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
-
-if TYPE_CHECKING:  # engine/capability.py, the LibCST counterpart, shares the functions below
-    from ms_fmk_transplt.engine.context import MigrationContext
-
-# A probe's position as the pass's context records it: its lines (span pass) or itself (LibCST).
-Where = Callable[[TreeNode], Any]
 
 CATEGORY = "capability_probe"
 TIP = (
@@ -98,35 +88,21 @@ def hinted(source: bytes) -> bool:
     return b"get_device_" in source or b"nccl.version" in source
 
 
-def _string(node: TreeNode) -> str | None:
-    """The value of a plain string literal in either tree."""
-    kind = type(node).__name__
-    if kind == "Constant" and isinstance(node.value, str):
+def _string(node: ast.AST) -> str | None:
+    """The value of a plain string literal."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    if kind == "SimpleString":
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - exotic escapes name no API
-            return None
-        return value if isinstance(value, str) else None
     return None
 
 
-def _args(call: TreeNode) -> list[TreeNode]:
-    """The positional argument expressions of a call in either tree (LibCST wraps them)."""
-    return [a.value if type(a).__name__ == "Arg" else a for a in call.args]
-
-
-def patched_probe(call: TreeNode, qname: QName, source: bytes) -> bool:
+def patched_probe(call: ast.Call, qname: QName, source: bytes) -> bool:
     """``monkeypatch.setattr(torch.cuda, "get_device_capability", ...)`` (or
     ``mock.patch.object``): a test patching a probe (or, in a file that patches probes,
     ``is_available``) on torch.cuda -- the patch must stay where the kept probe reads."""
     func = call.func
-    if type(func).__name__ != "Attribute":
+    if not isinstance(func, ast.Attribute) or func.attr not in SETATTRS:
         return False
-    if getattr(func.attr, "value", func.attr) not in SETATTRS:
-        return False
-    args = _args(call)
+    args = call.args
     if len(args) < 2 or (qname(args[0]) or "") != "torch.cuda":
         return False
     name = _string(args[1])
@@ -135,27 +111,19 @@ def patched_probe(call: TreeNode, qname: QName, source: bytes) -> bool:
     return name == "is_available" and _PROBE_TARGET.search(source) is not None
 
 
-def keep_patch(
-    ctx: SpanContext | MigrationContext,
-    call: TreeNode,
-    nodes: list[TreeNode],
-    where: Where,
-    source: bytes,
-) -> bool:
+def keep_patch(ctx: SpanContext, call: ast.Call, nodes: list[ast.AST], source: bytes) -> bool:
     """Keep a test's patch of a probe on torch.cuda (``nodes``: the call's subtree)."""
     if not patched_probe(call, ctx.qname, source):
         return False
     for node in nodes:
         ctx.claim(node)
-    name = _string(_args(call)[1])
+    name = _string(call.args[1])
     message = f"torch.cuda.{name}: test patch of a capability probe kept on torch.cuda"
-    ctx.unsupported(where(call), f"torch.cuda.{name}", PATCH, message, RULE)
+    ctx.unsupported(ctx.lines(call), f"torch.cuda.{name}", PATCH, message, RULE)
     return True
 
 
-def accelerator_choice(
-    ctx: SpanContext | MigrationContext, targets: list[str], value: list[TreeNode]
-) -> None:
+def accelerator_choice(ctx: SpanContext, targets: list[str], value: list[ast.AST]) -> None:
     """``accelerator = "cuda" if torch.cuda.is_available() else "cpu"``: a Lightning accelerator
     chosen by asking torch.cuda (device_strings.not_a_device keeps its "cuda"): the question
     stays on torch.cuda too, or the NPU host would pick "cuda" and fail."""
@@ -163,42 +131,36 @@ def accelerator_choice(
         return
     if checks_available(value, ctx.qname) and any(_literal(n) == "cuda" for n in value):
         for node in value:
-            if type(node).__name__ not in ("Constant", "SimpleString"):
+            if not isinstance(node, ast.Constant):
                 ctx.claim(node)
 
 
-def _name_of(node: TreeNode) -> str:
-    kind = type(node).__name__
-    name: str = ""
-    if kind == "Name":
-        name = node.id if hasattr(node, "id") else node.value
-    elif kind == "Attribute":
-        name = getattr(node.attr, "value", node.attr)
-    return name
+def _name_of(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
 
 
-def _literal(node: TreeNode) -> object:
-    kind = type(node).__name__
-    if kind == "Constant":
-        return node.value
-    return _string(node) if kind == "SimpleString" else None
+def _literal(node: ast.AST) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
 
 
-def assigns_accelerator(body: list[TreeNode]) -> bool:
-    """``accelerator = "cuda"`` among ``body`` (either tree)."""
+def assigns_accelerator(body: list[ast.AST]) -> bool:
+    """``accelerator = "cuda"`` among ``body``."""
     for node in body:
-        if type(node).__name__ != "Assign" or _literal(node.value) != "cuda":
+        if not isinstance(node, ast.Assign) or _literal(node.value) != "cuda":
             continue
-        targets = [getattr(t, "target", t) for t in node.targets]
-        if any("accelerator" in _name_of(t).lower() for t in targets):
+        if any("accelerator" in _name_of(t).lower() for t in node.targets):
             return True
     return False
 
 
 def guard_of_probes(
-    ctx: SpanContext | MigrationContext,
-    test: list[TreeNode],
-    body: list[TreeNode],
+    ctx: SpanContext,
+    test: list[ast.AST],
+    body: list[ast.AST],
     guarded: set[int],
     variables: frozenset[str] = frozenset(),
 ) -> None:
@@ -218,15 +180,14 @@ def guard_of_probes(
 
 
 def keep_probes(
-    ctx: SpanContext | MigrationContext,
-    nodes: list[TreeNode],
-    where: Where,
+    ctx: SpanContext,
+    nodes: list[ast.AST],
     guarded: set[int],
     variables: frozenset[str] = frozenset(),
 ) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
-    other rule migrates any of it, and record a row per probe (``where(call)``: its position
-    as the pass's context takes it; ``guarded``: ids of probes an enclosing ``if`` guards)."""
+    other rule migrates any of it, and record a row per probe (``guarded``: ids of probes an
+    enclosing ``if`` guards)."""
     found = probe_calls(nodes, ctx.qname, variables)
     if not found:
         return
@@ -239,7 +200,7 @@ def keep_probes(
     for call in found:
         api = ctx.qname(call.func) or ""
         message = f"{api}: CUDA capability probe kept on torch.cuda"
-        ctx.unsupported(where(call), api, entry, message, RULE)
+        ctx.unsupported(ctx.lines(call), api, entry, message, RULE)
 
 
 class CapabilitySpans(SpanConcern):
@@ -255,9 +216,7 @@ class CapabilitySpans(SpanConcern):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
-            keep_probes(
-                self.ctx, list(ast.walk(node)), self.ctx.lines, self.guarded, self.variables
-            )
+            keep_probes(self.ctx, list(ast.walk(node)), self.guarded, self.variables)
         if self.active_accelerator:
             targets = [
                 n.id if isinstance(n, ast.Name) else n.attr
@@ -299,18 +258,16 @@ class CapabilitySpans(SpanConcern):
                 body = [n for stmt in self._after(unit) for n in ast.walk(stmt)]
             guard_of_probes(self.ctx, list(ast.walk(node)), body, self.guarded, self.variables)
         nodes = list(ast.walk(node))
-        if isinstance(node, ast.Call) and keep_patch(
-            self.ctx, node, nodes, self.ctx.lines, self.ctx.source.data
-        ):
+        if isinstance(node, ast.Call) and keep_patch(self.ctx, node, nodes, self.ctx.source.data):
             return
         # an ``if torch.version.hip:`` header holds no anchor word, so this pass never walks it:
-        # its guard is looked up from the probe (the LibCST pass meets the header first)
+        # its guard is looked up from the probe, by its enclosing ``if`` statements
         for outer in unit.ancestors:
             if isinstance(outer, ast.If) and any(
                 node is n for s in outer.body for n in ast.walk(s)
             ):
                 guard_of_probes(self.ctx, list(ast.walk(outer.test)), nodes, self.guarded)
-        keep_probes(self.ctx, nodes, self.ctx.lines, self.guarded, self.variables)
+        keep_probes(self.ctx, nodes, self.guarded, self.variables)
 
     @staticmethod
     def _after(unit: Unit) -> list[ast.stmt]:

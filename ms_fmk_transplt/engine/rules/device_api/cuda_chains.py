@@ -1,50 +1,47 @@
-"""Which attribute chains reach ``torch.cuda`` (rules device_api.*): shared by the LibCST concern
-(engine/device_api.py) and the span pass (engine/rules/device_api/device_api_spans.py).
-
-Both trees name an attribute's object ``.value``; the class of attribute nodes is the only
-difference, given by ``ATTRIBUTE``. The context (``self.ctx``) resolves names through imports.
+"""Which attribute chains reach ``torch.cuda`` (rules device_api.*): the base of the span
+concern that rewrites them (engine/rules/device_api/device_api_spans.py). The context
+(``self.ctx``) resolves names through imports.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
 CUDA = "torch.cuda"
 
 
-class CudaChains:
+class CudaChains(SpanConcern):
     """Remembers, for each node that denotes ``torch.cuda``, the outermost attribute chain above
     it that names a ``torch.cuda.<X>`` (``torch.cuda.amp.autocast`` for ``torch.cuda``)."""
 
-    ATTRIBUTE: type[Any] = object  # cst.Attribute or ast.Attribute: nodes of either tree
-    ctx: Any
-
-    def __init__(self, ctx: Any) -> None:
-        # a mixin: the next class in the concern's MRO (Concern, SpanConcern) takes ctx
-        super().__init__(ctx)  # type: ignore[call-arg]
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
         # id(node that denotes torch.cuda) -> outermost attribute chain above it
-        self.chain_of: dict[int, Any] = {}
+        self.chain_of: dict[int, ast.Attribute] = {}
         # id(node that denotes torch.cuda) -> the attribute right above it (torch.cuda.<member>)
-        self.member_of: dict[int, Any] = {}
+        self.member_of: dict[int, ast.Attribute] = {}
 
-    def _cuda_base(self, node: Any) -> Any:
+    def _cuda_base(self, node: ast.Attribute) -> ast.expr | None:
         cur = node.value
         while True:
             if self.ctx.qname(cur) == CUDA:
                 return cur
-            if isinstance(cur, self.ATTRIBUTE):
+            if isinstance(cur, ast.Attribute):
                 cur = cur.value
             else:
                 return None
 
-    def _may_be_cuda(self, node: Any) -> bool:
+    def _may_be_cuda(self, node: ast.Attribute) -> bool:
         names = self.ctx.names_in(node)
         if "cuda" in names:
             return True
         bound = self.ctx.import_bound.get(names[-1]) if names else None
         return bool(bound and "cuda" in bound)  # an alias such as `import torch.cuda as tc`
 
-    def visit_Attribute(self, node: Any) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> None:
         if self.ctx.is_claimed(node) or not self._may_be_cuda(node):
             return
         qn = self.ctx.qname(node)
@@ -65,7 +62,7 @@ class CudaChains:
             return new[2]
         return None
 
-    def _full_name(self, original: Any) -> tuple[Any, str]:
+    def _full_name(self, original: ast.expr) -> tuple[ast.expr, str]:
         """The outermost chain above a ``torch.cuda`` node and the name it resolves to."""
         outer = self.chain_of.get(id(original))
         if outer is None:

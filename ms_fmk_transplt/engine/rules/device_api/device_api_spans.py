@@ -1,12 +1,11 @@
 """Span pass: ``torch.cuda.<X>`` -> ``torch.npu.<X>`` in expressions (rules device_api.*,
-amp.cuda_amp); see engine/device_api.py for the rule."""
+amp.cuda_amp)."""
 
 from __future__ import annotations
 
 import ast
 
 from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
-from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
@@ -29,9 +28,7 @@ NPU_NAMESPACE = declare(
 )
 
 
-class DeviceApiSpans(CudaChains, SpanConcern):
-    ATTRIBUTE = ast.Attribute
-
+class DeviceApiSpans(CudaChains):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         # id(outermost chain node) -> (cuda name, npu name, rule, snippet before) to record

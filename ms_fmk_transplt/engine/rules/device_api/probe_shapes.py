@@ -1,23 +1,19 @@
-"""Where CUDA capability probes are (rule device_api.capability_probe, engine/spans/
-capability_spans.py): the probe calls themselves, also through a variable (``props =
+"""Where CUDA capability probes are (rule device_api.capability_probe, capability_spans.py):
+the probe calls themselves, also through a variable (``props =
 get_device_properties(d)`` with ``props.major``), the availability checks in front of them, also
 as an early exit (``if not torch.cuda.is_available(): return``), and the classes that set up a
-CUDA path behind one. Shared by both passes: the functions read either tree."""
+CUDA path behind one."""
 
 from __future__ import annotations
 
 import ast
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Optional
+from typing import Optional
 
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 
-# A node of either tree (ast, LibCST): the functions below read only what both trees name alike
-# (func, attr, value, args, targets), telling classes apart by name, since the span pass never
-# imports LibCST; so its type is Any.
-TreeNode = Any
-QName = Callable[[TreeNode], Optional[str]]  # the pass's name resolution
+QName = Callable[[ast.AST], Optional[str]]  # the pass's name resolution
 # always a probe: which NVIDIA architecture / NCCL build is this?
 PROBES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.nccl.version"})
 PROPERTIES = "torch.cuda.get_device_properties"  # a probe when asked for one of PROBE_FIELDS
@@ -25,44 +21,37 @@ PROBE_FIELDS = frozenset({"major", "minor", "multi_processor_count", "gcnArchNam
 AVAILABLE = "torch.cuda.is_available"
 
 
-def checks_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
+def checks_available(nodes: Iterable[ast.AST], qname: QName) -> bool:
     """Whether ``nodes`` call ``torch.cuda.is_available()``."""
-    calls = [n for n in nodes if type(n).__name__ == "Call"]
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
     return any((qname(c.func) or "") == AVAILABLE for c in calls)
 
 
 def probe_calls(
-    nodes: Iterable[TreeNode], qname: QName, variables: frozenset[str] = frozenset()
-) -> list[TreeNode]:
-    """The probe calls among ``nodes`` (either tree; qname: the pass's name resolution):
+    nodes: Iterable[ast.AST], qname: QName, variables: frozenset[str] = frozenset()
+) -> list[ast.Call]:
+    """The probe calls among ``nodes`` (qname: the pass's name resolution):
     ``get_device_capability(...)`` and ``get_device_properties(...)`` read for an
     architecture field (``.major``; not ``.total_memory``, which the NPU has), also through a
     variable (``props = get_device_properties(d)`` with ``props.major`` in the file)."""
-    found: list[TreeNode] = []
+    found: list[ast.Call] = []
     for n in nodes:
-        kind = type(n).__name__
-        if kind == "Call" and (qname(n.func) or "") in PROBES:
+        if isinstance(n, ast.Call) and (qname(n.func) or "") in PROBES:
             found.append(n)
-        elif kind == "Attribute" and getattr(n.attr, "value", n.attr) in PROBE_FIELDS:
+        elif isinstance(n, ast.Attribute) and n.attr in PROBE_FIELDS:
             inner = n.value
-            if type(inner).__name__ == "Call" and (qname(inner.func) or "") == PROPERTIES:
+            if isinstance(inner, ast.Call) and (qname(inner.func) or "") == PROPERTIES:
                 found.append(inner)
-        elif kind == "Assign" and variables and _assigned_names(n) & variables:
+        elif isinstance(n, ast.Assign) and variables and _assigned_names(n) & variables:
             value = n.value
-            if type(value).__name__ == "Call" and (qname(value.func) or "") == PROPERTIES:
+            if isinstance(value, ast.Call) and (qname(value.func) or "") == PROPERTIES:
                 found.append(value)
     return found
 
 
-def _assigned_names(node: TreeNode) -> set[str]:
-    """The plain names an assignment (either tree) binds."""
-    names: set[str] = set()
-    for target in node.targets:
-        target = getattr(target, "target", target)  # LibCST's AssignTarget wraps it
-        name = getattr(target, "id", None) or getattr(target, "value", "")
-        if isinstance(name, str) and name:
-            names.add(name)
-    return names
+def _assigned_names(node: ast.Assign) -> set[str]:
+    """The plain names an assignment binds."""
+    return {target.id for target in node.targets if isinstance(target, ast.Name)}
 
 
 _PROPERTIES_VARIABLE = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)\s*=\s*[\w.]*get_device_properties\(")
@@ -87,17 +76,13 @@ def probed_variables(source: bytes) -> frozenset[str]:
     return frozenset(found)
 
 
-def negates_available(nodes: Iterable[TreeNode], qname: QName) -> bool:
-    """``not torch.cuda.is_available()`` among ``nodes`` (either tree)."""
+def negates_available(nodes: Iterable[ast.AST], qname: QName) -> bool:
+    """``not torch.cuda.is_available()`` among ``nodes``."""
     for n in nodes:
-        kind = type(n).__name__
-        if kind == "UnaryOp" and type(n.op).__name__ == "Not":
-            operand = n.operand
-        elif kind == "UnaryOperation" and type(n.operator).__name__ == "Not":
-            operand = n.expression
-        else:
+        if not isinstance(n, ast.UnaryOp) or not isinstance(n.op, ast.Not):
             continue
-        if type(operand).__name__ == "Call" and (qname(operand.func) or "") == AVAILABLE:
+        operand = n.operand
+        if isinstance(operand, ast.Call) and (qname(operand.func) or "") == AVAILABLE:
             return True
     return False
 
@@ -128,7 +113,7 @@ def probe_class_lines(source: bytes) -> frozenset[int]:
     return frozenset(found)
 
 
-def exits_early(body: list[TreeNode]) -> bool:
-    """``if not torch.cuda.is_available(): return``: a body (its nodes, either tree) that
-    leaves the function, so the statements after the ``if`` are what it guards."""
-    return any(type(n).__name__ in ("Return", "Raise") for n in body)
+def exits_early(body: list[ast.AST]) -> bool:
+    """``if not torch.cuda.is_available(): return``: a body (its nodes) that leaves the
+    function, so the statements after the ``if`` are what it guards."""
+    return any(isinstance(n, (ast.Return, ast.Raise)) for n in body)

@@ -1,5 +1,5 @@
 """Span pass: device specs (``"cuda:0"``, ``f"cuda:{rank}"``) and integer device indices
-(rules device_strings.*); see engine/device_strings.py for the rule."""
+(rules device_strings.*, declared here)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def dotted_cuda_name(value: str, tables: Tables) -> str | None:
 
 
 def is_integer(node: ast.AST) -> bool:
-    """LibCST's Integer: an int literal (``True`` is a name there, not a number)."""
+    """An int literal (``True`` is a name here, not a number)."""
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 

@@ -1,5 +1,5 @@
 """Span pass: ``"nccl"`` -> ``"hccl"``, ``"cpu:gloo,cuda:nccl"`` -> ``"cpu:gloo,npu:hccl"``,
-``Backend.NCCL`` -> ``Backend.HCCL`` (rules distributed.*); see engine/distributed.py."""
+``Backend.NCCL`` -> ``Backend.HCCL`` (rules distributed.*, declared here)."""
 
 from __future__ import annotations
 

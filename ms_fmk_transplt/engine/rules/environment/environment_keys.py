@@ -1,6 +1,5 @@
-"""Where a string is an environment key, and how its rewrite is described: shared by the LibCST
-concern (engine/environment.py, the rule environment.ascend_variable) and the span pass
-(engine/rules/environment/environment_spans.py), without importing LibCST."""
+"""Where a string is an environment key, and how its rewrite is described (rule
+environment.ascend_variable, declared here; applied by environment_spans.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Span pass: CUDA/NCCL environment keys -> Ascend ones (rule environment.ascend_variable);
-see engine/environment.py for the rule."""
+"""Span pass: CUDA/NCCL environment keys -> Ascend ones (rule environment.ascend_variable,
+declared in environment_keys.py)."""
 
 from __future__ import annotations
 

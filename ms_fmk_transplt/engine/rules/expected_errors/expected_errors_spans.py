@@ -1,5 +1,5 @@
 """Span pass: the device named in a test's expected error text (rule
-expected_errors.device_name); the LibCST counterpart is engine/expected_errors.py.
+expected_errors.device_name).
 
 ``pytest.raises(ValueError, match="outside the visible cuda device count")`` and
 ``assertRaisesRegex(E, "Device specified is cuda:0")`` expect the message of code that the

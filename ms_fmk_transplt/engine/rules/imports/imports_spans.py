@@ -1,5 +1,5 @@
-"""Span pass: import statements of ``torch.cuda`` (rule imports.cuda_module); see
-engine/imports.py for the rule. ``import torch_npu`` is inserted by torch_npu_spans.py."""
+"""Span pass: import statements of ``torch.cuda`` (rule imports.cuda_module).
+``import torch_npu`` is inserted by torch_npu_spans.py."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ class ImportsSpans(SpanConcern):
         self, node: ast.ImportFrom, spans: ImportSpans, npu_module: str, before: str
     ) -> None:
         """``from torch.cuda import a, b`` where torch_npu has ``a`` only: ``from torch.npu import
-        a; from torch.cuda import b`` on the same line, as LibCST prints the two statements (no
+        a; from torch.cuda import b`` on the same line, printed as two statements (no
         parentheses, ``", "`` between names, the ``;`` of the statement after each if it has
         one)."""
         assert node.module is not None and spans.module is not None
@@ -129,7 +129,7 @@ class ImportsSpans(SpanConcern):
         self.ctx.replace(spans.module[0], end, new)
         names = [a.name for a in node.names]
         self.ctx.updated_imports[(node.lineno, node.col_offset)] = (npu_module, names)
-        end_mark = semicolon or ""  # LibCST prints each part with the statement's ";"
+        end_mark = semicolon or ""  # each part is printed with the statement's ";"
         self.ctx.record(
             self.ctx.lines(node),
             self.rule,

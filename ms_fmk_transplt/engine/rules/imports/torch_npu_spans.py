@@ -1,7 +1,6 @@
 """Span pass: ``import torch_npu`` inserted once into every file the pass changed (rule
-imports.torch_npu), at the place engine/imports.py chooses: after the first module-level torch
-import, before it when that import itself needs torch.npu, else after the module docstring and
-``from __future__`` imports."""
+imports.torch_npu): after the first module-level torch import, before it when that import itself
+needs torch.npu, else after the module docstring and ``from __future__`` imports."""
 
 from __future__ import annotations
 
@@ -58,10 +57,10 @@ class TorchNpuInsert:
         return module == "torch" and names != ["*"] and "npu" in names
 
     def run(self, changed: bool | None = None) -> None:
-        """``import torch_npu`` where engine/imports.py puts it, and the options' helper lines
-        (with ``import os`` when the module has not imported it yet) after the import block
-        that follows it. ``changed``: whether the file was changed (default: this pass changed
-        it)."""
+        """``import torch_npu`` at its place (see the module docstring), and the options'
+        helper lines (with ``import os`` when the module has not imported it yet) after the
+        import block that follows it. ``changed``: whether the file was changed (default:
+        this pass changed it)."""
         ctx = self.ctx
         changed = bool(ctx.events) if changed is None else changed
         lines = self.lines

@@ -1,9 +1,9 @@
 """Cheap checks before parsing, so that no input can crash or exhaust the tool.
 
 * Files larger than the size limit are copied unchanged (``--max-file-size``; default 32 MiB,
-  and 5 MiB for a file the LibCST pass must take: LibCST needs about a thousand times a file's
-  size in memory, an 11 MB generated file took it 13 GB and 14 minutes; the span pass migrates
-  a 10 MB file in seconds).
+  and 5 MiB for a file a LibCST stage of -r/-sim/distributed acts on: LibCST needs about a
+  thousand times a file's size in memory, an 11 MB generated file took it 13 GB and 14 minutes;
+  the span pass migrates a 10 MB file in seconds).
 * Brackets nested deeper than CPython accepts (200: "too many nested parentheses") cannot run
   anyway, and far deeper nesting overflows the native parser's stack (a segfault); such files
   are copied unchanged.
@@ -20,8 +20,9 @@ from ms_fmk_transplt.tables import Tables
 LIMIT = declare(
     "parse.limit",
     "a file beyond the input guards (size, nesting, depth, time): copied unchanged",
-    "Files larger than `--max-file-size` (default 32 MiB; 5 MiB for a file only the LibCST pass "
-    "can migrate, since LibCST needs about a thousand times a file's size in memory), files "
+    "Files larger than `--max-file-size` (default 32 MiB; 5 MiB for a file a LibCST stage of "
+    "`-r`, `-sim` or `distributed` acts on, since LibCST needs about a thousand times a file's "
+    "size in memory), files "
     "nested deeper than CPython accepts (200 brackets), files whose syntax tree is more than 300 "
     "levels deep (a very long expression such as `x + 1 + 1 ...` with hundreds of terms, a long "
     "chain of calls or `elif`s) and files still being migrated after `--file-timeout` seconds "

@@ -3,7 +3,8 @@
 A file that cannot be decoded or parsed is not migrated: it is copied unchanged and reported with
 its line and the reason, in CPython's words (e.g. Python 2 ``print``). The span pass reports what
 the stdlib parser refuses (``refused_by_cpython``, ``undecodable``); ``parse`` reads a file for
-the LibCST pass of the structural options. LibCST is imported only when one of them needs it.
+the LibCST stages of the structural options (-r, -sim, distributed). LibCST is imported only
+when one of them needs it.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str]:
 
 
 def _libcst_reads(source: bytes) -> bool:
-    """Whether LibCST's grammar (newer than this Python's) reads the file; not tried beyond the
-    LibCST pass's size limit."""
+    """Whether LibCST's grammar (newer than this Python's) reads the file; not tried beyond 5 MiB
+    (the LibCST stages' default size limit)."""
     import libcst as cst
 
     if len(source) > _LIBCST_READS_UP_TO:

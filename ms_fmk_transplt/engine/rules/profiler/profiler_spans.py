@@ -1,7 +1,7 @@
 """Span pass: ``profile(use_cuda=True)`` -> ``profile(use_device="npu")`` (rule
-profiler.use_cuda); see engine/profiler.py. ``use_cuda=False`` is removed with the comma and
-whitespace LibCST removes with it: the ones after it, or, for the last argument, the comma
-before it (a trailing comma stays)."""
+profiler.use_cuda, declared here). ``use_cuda=False`` is removed with its comma and whitespace:
+the ones after it, or, for the last argument, the comma before it (a trailing comma stays), as
+the earlier LibCST implementation removed it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ USE_CUDA = declare(
     "torch_npu.profiler gives more detail",
 )
 
-# values LibCST's `"npu" if <value> else None` would print as invalid code without parentheses
+# values that `"npu" if <value> else None` needs in parentheses to stay valid code
 _NEEDS_PARENS = (ast.IfExp, ast.Lambda, ast.NamedExpr)
 
 
@@ -72,9 +72,9 @@ class ProfilerSpans(SpanConcern):
         )
 
     def _remove(self, node: ast.Call, args: list[Argument], index: int) -> None:
-        """Drops ``use_cuda=False`` (the default) as LibCST deletes the argument: with its comma
-        and what follows up to the next argument. The last one goes with the comma before it
-        (and the whitespace before that comma); its own trailing comma, if any, stays."""
+        """Drops ``use_cuda=False`` (the default) with its comma and what follows up to the
+        next argument. The last one goes with the comma before it (and the whitespace before
+        that comma); its own trailing comma, if any, stays."""
         before = self.ctx.snippet(node)
         keyword = args[index].node
         source = self.ctx.source

@@ -1,8 +1,9 @@
-"""Where a file first reads a rank (for -s's rank_risk warning), found as the LibCST pass found
-it: the first identifier named like a rank (``local_rank``, ``args.rank``, a parameter, a keyword
-argument) or the first plain string literal naming a rank variable (``"LOCAL_RANK"``), anywhere in
-the file. The span pass walks only anchored statements, so this reads the tokens of the
-top-level statements that hold such a word (comments and other string text do not count)."""
+"""Where a file first reads a rank (for -s's rank_risk warning): the first identifier named like
+a rank (``local_rank``, ``args.rank``, a parameter, a keyword argument) or the first plain string
+literal naming a rank variable (``"LOCAL_RANK"``), anywhere in the file (the line the earlier
+LibCST implementation reported). The span pass walks only anchored statements, so this reads the
+tokens of the top-level statements that hold such a word (comments and other string text do not
+count)."""
 
 from __future__ import annotations
 

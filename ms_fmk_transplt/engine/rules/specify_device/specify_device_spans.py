@@ -82,8 +82,8 @@ class SpecifyDeviceSpans(SpanConcern):
 
     # -- literals ------------------------------------------------------------------------------
     def leave_SimpleString(self, part: StringPart) -> None:
-        # A part of an implicit concatenation ("cuda:0" "") is no device selection of its own
-        # (the LibCST pass crashed on it): the normal rules take it.
+        # A part of an implicit concatenation ("cuda:0" "") is no device selection of its own:
+        # the normal rules take it.
         if not part.whole or part.docstring or id(part.node) in self.dict_keys:
             return
         body = self.ctx.body(part)
@@ -93,7 +93,7 @@ class SpecifyDeviceSpans(SpanConcern):
         token = part.token
         self._note_index(part.lines[0], token.body.split(":")[1])
         ctx.claim(part.key)
-        before = ctx.snippet(part.node)  # with its own parentheses, as LibCST's SimpleString
+        before = ctx.snippet(part.node)  # with the parentheses that wrap it alone
         owned = ctx.owned(part.node)
         self._replace(owned[0], (token.start, token.end), owned[1])
         message = f"hard-coded device -> {self.helper} ({self.env})"
@@ -178,7 +178,7 @@ class SpecifyDeviceSpans(SpanConcern):
     def _replace(self, start: int, value: tuple[int, int], end: int) -> None:
         """Bytes [start, end) become the helper: [value) is replaced by it and the rest removed
         (parentheses, a keyword, later arguments), so that the value itself reads as the helper
-        to the concerns after this one, as LibCST's updated node does."""
+        to the concerns after this one."""
         ctx = self.ctx
         if start < value[0]:
             ctx.replace(start, value[0], "", checked=True)

@@ -1,5 +1,5 @@
 """Span pass: ``x.cuda(...)`` -> ``x.npu(...)``, ``x.is_cuda`` -> ``x.is_npu`` (rules
-tensor_methods.*); see engine/tensor_methods.py for the rule."""
+tensor_methods.*, declared here)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class TensorMethodsSpans(SpanConcern):
         self.ctx.rename_attr(func, new_name)
         recv = self._receiver(func)
         # the call with its receiver and method name cut off: "(args)", without the
-        # parentheses that wrap the whole call (as the LibCST pass prints it)
+        # parentheses that wrap the whole call
         end = self.ctx.source.span(node)[1]
         func_end = self.ctx.source.span(func)[1]
         args = snippet_of(self.ctx.edits.text(func_end, end).lstrip())

@@ -1,5 +1,5 @@
-"""Span pass: what cannot run on the NPU as is (rules unsupported.<category>); see
-engine/unsupported.py for the rule. Nothing is rewritten: each occurrence is a notice."""
+"""Span pass: what cannot run on the NPU as is (rules unsupported.<category>,
+declared in unsupported_rows.py). Nothing is rewritten: each occurrence is a notice."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ class UnsupportedSpans(SpanConcern):
         if part.docstring or self.ctx.import_depth or part.token.is_bytes:
             return
         if self.ctx.is_claimed(part.key):
-            return  # an environment key rewritten by engine/environment.py
+            return  # an environment key rewritten by rule environment.ascend_variable
         body = part.token.body
         entry = self.table.env_name(body)
         if entry is not None:
