@@ -170,9 +170,8 @@ ROWS = [
         log="analysed gen.py: 2 change(s)", output=("gen.py", b"import torch_npu\n")),
     Row("a 6 MB file -sim acts on (the LibCST stage)",
         lambda t: run_args(t, {"gen.py": BIG_SIM}, "-sim"), 0,
-        log="gen.py:1: [parse.limit] larger than 5 MiB (6.0 MiB) for the LibCST pass (structural "
-        "options (-r, -sim, distributed)); copied unchanged (raise --max-file-size to migrate "
-        "it)", output=("gen.py", BIG_SIM)),
+        log="gen.py:1: [parse.limit] larger than 5 MiB (6.0 MiB) for the LibCST stage of -sim; "
+        "copied unchanged (raise --max-file-size to migrate it)", output=("gen.py", BIG_SIM)),
     Row("deeply nested expressions", files(deep__py=DEEP), 0,
         log="deep.py:1: [parse.limit] brackets nested deeper than 200 levels (CPython: too "
         "many nested parentheses); copied unchanged", output=("deep.py", DEEP)),

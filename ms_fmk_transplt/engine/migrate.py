@@ -116,22 +116,26 @@ def _one_pass(
         if supports(options):
             return span_pass(source, path, tables, options), ""
         from ms_fmk_transplt.engine.stages import (
-            STRUCTURAL,
+            STAGE_OPTIONS,
             after_concerns,
             staged,
             user_rules_apply,
         )
 
         after = after_concerns(source, tables, options)
-        stages = (["user_rules"] if user_rules_apply(source, options) else []) + [
-            c.FAMILY for c in after
-        ]
+        stages = list(
+            dict.fromkeys(
+                (["user_rules"] if user_rules_apply(source, options) else [])
+                + [c.FAMILY for c in after]
+            )
+        )
         if stages:
-            large = too_large(source, options.max_cst_bytes, f" for the LibCST pass ({STRUCTURAL})")
+            names = ", ".join(STAGE_OPTIONS[s] for s in stages)
+            large = too_large(source, options.max_cst_bytes, f" for the LibCST stage of {names}")
             if large is not None:
                 return skipped(path, source, 1, LIMIT, large, tables), ""
             check_source(source)  # LibCST's native parser crashes on deep input
-        return staged(source, path, tables, options, after), ",".join(dict.fromkeys(stages))
+        return staged(source, path, tables, options, after), ",".join(stages)
     except Unreadable as exc:
         return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
 

@@ -43,7 +43,8 @@ from ms_fmk_transplt.engine.transformer import MigrationTransformer
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice
 from ms_fmk_transplt.tables import Tables
 
-STRUCTURAL = "structural options (-r, -sim, distributed)"
+# the option of each LibCST stage (the family of its concerns)
+STAGE_OPTIONS = {"user_rules": "-r", "similar": "-sim", "distributed_mode": "distributed -m"}
 
 
 def has_structural_options(options: EngineOptions) -> bool:
