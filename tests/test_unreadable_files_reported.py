@@ -25,7 +25,7 @@ REPORTS = {
     "projects/legacy_gpu/legacy_eval.py": ("parse.syntax_error", 4, _PRINT),
     "projects/toolkit/toolkit/legacy_py2.py": ("parse.syntax_error", 7, _PRINT),
     "rules/parse.syntax_error/python2.py": ("parse.syntax_error", 3, _PRINT),
-    "rules/parse.syntax_error/distributed_main.py": (
+    "rules/parse.syntax_error/unknown_unicode_name_distributed.py": (
         "parse.syntax_error",
         9,
         _UNICODE.format("0-20") + "unknown Unicode character name)" + _COPIED,
