@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -54,9 +56,17 @@ def has_structural_options(options: EngineOptions) -> bool:
 
 
 def user_rules_apply(code: bytes, options: EngineOptions) -> bool:
-    """Whether stage 1 may act on ``code``: it names a name some -r rule acts on."""
+    """Whether stage 1 may act on ``code``: it spells every name of some -r rule, each as a
+    whole word."""
     rules = options.user_rules
-    return rules is not None and any(name.encode() in code for name in rules.names())
+    return rules is not None and any(
+        all(_word(part).search(code) for part in names) for names in rules.spelled_names()
+    )
+
+
+@lru_cache(maxsize=256)
+def _word(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
 
 
 def after_concerns(

@@ -78,6 +78,14 @@ class UserRules:
         out |= {r.old_name for r in self.modules}
         return out
 
+    def spelled_names(self) -> set[tuple[str, ...]]:
+        """Per rule, the names a file must spell for the rule to match in it: every part of its
+        dotted name (names are resolved through the imports and attribute chains a file spells
+        out: ``torch.optim.Adam`` needs torch, optim and Adam somewhere in the file)."""
+        dotted = [r.func_name for r in self.args] + [r.old_name for r in self.funcs]
+        out = {tuple(part for part in name.split(".") if part) for name in dotted}
+        return out | {(r.old_name,) for r in self.modules}
+
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.protocols.Validator:

@@ -124,6 +124,8 @@ class UserRulesConcern(Concern):
     def leave_SimpleStatementLine(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
+        if not self.todos:  # (positions are computed on first use: only when needed)
+            return updated
         start, end = self.ctx.lines(original)
         todo = next((t for line, t in self.todos.items() if start <= line <= end), None)
         return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
