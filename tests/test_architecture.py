@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -188,3 +189,15 @@ def test_the_oldest_supported_python_imports_everything_and_migrates(tmp_path: P
     cmd = [python, "-m", "ms_fmk_transplt", "-q", "-i", str(project), "-o", str(tmp_path)]
     subprocess.run(cmd, env=env, check=True)
     assert (tmp_path / "imagenet_msft" / "report.html").is_file()
+
+
+def test_every_package_is_installed() -> None:
+    """pyproject.toml lists the packages (a non-editable install ships only those): every folder
+    of Python modules is one of them."""
+    text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    listed = set(re.findall(r'^\s*"(ms_fmk_transplt[\w.]*)",$', text, re.M))
+    folders = {
+        ".".join(("ms_fmk_transplt", *p.parent.relative_to(PACKAGE).parts))
+        for p in PACKAGE.rglob("__init__.py")
+    }
+    assert folders <= listed, sorted(folders - listed)
