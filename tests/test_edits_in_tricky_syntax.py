@@ -119,14 +119,21 @@ _IF_NPU = 'profile(use_device="npu" if {} else None)'
             "profile(use_cuda = False , b=2)",
             None,
         ),
-        # as today: the comment after the argument kept is lost; the row's output line is the one
-        # the call's text now ends on (the removed line moved the lines below up: line_map.py)
+        # alone on its line: the argument goes, every comment stays (the line keeps its comment)
         (
             "profile(\n    a,  # x\n    use_cuda=False,  # y\n)",
-            "profile(\n    a,  # y\n)",
-            (6, 6, 6, 6),
+            "profile(\n    a,  # x\n    # y\n)",
+            (6, 6, 7, 7),
             "profile( a, # x use_cuda=False, # y )",
-            "profile( a, # y )",
+            "profile( a, # x # y )",
+        ),
+        # alone on its line without a comment: the line is left empty (no line moves)
+        (
+            "profile(\n    use_cuda=False,\n    record_shapes=True,\n)",
+            "profile(\n\n    record_shapes=True,\n)",
+            (5, 5, 6, 6),
+            "profile( use_cuda=False, record_shapes=True, )",
+            "profile( record_shapes=True, )",
         ),
         ("profile((a), use_cuda=(False))", "profile((a))", _SAME_LINE, None, None),
         ("profile(*xs, use_cuda=False, **kw)", "profile(*xs, **kw)", _SAME_LINE, None, None),
@@ -144,8 +151,8 @@ _IF_NPU = 'profile(use_device="npu" if {} else None)'
 def test_use_cuda_removed_or_computed(
     call: str, migrated: str, lines: tuple[int, ...], before: str | None, after: str | None
 ) -> None:
-    def indented(text: str) -> str:
-        return text.replace("\n", "\n    ")
+    def indented(text: str) -> str:  # (an empty line stays empty)
+        return text.replace("\n", "\n    ").replace("\n    \n", "\n\n")
 
     result = _migrate(_PROFILED.format("", indented(call)).encode())
     assert result.output == _PROFILED.format("import torch_npu\n", indented(migrated)).encode()

@@ -6,6 +6,8 @@ the earlier LibCST implementation removed it."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.decline import Decline
@@ -80,7 +82,10 @@ class ProfilerSpans(SpanConcern):
         source = self.ctx.source
         start, own_end = source.span(keyword)
         rparen = source.span(node)[1] - 1
-        if index + 1 < len(args):
+        own_line = _own_line(source.data, keyword, source.starts, source.line_end)
+        if own_line is not None:  # on a line of its own: emptied (its comment stays)
+            self.ctx.replace(*own_line, "")
+        elif index + 1 < len(args):
             end = source.span(args[index + 1].node)[0]
         else:
             tokens = source.tokens(node.lineno, node.end_lineno or node.lineno)
@@ -90,7 +95,8 @@ class ProfilerSpans(SpanConcern):
                 comma = _comma_after(tokens, source.span(args[index - 1].node)[1], rparen)
                 assert comma is not None  # an argument follows
                 start = _end_before(tokens, comma)
-        self.ctx.replace(start, end, "")
+        if own_line is None:
+            self.ctx.replace(start, end, "")
         self.ctx.record(
             self.ctx.lines(keyword),
             self.rule,
@@ -98,6 +104,28 @@ class ProfilerSpans(SpanConcern):
             before,
             self.ctx.snippet(node),
         )
+
+
+def _own_line(
+    data: bytes, keyword: ast.AST, starts: list[int], line_end: Callable[[int], int]
+) -> tuple[int, int] | None:
+    """The bytes to remove for an argument alone on its line (``    use_cuda=False,  # c``):
+    what is on the line, or, when a comment ends it, what is before the comment (the line
+    stays, so no line moves)."""
+    if not isinstance(keyword, ast.keyword):
+        return None
+    line = keyword.lineno
+    if keyword.end_lineno != line:
+        return None
+    first, end = starts[line - 1], line_end(line)
+    start = first + keyword.col_offset
+    rest = data[first + (keyword.end_col_offset or 0) : end]
+    after = re.fullmatch(rb"[ \t]*,?[ \t]*(#[^\r\n]*)?\r?\n?", rest)
+    if data[first:start].strip() or after is None:
+        return None
+    if after.group(1):  # keep the indentation and the comment
+        return start, end - len(rest) + after.start(1)
+    return first, end - len(rest) + len(rest.rstrip(b"\r\n"))  # an empty line stays
 
 
 def _comma_after(tokens: list[Token], at: int, limit: int) -> int | None:
