@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ms_fmk_transplt.engine.rules.registry import FAMILIES, Family, span_concerns
+from ms_fmk_transplt.engine.rules.registry import BY_NAME, FAMILIES, Family, span_concerns
 from ms_fmk_transplt.engine.spans.span_pass import SPAN_CONCERNS, SPAN_CONCERNS_S
 from ms_fmk_transplt.rule_docs import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "ms_fmk_transplt" / "engine" / "rules"
-BY_NAME = {f.name: f for f in FAMILIES}
 RULES = all_rules()
 
 

@@ -25,8 +25,6 @@ class Concern:
     in the order the concerns are registered, feeding each ``leave`` the previous result.
     Metadata (qualified names, positions) is only available for *original* nodes."""
 
-    FAMILY = ""  # the rule family (id prefix) whose stage this concern is part of
-
     def __init__(self, ctx: MigrationContext) -> None:
         self.ctx = ctx
         self.tables = ctx.tables

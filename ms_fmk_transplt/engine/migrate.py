@@ -26,6 +26,7 @@ from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     skip_file_line,
 )
 from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
+from ms_fmk_transplt.engine.rules.registry import BY_NAME
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
@@ -115,27 +116,17 @@ def _one_pass(
     try:
         if supports(options):
             return span_pass(source, path, tables, options), ""
-        from ms_fmk_transplt.engine.stages import (
-            STAGE_OPTIONS,
-            after_concerns,
-            staged,
-            user_rules_apply,
-        )
+        from ms_fmk_transplt.engine.stages import plan, staged
 
-        after = after_concerns(source, tables, options)
-        stages = list(
-            dict.fromkeys(
-                (["user_rules"] if user_rules_apply(source, options) else [])
-                + [c.FAMILY for c in after]
-            )
-        )
-        if stages:
-            names = ", ".join(STAGE_OPTIONS[s] for s in stages)
+        stages = plan(source, tables, options)
+        families = stages.families()
+        if families:
+            names = ", ".join(BY_NAME[f].option for f in families)
             large = too_large(source, options.max_cst_bytes, f" for the LibCST stage of {names}")
             if large is not None:
                 return skipped(path, source, 1, LIMIT, large, tables), ""
             check_source(source)  # LibCST's native parser crashes on deep input
-        return staged(source, path, tables, options, after), ",".join(stages)
+        return staged(source, path, tables, options, stages), ",".join(families)
     except Unreadable as exc:
         return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,6 +38,7 @@ from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
 from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
 from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
+from ms_fmk_transplt.engine.rules.registry import family_of
 from ms_fmk_transplt.engine.rules.similar.similar_calls import Similar
 from ms_fmk_transplt.engine.rules.user_rules.user_rule_rewrites import UserRulesConcern
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
@@ -45,51 +47,45 @@ from ms_fmk_transplt.engine.transformer import MigrationTransformer
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice
 from ms_fmk_transplt.tables import Tables
 
-# the option of each LibCST stage (the family of its concerns)
-STAGE_OPTIONS = {"user_rules": "-r", "similar": "-sim", "distributed_mode": "distributed -m"}
+
+@dataclass(frozen=True)
+class Plan:
+    """The LibCST stages a file needs: stage 1 (-r) or not, and stage 3's concerns."""
+
+    user_rules: bool
+    after: tuple[type[Concern], ...]
+
+    def families(self) -> list[str]:
+        """The rule families of the stages that run, in order (``user_rules``, ``similar``,
+        ``distributed_mode``)."""
+        first = [UserRulesConcern] if self.user_rules else []
+        return list(dict.fromkeys(family_of(c.__module__) for c in [*first, *self.after]))
 
 
-def has_structural_options(options: EngineOptions) -> bool:
-    return (
-        options.user_rules is not None or options.similar or options.distributed_target is not None
-    )
-
-
-def user_rules_apply(code: bytes, options: EngineOptions) -> bool:
-    """Whether stage 1 may act on ``code``: it spells every name of some -r rule, each as a
-    whole word."""
+def plan(code: bytes, tables: Tables, options: EngineOptions) -> Plan:
+    """The stages that may act on ``code``. A stage runs only on a file that spells every name
+    of one of its APIs or rules as a whole word (``torch.optim.Adam``: torch, optim, Adam):
+    names are resolved through the imports and attribute chains a file spells out, so a file
+    that misses one of them cannot use it."""
     rules = options.user_rules
-    return rules is not None and any(
-        all(_word(part).search(code) for part in names) for names in rules.spelled_names()
-    )
+    first = rules is not None and any(_spells(code, names) for names in rules.spelled_names())
+    after: list[type[Concern]] = []
+    if options.similar and any(_spells(code, api.split(".")) for api in tables.similar):
+        after.append(Similar)
+    if options.distributed_target is not None:  # set for the -m file only
+        after.append(DistributedMode)
+        if options.rank_guards:  # after DistributedMode: it guards what that one left
+            after.append(RankZeroGuards)
+    return Plan(first, tuple(after))
+
+
+def _spells(code: bytes, names: Iterable[str]) -> bool:
+    return all(_word(name).search(code) for name in names)
 
 
 @lru_cache(maxsize=256)
 def _word(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
-
-
-def after_concerns(
-    code: bytes, tables: Tables, options: EngineOptions
-) -> tuple[type[Concern], ...]:
-    """The LibCST concerns of stage 3 that may act on ``code`` (none: the stage is skipped)."""
-    concerns: list[type[Concern]] = []
-    if options.similar and any(
-        all(part in code for part in parts) for parts in _similar_parts(tables)
-    ):
-        concerns.append(Similar)
-    if options.distributed_target is not None:  # set for the -m file only
-        concerns.append(DistributedMode)
-        if options.rank_guards:  # after DistributedMode: it guards what that one left
-            concerns.append(RankZeroGuards)
-    return tuple(concerns)
-
-
-def _similar_parts(tables: Tables) -> list[tuple[bytes, ...]]:
-    """The names of each -sim API (``torch.cuda.nvtx.range``: torch, cuda, nvtx, range). Names
-    are resolved through the imports and attribute chains the file spells out, so a file that
-    misses one of them does not use that API."""
-    return [tuple(part.encode() for part in api.split(".")) for api in tables.similar]
 
 
 @dataclass
@@ -126,12 +122,13 @@ def staged(
     path: str,
     tables: Tables,
     options: EngineOptions,
-    after: tuple[type[Concern], ...],
+    stages: Plan,
 ) -> PassOutput | FileResult:
-    """Migrates one file with structural options (``after``: the stage-3 concerns); raises
-    what span_pass raises."""
+    """Migrates one file with structural options (``stages``: plan(source, ...)); raises what
+    span_pass raises."""
     code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
-    if user_rules_apply(source, options):
+    after = stages.after
+    if stages.user_rules:
         first = _run_cst(source, path, tables, options, (UserRulesConcern,))
         if isinstance(first, FileResult):
             return first

@@ -159,6 +159,14 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
+BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def family_of(module: str) -> str:
+    """The family of a module of engine/rules/<family>/ (by its dotted name)."""
+    return module.split(".")[3]
+
+
 def span_concerns(specify_device: bool) -> tuple[type[SpanConcern], ...]:
     """The span pass's concerns, in order (-s's only with it)."""
     return tuple(

@@ -116,23 +116,18 @@ def import_pass(
 ) -> PassOutput:
     """``import torch_npu`` and the helper lines, for the text the structural options produced
     (engine/stages.py): ``wanted`` says whether the earlier stages changed the file and whether
-    a change needs torch_npu."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        decoded = decode(source)
-        data = source if decoded is None else decoded.data
-        text = SourceText(data)
-        facts, kept = _parsed(source, data, text)
-        ctx = SpanContext(path, tables, options, text, facts.imports)
-        ctx.needs_torch_npu = wanted[1]
-        ctx.helper_lines = list(helper_lines)
-        TorchNpuInsert(ctx, facts).run(changed=wanted[0])
-        if facts.scopes is not None:
-            facts.scopes.release()
-    finally:
-        if collecting:
-            gc.enable()
+    a change needs torch_npu. (Called within migrate_source, which has the cyclic collector
+    off.)"""
+    decoded = decode(source)
+    data = source if decoded is None else decoded.data
+    text = SourceText(data)
+    facts, _ = _parsed(source, data, text)
+    ctx = SpanContext(path, tables, options, text, facts.imports)
+    ctx.needs_torch_npu = wanted[1]
+    ctx.helper_lines = list(helper_lines)
+    TorchNpuInsert(ctx, facts).run(changed=wanted[0])
+    if facts.scopes is not None:
+        facts.scopes.release()
     output = _edited(source, decoded, ctx)
     return PassOutput(output, ctx.events, [], ctx.line_inserts, ctx.insert_order)
 

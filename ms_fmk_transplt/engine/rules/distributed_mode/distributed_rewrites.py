@@ -61,8 +61,6 @@ _FIXED_NPU = re.compile(r"npu:\d+")  # a device string with a fixed index, once 
 
 
 class DistributedMode(Concern):
-    FAMILY = "distributed_mode"
-
     def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.t = self.tables.distributed_mode

@@ -72,8 +72,6 @@ def _mentions_rank(test: cst.BaseExpression) -> bool:
 
 
 class RankZeroGuards(Concern):
-    FAMILY = "distributed_mode"
-
     def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.t = self.tables.distributed_mode

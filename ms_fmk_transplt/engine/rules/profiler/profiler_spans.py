@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
 
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.decline import Decline
-from ms_fmk_transplt.engine.spans.source_text import Token
+from ms_fmk_transplt.engine.spans.source_text import SourceText, Token
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -82,7 +81,7 @@ class ProfilerSpans(SpanConcern):
         source = self.ctx.source
         start, own_end = source.span(keyword)
         rparen = source.span(node)[1] - 1
-        own_line = _own_line(source.data, keyword, source.starts, source.line_end)
+        own_line = _own_line(source, keyword)
         if own_line is not None:  # on a line of its own: emptied (its comment stays)
             self.ctx.replace(*own_line, "")
         elif index + 1 < len(args):
@@ -106,9 +105,7 @@ class ProfilerSpans(SpanConcern):
         )
 
 
-def _own_line(
-    data: bytes, keyword: ast.AST, starts: list[int], line_end: Callable[[int], int]
-) -> tuple[int, int] | None:
+def _own_line(source: SourceText, keyword: ast.AST) -> tuple[int, int] | None:
     """The bytes to remove for an argument alone on its line (``    use_cuda=False,  # c``):
     what is on the line, or, when a comment ends it, what is before the comment (the line
     stays, so no line moves)."""
@@ -117,9 +114,10 @@ def _own_line(
     line = keyword.lineno
     if keyword.end_lineno != line:
         return None
-    first, end = starts[line - 1], line_end(line)
-    start = first + keyword.col_offset
-    rest = data[first + (keyword.end_col_offset or 0) : end]
+    data = source.data
+    first, end = source.starts[line - 1], source.line_end(line)
+    start, own_end = source.span(keyword)
+    rest = data[own_end:end]
     after = re.fullmatch(rb"[ \t]*,?[ \t]*(#[^\r\n]*)?\r?\n?", rest)
     if data[first:start].strip() or after is None:
         return None

@@ -81,8 +81,6 @@ def _expr(code: str) -> cst.BaseExpression:
 
 
 class Similar(Concern):
-    FAMILY = "similar"
-
     def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         self.entries: dict[str, Entry] = self.tables.similar

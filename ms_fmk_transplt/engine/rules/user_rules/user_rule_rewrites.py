@@ -103,8 +103,6 @@ def _with_prefix(name: str, old: str, new: str) -> str | None:
 
 
 class UserRulesConcern(Concern):
-    FAMILY = "user_rules"
-
     def __init__(self, ctx: MigrationContext) -> None:
         super().__init__(ctx)
         rules = ctx.options.user_rules
