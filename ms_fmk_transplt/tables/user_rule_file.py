@@ -73,10 +73,7 @@ class UserRules:
 
     def names(self) -> set[str]:
         """Last name components the rules act on (for the byte pre-filter)."""
-        out = {r.func_name.rsplit(".", 1)[-1] for r in self.args}
-        out |= {r.old_name.rsplit(".", 1)[-1] for r in self.funcs}
-        out |= {r.old_name for r in self.modules}
-        return out
+        return {names[-1] for names in self.spelled_names()}
 
     def spelled_names(self) -> set[tuple[str, ...]]:
         """Per rule, the names a file must spell for the rule to match in it: every part of its
