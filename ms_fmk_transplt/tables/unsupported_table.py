@@ -179,6 +179,13 @@ class UnsupportedTable:
         }
         # cpp_extension keywords that make a build a CUDA one (unless given False/None)
         self.cuda_build_keywords = frozenset(raw["cuda_build_keywords"])
+        # keywords that only pass nvcc flags: the (literal) sources decide
+        flags = raw["cuda_flag_keywords"]
+        self.cuda_flag_keywords = frozenset(flags["names"])
+        self.cpp_suffixes = tuple(flags["cpp_suffixes"])
+        self.cpp_only_build = Entry(
+            "cpp_extension.load", flags["category"], flags["action"], flags["tip"]
+        )
         self.cuda_file = Entry(
             "cuda source file", "custom_cuda_code", "manual", raw["cuda_file_tip"]
         )

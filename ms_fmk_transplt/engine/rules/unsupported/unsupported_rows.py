@@ -39,7 +39,9 @@ CATEGORY_RULES = {
         "custom CUDA code: `cpp_extension` builds, `load_inline`, Triton/CuPy kernels, `.cu` files",
         "Hand-written CUDA kernels cannot run on an Ascend NPU; they must be replaced by an "
         "existing torch / torch_npu operator or ported to Ascend C. Each build call and each CUDA "
-        "source file of the input is listed. " + _ROW,
+        "source file of the input is listed. A `cpp_extension.load` given nvcc flags "
+        "(`extra_cuda_cflags`) but a literal list of C/C++ files only builds a CPU extension: "
+        "its row is a caveat. " + _ROW,
         kind=OPEN_WORK,
     ),
     "third_party": declare(
@@ -57,7 +59,9 @@ CATEGORY_RULES = {
         "`torch.nn.DataParallel`: not supported on the NPU",
         "DataParallel (one process driving several devices) is not supported by torch_npu; use "
         "DistributedDataParallel with one process per NPU, which `ms_fmk_transplt ... distributed "
-        "-m MAIN` sets up for a single-card script. " + _ROW,
+        "-m MAIN` sets up for a single-card script. A type test (`isinstance(m, "
+        "nn.DataParallel)`, `issubclass`, `type(m) is nn.DataParallel`) is not a use: no row. "
+        + _ROW,
         kind=OPEN_WORK,
     ),
     "launch_config": declare(

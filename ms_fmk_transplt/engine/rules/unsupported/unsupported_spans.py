@@ -4,6 +4,7 @@ declared in unsupported_rows.py). Nothing is rewritten: each occurrence is a not
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import checks_available
@@ -21,6 +22,9 @@ from ms_fmk_transplt.tables.unsupported_table import (
     registered_op_namespaces,
 )
 
+TYPE_TESTS = frozenset({"isinstance", "issubclass"})
+DATA_PARALLEL = "data_parallel"  # the category whose classes are only reported where used
+CPP_ONLY = "cpp_only"  # a cpp_extension build with nvcc flags but only C/C++ sources
 EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 
 
@@ -101,12 +105,28 @@ class UnsupportedSpans(SpanConcern):
         entry = self.table.reported_api(qn) if qn else None
         if not qn or entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
+        if entry.category == DATA_PARALLEL and self._type_tested(node):
+            self._cover(node)
+            return  # isinstance(m, nn.DataParallel): a test of the type, not a use
         if entry.action == "manual" and entry.key.rsplit(".", 1)[-1] in self._probed():
             entry = entry.probed()
         elif entry.action == "manual" and self._in_kept_guard():
             entry = entry.unreached()
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
+
+    def _type_tested(self, node: ast.expr) -> bool:
+        """``node`` is the class operand of a type test: ``isinstance(x, node)`` /
+        ``issubclass`` (also inside a tuple of classes), ``type(x) is node`` / ``==``."""
+        parent = self.ctx.parent(node)
+        while isinstance(parent, ast.Tuple):
+            node, parent = parent, self.ctx.parent(parent)
+        if isinstance(parent, ast.Call):
+            tests = isinstance(parent.func, ast.Name) and parent.func.id in TYPE_TESTS
+            return tests and len(parent.args) == 2 and parent.args[1] is node
+        return isinstance(parent, ast.Compare) and all(
+            isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in parent.ops
+        )
 
     def _in_kept_guard(self) -> bool:
         """In the body of ``if torch.cuda.is_available():`` that stays on torch.cuda."""
@@ -157,9 +177,13 @@ class UnsupportedSpans(SpanConcern):
         if not qn or self.ctx.is_claimed(node.func):
             return
         entry = self.table.api(qn)
-        if entry is not None and entry.when is not None and self._applies(entry.when, node):
-            self.ctx.unsupported(self.ctx.lines(node.func), qn, entry)
-            return
+        if entry is not None and entry.when is not None:
+            applies = self._applies(entry.when, node)
+            if applies == CPP_ONLY:
+                entry = dataclasses.replace(self.table.cpp_only_build, key=qn)
+            if applies:
+                self.ctx.unsupported(self.ctx.lines(node.func), qn, entry)
+                return
         module_entry = self.table.module(qn)
         if module_entry is not None and names[-1] in self.optional_names:
             if checks_presence(self.ctx.source.data, names[-1]):
@@ -169,18 +193,30 @@ class UnsupportedSpans(SpanConcern):
             self.covered.add(id(node.func))
             self._cover(node.func)
 
-    def _applies(self, when: str, node: ast.Call) -> bool:
-        """Whether a call meets its entry's condition: a CUDA build, or no arguments."""
+    def _applies(self, when: str, node: ast.Call) -> bool | str:
+        """Whether a call meets its entry's condition: a CUDA build, or no arguments;
+        ``CPP_ONLY`` for a build given nvcc flags but only C/C++ sources."""
         if when == "no_args":
             return not node.args and not node.keywords
-        return when == "cuda_sources" and self._has_cuda_sources(node)
+        return when == "cuda_sources" and self._cuda_build(node)
 
-    def _has_cuda_sources(self, node: ast.Call) -> bool:
+    def _cuda_build(self, node: ast.Call) -> bool | str:
+        table = self.table
+        flags = False
         for arg in source_args(node):
-            if arg.keyword in self.table.cuda_build_keywords and not _false_or_none(arg.value):
+            if _false_or_none(arg.value):
+                continue
+            if arg.keyword in table.cuda_build_keywords:
                 return True
-        suffixes = self.table.cuda_file_suffixes
-        return any(s.endswith(suffixes) for s in self.ctx.strings_in(node, updated=False))
+            flags = flags or arg.keyword in table.cuda_flag_keywords
+        if any(s.endswith(table.cuda_file_suffixes) for s in self.ctx.strings_in(node, False)):
+            return True
+        if not flags:
+            return False
+        sources = literal_sources(node) if self.ctx.last_name(node.func) == "load" else None
+        if sources and all(s.endswith(table.cpp_suffixes) for s in sources):
+            return CPP_ONLY
+        return True
 
     # -- imports of third-party libraries ----------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -279,6 +315,22 @@ class UnsupportedSpans(SpanConcern):
                     self.ctx.snippet(value, parent),
                     self.table.dynamic_device,
                 )
+
+
+def literal_sources(call: ast.Call) -> list[str] | None:
+    """The file names of ``cpp_extension.load(name, sources, ...)`` when they are a literal
+    list or tuple of strings (None when they are computed)."""
+    value = call.args[1] if len(call.args) > 1 else None
+    for kw in call.keywords:
+        if kw.arg == "sources":
+            value = kw.value
+    elements = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    names: list[str] = []
+    for element in elements:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            return None
+        names.append(element.value)
+    return names
 
 
 def _false_or_none(value: ast.expr) -> bool:
