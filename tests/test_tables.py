@@ -27,7 +27,8 @@ def test_unsupported_table() -> None:
     assert table.module("apex.amp") is None and table.module("apex.optimizers.FusedAdam") is None
     assert table.module("apex.contrib.sparsity").key == "apex.contrib"
     assert table.module("tritonclient.http") is None  # not triton
-    assert table.environment("NCCL_P2P_LEVEL").key == "NCCL_"
+    assert table.environment("NCCL_P2P_LEVEL").key == "NCCL_P2P_"  # the nearest HCCL switch
+    assert table.environment("NCCL_ALGO").key == "NCCL_"
     assert table.torch_op("torch.ops.aten.add") is None
     assert table.torch_op("torch.ops.myext.op") is not None
     assert table.api("torch.backends.cudnn.version").key == "torch.backends.cudnn"

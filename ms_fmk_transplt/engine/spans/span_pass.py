@@ -25,6 +25,7 @@ from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import (
     ANCHOR_WORDS,
     finish_file,
 )
+from ms_fmk_transplt.engine.rules.unsupported.launch_values import merge_nccl_rows
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import (
@@ -205,6 +206,7 @@ def _span_pass(
             del tree, scopes, walker
         if options.specify_device:
             finish_file(ctx, facts)
+        ctx.notices[:] = merge_nccl_rows(ctx.notices, source)
         if insert_imports:
             TorchNpuInsert(ctx, facts).run()
     except UnsupportedScope as exc:

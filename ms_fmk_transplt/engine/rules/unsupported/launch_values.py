@@ -2,14 +2,25 @@
 unsupported.launch_config, declared in engine/recorder.py with the other row categories): the
 options of a command line in a Python string, and the settings of the launch scripts and config
 files of the input (``run.sh``, ``config.yaml``), which are copied unchanged. Plain text
-matching, no parsing: a row per command string and per file, listing what was found."""
+matching, no parsing: a row per command string and per file, listing what was found.
+
+The rows of CUDA / NCCL environment variables in Python code (unsupported.environment) are
+sorted here too. A name in a message sets nothing (``print("FORCE_CUDA=1
+TORCH_CUDA_ARCH_LIST=8.0 pip install .")``, ``raise RuntimeError("set CUDA_VISIBLE_DEVICES=0
+...")``, an argparse ``help=``): the string reaches a print, a log, a warning, an exception or a
+help text before any call that reads or sets the environment, so it is no row (``in_message``).
+The ``NCCL_*`` settings of one function are one row listing them all (``merge_nccl_rows``): a
+caveat unless one of them needs its HCCL counterpart set."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 
+from ms_fmk_transplt.engine.rules.environment.environment_keys import ENVIRON, KEY_CALLS
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables.unsupported_table import (
     Entry,
@@ -106,4 +117,99 @@ def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> 
         action=entry.action,
         tip=entry.tip,
         end_line=found[-1][0],
+    )
+
+
+# calls whose string arguments are text shown to people
+MESSAGE_CALLS = frozenset({"builtins.print", "warnings.warn", "logging.log"})
+# methods of a logger (or of the logging module) that print their message
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "critical", "exception", "fatal"}
+)
+# keyword arguments that are help texts (argparse, click)
+TEXT_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+NCCL_PREFIXES = ("NCCL_", "TORCH_NCCL_")
+ENVIRONMENT = "environment"
+
+
+def in_message(ctx: SpanContext, node: ast.AST) -> bool:
+    """Whether a string is text of a message: it reaches a print, a log call, a warning, an
+    exception raised or asserted, or a help text before it reaches the environment
+    (``os.environ[...]``, ``os.getenv(...)``) or any other statement."""
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.keyword) and parent.arg in TEXT_KEYWORDS:
+            return True
+        if isinstance(parent, ast.Subscript) and ctx.qname(parent.value) == ENVIRON:
+            return False
+        if isinstance(parent, ast.Call) and child is not parent.func:
+            name = ctx.qname(parent.func) or ""
+            if name in KEY_CALLS:
+                return False
+            if name in MESSAGE_CALLS or ctx.last_name(parent.func) in LOG_METHODS:
+                return True
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, ast.Raise):
+        return child is parent.exc
+    return isinstance(parent, ast.Assert) and child is parent.msg
+
+
+def _is_nccl_row(notice: Notice) -> bool:
+    return (
+        notice.category == ENVIRONMENT
+        and notice.api.startswith(NCCL_PREFIXES)
+        and notice.action in ("manual", "caveat")
+    )
+
+
+def _function_spans(source: bytes) -> list[tuple[int, int]] | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return [
+        (n.lineno, n.end_lineno or n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def _function_of(line: int, spans: list[tuple[int, int]]) -> int:
+    """The first line of the innermost function holding ``line`` (0: module level)."""
+    inside = [start for start, end in spans if start <= line <= end]
+    return max(inside, default=0)
+
+
+def merge_nccl_rows(notices: list[Notice], source: bytes) -> list[Notice]:
+    """One row for the NCCL settings of each function (and one for the module level): its lines
+    span them all, its action is manual when one of them needs its HCCL counterpart set."""
+    rows = [n for n in notices if _is_nccl_row(n)]
+    if len(rows) < 2:
+        return notices
+    spans = _function_spans(source)
+    if spans is None:
+        return notices
+    groups: dict[int, list[Notice]] = {}
+    for row in rows:
+        groups.setdefault(_function_of(row.line, spans), []).append(row)
+    merged = {id(g[0]): _merged(g, where) for where, g in groups.items() if len(g) > 1}
+    dropped = {id(n) for g in groups.values() if len(g) > 1 for n in g[1:]}
+    return [merged.get(id(n), n) for n in notices if id(n) not in dropped]
+
+
+def _merged(rows: list[Notice], function_line: int) -> Notice:
+    rows = sorted(rows, key=lambda n: (n.line, n.end_line))
+    tips: dict[str, str] = {}
+    for row in rows:
+        tips.setdefault(row.api, row.tip)
+    names = ", ".join(tips)
+    where = "this function" if function_line else "module level"
+    manual = any(row.action == "manual" for row in rows)
+    return dataclasses.replace(
+        rows[0],
+        end_line=max(row.end_line or row.line for row in rows),
+        api=names,
+        message=f"{len(tips)} NCCL settings in {where} ({names}); left unchanged",
+        action="manual" if manual else "caveat",
+        tip="; ".join(f"{name}: {tip}" for name, tip in tips.items()),
     )

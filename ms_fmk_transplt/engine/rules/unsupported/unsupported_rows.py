@@ -31,7 +31,13 @@ CATEGORY_RULES = {
         "Variables such as `CUDA_LAUNCH_BLOCKING`, `NCCL_DEBUG` or `CUDA_DEVICE_ORDER` are read by "
         "CUDA or NCCL only; on the NPU they have no effect. The tip names the Ascend variable "
         "with a similar role where there is one (variables with an exact counterpart are "
-        "rewritten by environment.ascend_variable). " + _ROW,
+        "rewritten by environment.ascend_variable). A row is where the code reads or sets the "
+        "variable or runs a command setting it; a name in the text of a message (a print, a "
+        "log call, a warning, an exception, an argparse `help=`) is none. The NCCL settings "
+        "of one function (or of the module level) are one row listing them all: a caveat "
+        "(hccl ignores them; the tip names the HCCL variable of the same purpose where the "
+        "CANN docs have one), manual when one of them needs its HCCL counterpart set "
+        "(`NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`). " + _ROW,
         kind=OPEN_WORK,
     ),
     "custom_cuda_code": declare(

@@ -9,7 +9,7 @@ import dataclasses
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import checks_available
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_message as launch_message
-from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_values
+from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_values, in_message
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -250,10 +250,13 @@ class UnsupportedSpans(SpanConcern):
         body = part.token.body
         entry = self.table.env_name(body)
         if entry is not None:
-            self.ctx.unsupported(part.lines, body, entry)
+            if not in_message(self.ctx, part.node):
+                self.ctx.unsupported(part.lines, body, entry)
             return
-        for name, entry in self.table.env_assignments(body):
-            self.ctx.unsupported(part.lines, name, entry, command_message(name))
+        assigned = self.table.env_assignments(body)
+        if assigned and not in_message(self.ctx, part.node):
+            for name, entry in assigned:
+                self.ctx.unsupported(part.lines, name, entry, command_message(name))
         self._command_values(part.lines, body or "")
 
     def visit_FormattedString(self, node: ast.JoinedStr) -> None:
@@ -262,8 +265,10 @@ class UnsupportedSpans(SpanConcern):
         text = "".join(
             v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
         )
-        for name, entry in self.table.env_assignments(text):
-            self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
+        assigned = self.table.env_assignments(text)
+        if assigned and not in_message(self.ctx, node):
+            for name, entry in assigned:
+                self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
         self._command_values(self.ctx.lines(node), text)
 
     def _command_values(self, where: tuple[int, int], text: str) -> None:
