@@ -211,5 +211,13 @@ def _merged(rows: list[Notice], function_line: int) -> Notice:
         api=names,
         message=f"{len(tips)} NCCL settings in {where} ({names}); left unchanged",
         action="manual" if manual else "caveat",
-        tip="; ".join(f"{name}: {tip}" for name, tip in tips.items()),
+        tip="; ".join(f"{', '.join(named)}: {tip}" for tip, named in _by_tip(tips).items()),
     )
+
+
+def _by_tip(tips: dict[str, str]) -> dict[str, list[str]]:
+    """The names of each tip, in order: a tip shared by several settings is given once."""
+    named: dict[str, list[str]] = {}
+    for name, tip in tips.items():
+        named.setdefault(tip, []).append(name)
+    return named
