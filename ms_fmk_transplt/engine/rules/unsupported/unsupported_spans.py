@@ -117,15 +117,17 @@ class UnsupportedSpans(SpanConcern):
 
     def _type_tested(self, node: ast.expr) -> bool:
         """``node`` is the class operand of a type test: ``isinstance(x, node)`` /
-        ``issubclass`` (also inside a tuple of classes), ``type(x) is node`` / ``==``."""
+        ``issubclass`` (also inside a tuple of classes), ``type(x) is node`` / ``==`` /
+        ``in (node, ...)``."""
         parent = self.ctx.parent(node)
-        while isinstance(parent, ast.Tuple):
+        while isinstance(parent, (ast.Tuple, ast.List)):
             node, parent = parent, self.ctx.parent(parent)
         if isinstance(parent, ast.Call):
             tests = isinstance(parent.func, ast.Name) and parent.func.id in TYPE_TESTS
             return tests and len(parent.args) == 2 and parent.args[1] is node
         return isinstance(parent, ast.Compare) and all(
-            isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in parent.ops
+            isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+            for op in parent.ops
         )
 
     def _in_kept_guard(self) -> bool:
