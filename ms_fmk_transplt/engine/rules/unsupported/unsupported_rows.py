@@ -66,8 +66,7 @@ CATEGORY_RULES = {
         "DataParallel (one process driving several devices) is not supported by torch_npu; use "
         "DistributedDataParallel with one process per NPU, which `ms_fmk_transplt ... distributed "
         "-m MAIN` sets up for a single-card script. A type test (`isinstance(m, "
-        "nn.DataParallel)`, `issubclass`, `type(m) is` / `in` ...) is not a use: no row. "
-        + _ROW,
+        "nn.DataParallel)`, `issubclass`, `type(m) is` / `in` ...) is not a use: no row. " + _ROW,
         kind=OPEN_WORK,
     ),
     "launch_config": declare(
