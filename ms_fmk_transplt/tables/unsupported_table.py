@@ -211,6 +211,10 @@ class UnsupportedTable:
             return True
         if self.module(bound) is not None:
             return True
+        if bound and len(names) > 1:  # pl.Trainer: a listed part below an imported module
+            rest = ".".join(reversed(names[:-1]))
+            if self.module(f"{bound}.{rest}") is not None:
+                return True
         # a dotted name can only be a module's if it starts with a module's first part
         return names[-1] in self.module_roots and self.module(".".join(reversed(names))) is not None
 

@@ -42,7 +42,7 @@ class LibraryArgumentSpans(SpanConcern):
         library = self.tables.unsupported.libraries.by_name[argument.library]
         if argument.calls:
             names = self.ctx.names_in(node.func)
-            if not names or names[-1] not in argument.calls:
+            if not names or names[0] not in argument.calls:  # the last identifier first
                 return False
             qualified = self.ctx.qname(node.func) or ""
             if qualified.split(".", 1)[0] not in library.roots:

@@ -118,7 +118,8 @@ def _where(lines: list[int]) -> str:
 def _kind(rule: str, library: Library) -> str:
     if rule == NPU_PATH:
         return "runs on the NPU with its Ascend path"
-    return "CUDA-only" if library.ascend is None else "a CUDA-only part of it"
+    whole = library.ascend is None and not library.device_neutral
+    return "CUDA-only" if whole else "a CUDA-only part of it"
 
 
 def _uses(group: list[Notice], apis: list[str]) -> str:
