@@ -3,6 +3,7 @@
 Usage::
 
     python scripts/check_libraries.py [--index] [--deepspeed DEEPSPEED_GIT_DIR]
+    python scripts/check_libraries.py --write-page   # (re)write docs/libraries.md from the table
 
 Always: the table's shape (every library names its public source with the version it was read
 at; actions are manual/caveat or the entry is supported; a module belongs to one library; an
@@ -17,9 +18,9 @@ op builder in that DeepSpeed checkout (a git directory, read with ``git show``/`
 
 How the table is rebuilt: each library's facts are read from the source its ``source`` field
 names (a release's files, a wheel from the index, the project's documentation), at a newer
-version when the table is refreshed; the field is then updated with the version read. The
-procedure is in docs/rules/libraries.cuda_only.md. Exit status: 0 when the table is consistent,
-1 with one line per problem.
+version when the table is refreshed; the field is then updated with the version read. The page
+docs/libraries.md is a pure function of the table (checked to be current). Exit status: 0 when
+the table is consistent, 1 with one line per problem.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "rules" / "libraries.json"
+PAGE = ROOT / "docs" / "libraries.md"
 VERSION = re.compile(r"\d+\.\d+|HEAD [0-9a-f]{7}|\(v?\d")
 ACTIONS = {"manual", "caveat"}
 # DeepSpeed op module -> the NPU op builder (op_builder/npu/<file>) that makes it run on the NPU
@@ -122,13 +124,63 @@ def deepspeed_problems(raw: dict[str, Any], git_dir: str) -> list[str]:
     return problems
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render_page(raw: dict[str, Any]) -> str:
+    """docs/libraries.md: the libraries, their Ascend paths and sources, then each entry."""
+    out = [
+        "# Third-party libraries on an NPU host",
+        "",
+        "Generated from `rules/libraries.json` by `python scripts/check_libraries.py "
+        "--write-page`; do not edit. The rows these entries give are `libraries.cuda_only` "
+        "and `libraries.npu_path` (one row per file and library; see docs/rules/).",
+        "",
+        "| library | modules | Ascend path | source (version read) |",
+        "| --- | --- | --- | --- |",
+    ]
+    for lib in raw["libraries"]:
+        roots = sorted({m["module"].split(".")[0] for m in lib["modules"]})
+        ascend = lib.get("ascend")
+        path = (
+            f"`{ascend['package']}` >= {ascend['min_version']}: {ascend['how']}"
+            if ascend
+            else "none"
+        )
+        out.append(
+            f"| {lib['library']} | {', '.join(f'`{r}`' for r in roots)} | {_cell(path)} "
+            f"| {_cell(lib['source'])} |"
+        )
+    for lib in raw["libraries"]:
+        out += ["", f"## {lib['library']}", "", "| API or argument | action | what to do |"]
+        out.append("| --- | --- | --- |")
+        for row in lib["modules"]:
+            action = "supported" if row.get("supported") else row["action"]
+            out.append(f"| `{row['module']}` | {action} | {_cell(row.get('tip', ''))} |")
+        for arg in lib.get("arguments", []):
+            values = " / ".join(repr(v) for v in arg.get("values", [])) or "true"
+            calls = f" in {', '.join(arg['calls'])}(...)" if arg.get("calls") else ""
+            out.append(
+                f"| `{arg['keyword']}=` {_cell(values)}{calls} | {arg['action']} "
+                f"| {_cell(arg['tip'])} |"
+            )
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", action="store_true", help="check versions on the index")
     parser.add_argument("--deepspeed", metavar="GIT_DIR", help="a DeepSpeed git directory")
+    parser.add_argument("--write-page", action="store_true", help="rewrite docs/libraries.md")
     args = parser.parse_args()
     raw = json.loads(TABLE.read_text(encoding="utf-8"))
+    if args.write_page:
+        PAGE.write_text(render_page(raw), encoding="utf-8", newline="\n")
+        return 0
     problems = shape_problems(raw)
+    if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != render_page(raw):
+        problems.append("docs/libraries.md is out of date (--write-page)")
     if args.index:
         problems += index_problems(raw)
     if args.deepspeed:

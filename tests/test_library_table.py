@@ -58,7 +58,7 @@ def test_fourteen_uses_of_one_library_are_one_row_listing_the_lines() -> None:
 
 
 def test_a_library_with_an_ascend_path_names_the_package_and_version() -> None:
-    code = "import deepspeed\n\n\ndef go(m, c):\n    return deepspeed.initialize(model=m, config=c)\n"
+    code = "import deepspeed\n\n\ndef go(m, c):\n    return deepspeed.initialize(model=m, config=c)"
     result = migrate_source(code.encode(), "x.py", load_tables(), None)
     (row,) = [n for n in result.notices if n.open_work]
     assert (row.rule, row.action, row.line) == ("libraries.npu_path", "caveat", 5)

@@ -72,7 +72,9 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     except TooDeep as exc:
         done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
-        done.notices[:] = fold_library_rows(done.notices, tables.unsupported.libraries) + bidi  # _finish drops ignored
+        # one row per file and library; _finish drops the ignored rows
+        libraries = tables.unsupported.libraries
+        done.notices[:] = fold_library_rows(done.notices, libraries) + bidi
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
         replaced = {
             line

@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.table_sections import (
     AmpTable,
     DeviceStringsTable,
@@ -27,7 +28,6 @@ from ms_fmk_transplt.tables.target_tables import (
     load_operator_table,
     version_key,
 )
-from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version

@@ -3,7 +3,8 @@
 
 An anchor is a word without which no built-in rule can fire on a statement: ``cuda``, ``nccl``,
 ``device`` (integer device indices), ``.to``, the leaf of every unsupported API, the root of every
-CUDA-only library (the listed parts and argument keywords of a device-neutral one), plus, per file, each name an import binds to a path holding one of those words
+CUDA-only library (the listed parts and argument keywords of a device-neutral one), plus, per
+file, each name an import binds to a path holding one of those words
 (``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_anchor_pattern.py checks that every
 entry of the tables can be reached this way.
 """
