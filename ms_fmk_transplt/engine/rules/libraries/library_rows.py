@@ -48,6 +48,7 @@ NPU_PATH = declare(
 )
 THIRD_PARTY = "third_party"
 _MAX_APIS = 6  # API names listed in a row's message before "and N more"
+_MAX_LINES = 12  # line numbers listed in the message (4 before a tip) before "and N more"
 
 
 def fold_library_rows(notices: list[Notice], table: LibraryTable) -> list[Notice]:
@@ -108,11 +109,14 @@ def _tips(group: list[Notice]) -> list[str]:
             lines[n.tip].append(n.line)
     if len(lines) == 1:
         return list(lines)
-    return [f"{_where(at)}: {tip}" for tip, at in lines.items()]
+    return [f"{_where(at, 4)}: {tip}" for tip, at in lines.items()]
 
 
-def _where(lines: list[int]) -> str:
-    return f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+def _where(lines: list[int], most: int = _MAX_LINES) -> str:
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    more = f" and {len(lines) - most} more" if len(lines) > most else ""
+    return "lines " + ", ".join(map(str, lines[:most])) + more
 
 
 def _kind(rule: str, library: Library) -> str:
