@@ -22,8 +22,14 @@ def test_every_table_entry_is_anchored() -> None:
             assert anchors.search(path.encode()) or anchors.search(rest.encode()), (key, cut)
     for name in tables.unsupported.env:
         assert anchors.search(name.encode()), name
+    libraries = tables.unsupported.libraries
     for module in tables.unsupported.modules:
-        assert anchors.search(module.split(".")[0].encode()), module
+        # a CUDA-only library by its name; a listed part of a device-neutral one by its own
+        word = module.split(".")[0] if libraries.kernel_library(module) else module.split(".")[-1]
+        assert anchors.search(word.encode()), module
+    for keyword, arguments in libraries.arguments.items():  # any call's, or a listed call's
+        for argument in arguments:
+            assert anchors.search((argument.calls[0] if argument.calls else keyword).encode())
     # integer device indices are arguments of device calls: the call is the anchor
     for name in tables.int_device.device_calls:
         assert anchors.search(name.encode()), name

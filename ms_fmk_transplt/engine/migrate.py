@@ -19,6 +19,7 @@ from collections import Counter
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_library_rows
 from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     IGNORE_LINE,
     SKIP,
@@ -71,7 +72,9 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     except TooDeep as exc:
         done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
-        done.notices[:] = collapse_per_file(done.notices, tables) + bidi  # _finish drops ignored
+        # one row per file and library; _finish drops the ignored rows
+        libraries = tables.unsupported.libraries
+        done.notices[:] = fold_library_rows(done.notices, libraries) + bidi
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
         replaced = {
             line
@@ -129,40 +132,6 @@ def _one_pass(
         return staged(source, path, tables, options, stages), ",".join(families)
     except Unreadable as exc:
         return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
-
-
-def collapse_per_file(notices: list[Notice], tables: Tables) -> list[Notice]:
-    """One row per file for each kernel language (``per_file`` modules of the unsupported
-    table: Triton, CuPy), at its first use, saying how many uses the file has."""
-    modules = tables.unsupported.per_file_modules
-    if not modules:
-        return notices
-    groups: dict[str, list[Notice]] = {}
-    for n in notices:
-        root = n.api.split(".", 1)[0]
-        if n.open_work and n.category == "third_party" and root in modules:
-            groups.setdefault(root, []).append(n)
-    if not any(len(g) > 1 for g in groups.values()):
-        return notices
-    for group in groups.values():
-        group.sort(key=lambda n: n.line)
-    dropped = {id(n) for g in groups.values() for n in g[1:]}
-    firsts = {id(g[0]): g for g in groups.values() if len(g) > 1}
-    out = []
-    for n in notices:
-        if id(n) in dropped:
-            continue
-        first_of = firsts.get(id(n))
-        if first_of is not None:
-            root, count = n.api.split(".", 1)[0], len(first_of)
-            n = dataclasses.replace(
-                n,
-                api=root,
-                message=f"{root}: {count} uses in this file (the first is here); left unchanged",
-                tip=f"{n.tip} ({count} uses in this file)",
-            )
-        out.append(n)
-    return out
 
 
 def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> FileResult | None:

@@ -33,7 +33,7 @@ def triggers(tables: Tables) -> tuple[bytes, ...]:
 
 @lru_cache(maxsize=8)
 def library_roots(tables: Tables) -> tuple[bytes, ...]:
-    return tuple(sorted({m.split(".")[0].encode() for m in tables.unsupported.modules}))
+    return tuple(w.encode() for w in tables.unsupported.libraries.words)
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.table_sections import (
     AmpTable,
     DeviceStringsTable,
@@ -235,7 +236,10 @@ def _load_tables(version: str) -> Tables:
         operators=load_operator_table(base, version),
         advice=load_advice_table(base),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
-        unsupported=UnsupportedTable(_load_json(base / "unsupported_api.json")),
+        unsupported=UnsupportedTable(
+            _load_json(base / "unsupported_api.json"),
+            LibraryTable(_load_json(base / "libraries.json")),
+        ),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
         **sections(raw),
     )

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ms_fmk_transplt.tables.library_table import LibraryTable
+
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # NAME=value inside a longer string: a shell command line that sets a variable
 ENV_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_$])([A-Z][A-Z0-9_]*)=")
@@ -122,8 +124,9 @@ CUDA_EXTENSION_SUFFIX = "_cuda"  # top-level modules named so are compiled CUDA 
 
 
 class UnsupportedTable:
-    def __init__(self, raw: dict[str, Any]) -> None:
+    def __init__(self, raw: dict[str, Any], libraries: LibraryTable) -> None:
         self.raw = raw
+        self.libraries = libraries
         self.categories: dict[str, str] = raw["categories"]
         d = raw["cuda_default"]
         self.cuda_default = Entry("torch.cuda", d["category"], d["action"], d["tip"], prefix=True)
@@ -153,13 +156,8 @@ class UnsupportedTable:
                 prefix=True,
                 supported=e.get("supported", False),
             )
-            for e in raw["third_party"]
+            for e in libraries.module_rows
         }
-        # kernel languages: their uses are reported once per file, with the count (a Triton
-        # file has hundreds of tl.load/tl.store; one row per use would bury everything else)
-        self.per_file_modules = frozenset(
-            e["module"] for e in raw["third_party"] if e.get("per_file")
-        )
         ops = raw["torch_ops"]
         self.builtin_op_namespaces = frozenset(ops["builtin_namespaces"])
         self.torch_ops = Entry("torch.ops", ops["category"], ops["action"], ops["tip"], prefix=True)
@@ -220,6 +218,10 @@ class UnsupportedTable:
             return True
         if self.module(bound) is not None:
             return True
+        if bound and len(names) > 1:  # pl.Trainer: a listed part below an imported module
+            rest = ".".join(reversed(names[:-1]))
+            if self.module(f"{bound}.{rest}") is not None:
+                return True
         # a dotted name can only be a module's if it starts with a module's first part
         return names[-1] in self.module_roots and self.module(".".join(reversed(names))) is not None
 

@@ -34,6 +34,7 @@ from ms_fmk_transplt.engine.rules.expected_errors.expected_errors_spans import (
     ExpectedErrorsSpans,
 )
 from ms_fmk_transplt.engine.rules.imports.imports_spans import ImportsSpans
+from ms_fmk_transplt.engine.rules.libraries.library_argument_spans import LibraryArgumentSpans
 from ms_fmk_transplt.engine.rules.profiler.profiler_spans import ProfilerSpans
 from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import SpecifyDeviceSpans
 from ms_fmk_transplt.engine.rules.tensor_methods.tensor_methods_spans import TensorMethodsSpans
@@ -44,6 +45,7 @@ _INTERFACE = "rules/interface_table.json"
 _UNSUPPORTED = "rules/unsupported_api.json"
 _ADVICE = "rules/advice.json"
 _SIMILAR = "rules/similar_api.json"
+_LIBRARIES = "rules/libraries.json"
 _USER_RULES = "rules/user_rules.schema.json"
 
 
@@ -74,7 +76,7 @@ FAMILIES: tuple[Family, ...] = (
             "cuda_predicates",
             "project_facts",
         ),
-        (_UNSUPPORTED,),
+        (_UNSUPPORTED, _LIBRARIES),
         (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
     ),
     Family(
@@ -126,8 +128,15 @@ FAMILIES: tuple[Family, ...] = (
         "unsupported",
         "span",
         ("unsupported_rows", "unsupported_spans", "launch_values"),
-        (_UNSUPPORTED,),
+        (_UNSUPPORTED, _LIBRARIES),
         (UnsupportedSpans,),
+    ),
+    Family(
+        "libraries",
+        "span",
+        ("library_rows", "library_argument_spans"),
+        (_LIBRARIES,),
+        (LibraryArgumentSpans,),
     ),
     Family(
         "imports",

@@ -3,7 +3,8 @@
 
 An anchor is a word without which no built-in rule can fire on a statement: ``cuda``, ``nccl``,
 ``device`` (integer device indices), ``.to``, the leaf of every unsupported API, the root of every
-CUDA-only library, plus, per file, each name an import binds to a path holding one of those words
+CUDA-only library (the listed parts and argument keywords of a device-neutral one), plus, per
+file, each name an import binds to a path holding one of those words
 (``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_anchor_pattern.py checks that every
 entry of the tables can be reached this way.
 """
@@ -40,8 +41,8 @@ TO_CALL_PATTERN = re.compile(TO_CALL)
 
 @lru_cache(maxsize=8)
 def anchor_words(tables: Tables) -> tuple[str, ...]:
-    roots = {m.split(".")[0] for m in tables.unsupported.modules}
-    return tuple(sorted(set(BASE_WORDS) | roots, key=lambda w: (-len(w), w)))
+    libraries = set(tables.unsupported.libraries.words)
+    return tuple(sorted(set(BASE_WORDS) | libraries, key=lambda w: (-len(w), w)))
 
 
 @lru_cache(maxsize=8)

@@ -39,7 +39,9 @@ def _cuda_only_module(module: str, table: UnsupportedTable) -> bool:
     if any("triton" in p for p in parts) or parts[-1].endswith("_cuda"):
         return True
     entry = table.module(module)
-    return entry is not None and entry.category in CUDA_ONLY_CATEGORIES
+    if entry is None or entry.category not in CUDA_ONLY_CATEGORIES or entry.action == "caveat":
+        return False
+    return entry.category != "third_party" or table.libraries.kernel_library(module)
 
 
 def dotted_name(node: ast.AST) -> str:

@@ -25,7 +25,13 @@ _SKIP = re.compile(rb"skip(?:if|If|Unless)\(")
 def _library_imports(table: UnsupportedTable) -> re.Pattern[bytes]:
     """Imports of the CUDA-only libraries of the unsupported table (apex.normalization,
     flash_attn, xformers, ...)."""
-    roots = sorted({m.split(".")[0] for m, e in table.modules.items() if not e.supported})
+    roots = sorted(
+        {
+            m.split(".")[0]
+            for m, e in table.modules.items()
+            if not e.supported and e.action == "manual" and table.libraries.kernel_library(m)
+        }
+    )
     words = b"|".join(re.escape(r.encode()) for r in roots) or b"(?!)"
     return re.compile(rb"(?:from|import)\s+(?:" + words + rb")\b")
 

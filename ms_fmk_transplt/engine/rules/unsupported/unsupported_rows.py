@@ -3,6 +3,7 @@ of the unsupported-API table is recorded under ``unsupported.<category>``."""
 
 from __future__ import annotations
 
+from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 
 _ROW = "Rows of this category are open work in unsupported_op.xlsx / .csv (action and tip per API)."
@@ -50,16 +51,7 @@ CATEGORY_RULES = {
         "its row is a caveat. " + _ROW,
         kind=OPEN_WORK,
     ),
-    "third_party": declare(
-        "unsupported.third_party",
-        "a CUDA-only third-party library (`apex` kernels, `flash_attn`, `xformers`, `bitsandbytes`,"
-        " ...)",
-        "Imports and uses of libraries that ship CUDA binaries fail on an NPU host. The tip names "
-        "the torch_npu replacement where there is one (`torch_npu.npu_fusion_attention` for flash "
-        "attention, fused optimizers for apex); `-sim` replaces some of them automatically. "
-        + _ROW,
-        kind=OPEN_WORK,
-    ),
+    "third_party": CUDA_ONLY,  # folded per file and library: libraries/library_rows.py
     "data_parallel": declare(
         "unsupported.data_parallel",
         "`torch.nn.DataParallel`: not supported on the NPU",

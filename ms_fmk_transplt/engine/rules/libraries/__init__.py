@@ -1,0 +1,2 @@
+"""libraries.*: third-party training libraries (rules/libraries.json): one row per file and
+library."""

@@ -1,0 +1,65 @@
+"""Span pass: call arguments of a device-neutral library that select a CUDA-only path
+(``from_pretrained(..., attn_implementation="flash_attention_2")``, ``load_in_4bit=True``,
+``TrainingArguments(tf32=True)``, Lightning's ``Trainer(gpus=2)``): a row each, folded with the
+library's other rows of the file (library_rows.py)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.tables.library_table import Argument
+from ms_fmk_transplt.tables.unsupported_table import Entry
+
+_UNSET = object()
+
+
+class LibraryArgumentSpans(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        self.arguments = self.tables.unsupported.libraries.arguments
+        self._roots: frozenset[str] | None = None
+
+    def _imported_roots(self) -> frozenset[str]:
+        """The top-level modules the file imports from."""
+        if self._roots is None:
+            paths = self.ctx.import_bound.values()
+            self._roots = frozenset(p.split(".", 1)[0] for p in paths)
+        return self._roots
+
+    def visit_Call(self, node: ast.Call) -> None:
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in self.arguments:
+                continue
+            value = _constant(kw.value)
+            for argument in self.arguments[kw.arg]:
+                if self._applies(argument, node, value):
+                    self._report(argument, node, kw, value)
+                    break
+
+    def _applies(self, argument: Argument, node: ast.Call, value: object) -> bool:
+        library = self.tables.unsupported.libraries.by_name[argument.library]
+        if argument.calls:
+            names = self.ctx.names_in(node.func)
+            if not names or names[0] not in argument.calls:  # the last identifier first
+                return False
+            qualified = self.ctx.qname(node.func) or ""
+            if qualified.split(".", 1)[0] not in library.roots:
+                return False
+        elif not library.roots or not set(library.roots) & self._imported_roots():
+            return False
+        if value is _UNSET:  # not a constant: reported when the argument is a switch
+            return not argument.values
+        return argument.matches(value)
+
+    def _report(self, argument: Argument, node: ast.Call, kw: ast.keyword, value: object) -> None:
+        library = self.tables.unsupported.libraries.by_name[argument.library]
+        shown = "..." if value is _UNSET else repr(value)
+        api = f"{library.roots[0]}: {kw.arg}={shown}"
+        entry = Entry(api, "third_party", argument.action, argument.tip)
+        self.ctx.unsupported(self.ctx.lines(kw), api, entry)
+
+
+def _constant(value: ast.expr) -> object:
+    return value.value if isinstance(value, ast.Constant) else _UNSET

@@ -1,0 +1,135 @@
+"""One row per file and library (rules ``libraries.cuda_only`` and ``libraries.npu_path``).
+
+The span pass records each use of a listed library where it sees it (an import, a call, an
+argument: engine/rules/unsupported/ and library_argument_spans.py); a file that imports
+xformers and calls it fourteen times would get fourteen rows saying the same thing. Here the rows
+of one library in one file become one row: at its first use, listing every line, with each
+distinct tip once, a ``manual`` action when any use needs work, and, for a library with an
+Ascend path, the package and version that brings it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ms_fmk_transplt.events import Notice
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables.library_table import Library, LibraryTable
+
+_ROW = (
+    " One row per file and library: at the first use, listing the lines of every use, with "
+    "the tip of each API once. The table (rules/libraries.json) names the public source and "
+    "the version each fact was read at."
+)
+CUDA_ONLY = declare(
+    "libraries.cuda_only",
+    "a CUDA-only third-party library, or a CUDA-only part of one (`flash_attn`, `xformers`, "
+    '`bitsandbytes`, `attn_implementation="flash_attention_2"`, DeepSpeed\'s transformer kernels)',
+    "Imports and uses of libraries that ship CUDA binaries fail on an NPU host, and so do the "
+    "arguments of device-neutral libraries that select a CUDA-only path (`load_in_4bit=True`, "
+    '`attn_implementation="flash_attention_2"`, `TrainingArguments(tf32=True)`, Lightning\'s '
+    "`Trainer(gpus=N)`). Nothing is rewritten; the tip names the nearest torch / torch_npu "
+    "replacement (`torch_npu.npu_fusion_attention` for flash attention, bf16 LoRA for "
+    "k-bit training); `-sim` replaces some of them automatically." + _ROW,
+    kind=OPEN_WORK,
+)
+NPU_PATH = declare(
+    "libraries.npu_path",
+    "a library that runs on the NPU through its Ascend path (transformers' Trainer, accelerate, "
+    "DeepSpeed, vLLM, Megatron): the package and the version that brings it",
+    "Libraries such as transformers, accelerate and DeepSpeed detect torch_npu and run on the "
+    "NPU from a given version; vLLM needs the vllm-ascend plugin and Megatron-LM MindSpeed. The "
+    "row is a caveat naming the package and its minimum version, at the file's first use of "
+    "the library's entry point (`Trainer`, `Accelerator`, `deepspeed.initialize`, ...); plain "
+    "imports of model classes give no row." + _ROW,
+    kind=OPEN_WORK,
+    caveat="runs on the NPU with the named package and version installed: check your "
+    "environment's version",
+)
+THIRD_PARTY = "third_party"
+_MAX_APIS = 6  # API names listed in a row's message before "and N more"
+_MAX_LINES = 12  # line numbers listed in the message (4 before a tip) before "and N more"
+
+
+def fold_library_rows(notices: list[Notice], table: LibraryTable) -> list[Notice]:
+    """``notices`` with the rows of each library folded into one row per library."""
+    groups: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.open_work and n.category == THIRD_PARTY:
+            library = table.library_of(n.api)
+            if library is not None:
+                groups.setdefault(library.name, []).append(n)
+    if not groups:
+        return notices
+    firsts: dict[int, Notice] = {}
+    dropped: set[int] = set()
+    for name, group in groups.items():
+        group.sort(key=lambda n: (n.line, n.end_line))
+        firsts[id(group[0])] = _folded(group, table.by_name[name])
+        dropped.update(id(n) for n in group[1:])
+    return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
+
+
+def _folded(group: list[Notice], library: Library) -> Notice:
+    manual = any(n.action == "manual" for n in group)
+    rule = CUDA_ONLY if manual or library.ascend is None else NPU_PATH
+    apis = list(dict.fromkeys(n.api for n in group))
+    tips = _tips(group)
+    if library.ascend is not None:
+        tips.append(library.ascend.text())
+    first = group[0]
+    return dataclasses.replace(
+        first,
+        rule=rule,
+        api=_common_prefix(apis),
+        action="manual" if manual else "caveat",
+        message=f"{library.name}: {_uses(group, apis)}; {_kind(rule, library)}; left unchanged",
+        tip=" | ".join(tips),
+    )
+
+
+def _common_prefix(apis: list[str]) -> str:
+    """The dotted prefix the row's APIs share (``xformers.ops`` for its functions), at least
+    the module the first one starts with."""
+    parts = apis[0].replace(":", ".").split(".")
+    for api in apis[1:]:
+        other = api.replace(":", ".").split(".")
+        n = 0
+        while n < min(len(parts), len(other)) and parts[n] == other[n]:
+            n += 1
+        parts = parts[: max(n, 1)]
+    return apis[0] if len(apis) == 1 else ".".join(parts)
+
+
+def _tips(group: list[Notice]) -> list[str]:
+    """Each distinct tip once; with the lines it is about when the uses have several."""
+    lines: dict[str, list[int]] = {}
+    for n in group:
+        if n.tip and n.line not in lines.setdefault(n.tip, []):
+            lines[n.tip].append(n.line)
+    if len(lines) == 1:
+        return list(lines)
+    return [f"{_where(at, 4)}: {tip}" for tip, at in lines.items()]
+
+
+def _where(lines: list[int], most: int = _MAX_LINES) -> str:
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    more = f" and {len(lines) - most} more" if len(lines) > most else ""
+    return "lines " + ", ".join(map(str, lines[:most])) + more
+
+
+def _kind(rule: str, library: Library) -> str:
+    if rule == NPU_PATH:
+        return "runs on the NPU with its Ascend path"
+    whole = library.ascend is None and not library.device_neutral
+    return "CUDA-only" if whole else "a CUDA-only part of it"
+
+
+def _uses(group: list[Notice], apis: list[str]) -> str:
+    where = _where(sorted({n.line for n in group}))
+    if len(group) == 1:
+        return f"{apis[0]} ({where})"
+    shown = ", ".join(apis[:_MAX_APIS])
+    more = f" and {len(apis) - _MAX_APIS} more" if len(apis) > _MAX_APIS else ""
+    return f"{len(group)} uses in this file ({where}: {shown}{more})"

@@ -1,0 +1,115 @@
+"""The library table (rules/libraries.json): what each third-party training library does on an
+NPU host, and what to do about it.
+
+A library lists the modules it ships (``modules``: entries by dotted name, longest match wins,
+``supported`` ones give no row), whether it has an Ascend path (``ascend``: the package and the
+first version with it), the call arguments that select a CUDA-only path (``arguments``) and the
+public source each fact was read at. The unsupported table looks its module entries up by name
+(engine/rules/unsupported/); the libraries family (engine/rules/libraries/) reports the arguments
+and folds every row of one library in one file into one row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AscendPath:
+    package: str  # what to install (pip name)
+    min_version: str  # the first release with the NPU path
+    how: str  # how it is switched on
+
+    def text(self) -> str:
+        return f"Ascend path: {self.package} >= {self.min_version} ({self.how})"
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A call argument that selects a CUDA-only path: ``keyword`` given one of ``values``
+    (a string constant), or any true constant when ``values`` is empty."""
+
+    library: str
+    keyword: str
+    values: tuple[str, ...]
+    calls: tuple[str, ...]  # leaf names of the calls it applies to (empty: any call)
+    action: str
+    tip: str
+
+    def matches(self, value: object) -> bool:
+        if not self.values:
+            return value is True or (isinstance(value, (int, float)) and bool(value))
+        return isinstance(value, str) and value in self.values
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str  # the pip package, as users know it
+    roots: tuple[str, ...]  # its top-level module names
+    ascend: AscendPath | None
+    source: str  # where the facts were read, with the version
+    device_neutral: bool  # its own code runs on any device: only its listed parts are CUDA-only
+
+
+class LibraryTable:
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.libraries: list[Library] = []
+        self.by_root: dict[str, Library] = {}
+        self.by_name: dict[str, Library] = {}
+        self.module_rows: list[dict[str, Any]] = []  # in the unsupported table's entry shape
+        self.arguments: dict[str, list[Argument]] = {}  # by keyword
+        for lib in raw["libraries"]:
+            ascend = lib.get("ascend")
+            library = Library(
+                lib["library"],
+                tuple(sorted({m["module"].split(".")[0] for m in lib["modules"]})),
+                AscendPath(ascend["package"], ascend["min_version"], ascend["how"])
+                if ascend
+                else None,
+                lib["source"],
+                lib.get("device_neutral", False),
+            )
+            self.libraries.append(library)
+            self.by_name[library.name] = library
+            for root in library.roots:
+                self.by_root[root] = library
+            self.module_rows.extend(lib["modules"])
+            for arg in lib.get("arguments", ()):
+                self.arguments.setdefault(arg["keyword"], []).append(
+                    Argument(
+                        library.name,
+                        arg["keyword"],
+                        tuple(arg.get("values", ())),
+                        tuple(arg.get("calls", ())),
+                        arg["action"],
+                        arg["tip"],
+                    )
+                )
+        self.words = self._words()
+
+    def _words(self) -> tuple[str, ...]:
+        """The words that make a file worth parsing and a line worth visiting: the top-level
+        name of a library whose own code is CUDA code, the last name of each listed part of a
+        device-neutral one (a file that imports transformers for a model class is not read
+        for it), and the argument keywords of any call (those of a listed call need its name)."""
+        words = {k for k, args in self.arguments.items() if any(not a.calls for a in args)}
+        for row in self.module_rows:
+            module = row["module"]
+            neutral = not self.kernel_library(module)
+            words.add(module.rsplit(".", 1)[-1] if neutral else module.split(".", 1)[0])
+        return tuple(sorted(words))
+
+    def kernel_library(self, module: str) -> bool:
+        """Whether a module belongs to a library whose own code is CUDA code (not a
+        device-neutral one such as transformers, whose listed parts alone are CUDA-only)."""
+        library = self.by_root.get(module.split(".", 1)[0])
+        return library is not None and not library.device_neutral
+
+    def library_of(self, api: str) -> Library | None:
+        """The library a row's API belongs to (by its leading module name)."""
+        end = 0
+        while end < len(api) and (api[end].isalnum() or api[end] == "_"):
+            end += 1
+        return self.by_root.get(api[:end])
