@@ -84,7 +84,7 @@ def index_problems(raw: dict[str, Any]) -> list[str]:
     problems = []
     for lib in raw["libraries"]:
         ascend = lib.get("ascend")
-        if not ascend:
+        if not ascend or ascend.get("from_source"):  # built from its repository
             continue
         out = subprocess.run(
             [sys.executable, "-m", "pip", "index", "versions", ascend["package"]],
