@@ -74,7 +74,7 @@ FAMILIES: tuple[Family, ...] = (
             "cuda_predicates",
             "project_facts",
         ),
-        (_UNSUPPORTED,),
+        (_UNSUPPORTED, f"{_INTERFACE}#device_strings"),
         (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
     ),
     Family(
