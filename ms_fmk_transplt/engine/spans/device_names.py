@@ -30,46 +30,6 @@ def _text_names_device(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
-def _value_kind(value: ast.expr | None) -> str | None:
-    """What an assigned value holds: a device NAME, an INDEX, or None (cannot tell)."""
-    if value is None:
-        return None
-    if isinstance(value, ast.Constant):
-        if isinstance(value.value, str):
-            return NAME if _text_names_device(value.value) else INDEX
-        return INDEX if type(value.value) is int else None
-    if isinstance(value, ast.JoinedStr):
-        texts = [v.value for v in value.values if isinstance(v, ast.Constant)]
-        return NAME if any(isinstance(t, str) and _text_names_device(t) for t in texts) else None
-    if isinstance(value, ast.IfExp):
-        kinds = {_value_kind(value.body), _value_kind(value.orelse)}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        sides = {_value_kind(value.left), _value_kind(value.right)}
-        return NAME if NAME in sides else None
-    if isinstance(value, ast.Call):
-        return _call_kind(value)
-    return None
-
-
-def _call_kind(call: ast.Call) -> str | None:
-    func = call.func
-    if isinstance(func, ast.Name) and func.id == "int":
-        return INDEX
-    if isinstance(func, ast.Name) and func.id == "str" and len(call.args) == 1:
-        # str(torch.device(...)) names a device; str(rank) is an index written as digits
-        inner = _value_kind(call.args[0])
-        return NAME if inner == NAME else None
-    if isinstance(func, ast.Attribute) and func.attr in NAME_CALLS:
-        if func.attr == "device_name" or (
-            isinstance(func.value, ast.Name) and func.value.id == "torch"
-        ):
-            return NAME
-    if isinstance(func, ast.Attribute) and func.attr == "format":
-        return _value_kind(func.value)
-    return None
-
-
 def _annotation_kind(annotation: ast.expr | None) -> str | None:
     """``str`` / ``Optional[str]`` / ``str | None``: NAME; ``int`` (also optional): INDEX."""
     if annotation is None:
@@ -87,47 +47,99 @@ def _annotation_kind(annotation: ast.expr | None) -> str | None:
     return INDEX if names == {"int"} else None
 
 
-def _parameter_kinds(args: ast.arguments) -> dict[Key, str]:
-    params = [*args.posonlyargs, *args.args]
-    defaults: list[ast.expr | None] = [None] * (len(params) - len(args.defaults))
-    pairs = [*zip(params, [*defaults, *args.defaults]), *zip(args.kwonlyargs, args.kw_defaults)]
-    found: dict[Key, str] = {}
-    for param, default in pairs:
-        kind = _value_kind(default) if default is not None else None
-        if kind != INDEX:  # `device_id: str = "0"` holds an index
-            kind = _annotation_kind(param.annotation) or kind
-        if kind is not None:
-            found[(param.lineno, param.col_offset)] = kind
-    return found
+class _Reader:
+    """What values hold, knowing the module's constants (``MSFT_NPU_DEVICE`` of ``-s``)."""
 
+    def __init__(self, tree: ast.Module) -> None:
+        self.constants: dict[str, str] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                kind = self.value_kind(stmt.value)
+                if isinstance(target, ast.Name) and kind is not None:
+                    self.constants[target.id] = kind
 
-def _assignment_kinds(node: ast.Assign | ast.AnnAssign) -> dict[Key, str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    kind = _value_kind(node.value)
-    if isinstance(node, ast.AnnAssign) and kind != INDEX:
-        kind = _annotation_kind(node.annotation) or kind
-    if kind is None:
-        return {}
-    return {(t.lineno, t.col_offset): kind for t in targets if isinstance(t, ast.Name)}
-
-
-def _option_kind(call: ast.Call) -> tuple[str, str] | None:
-    """``parser.add_argument("--device_id", default="cuda:0")``: (its dest, what it holds)."""
-    flags = [a.value for a in call.args if isinstance(a, ast.Constant)]
-    keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    dest = keywords.get("dest")
-    name = dest.value if isinstance(dest, ast.Constant) else None
-    if name is None:
-        texts = [f for f in flags if isinstance(f, str)]
-        longs = [f for f in texts if f.startswith("--")]
-        name = (longs or texts)[0] if texts else None
-    if not isinstance(name, str):
+    def value_kind(self, value: ast.expr | None) -> str | None:
+        """What an assigned value holds: a device NAME, an INDEX, or None (cannot tell)."""
+        if value is None:
+            return None
+        if isinstance(value, ast.Name):  # a module constant: MSFT_NPU_DEVICE = "npu:" + ... (-s)
+            return self.constants.get(value.id)
+        if isinstance(value, ast.Constant):
+            if isinstance(value.value, str):
+                return NAME if _text_names_device(value.value) else INDEX
+            return INDEX if type(value.value) is int else None
+        if isinstance(value, ast.JoinedStr):
+            texts = [v.value for v in value.values if isinstance(v, ast.Constant)]
+            return (
+                NAME if any(isinstance(t, str) and _text_names_device(t) for t in texts) else None
+            )
+        if isinstance(value, ast.IfExp):
+            kinds = {self.value_kind(value.body), self.value_kind(value.orelse)}
+            return kinds.pop() if len(kinds) == 1 else None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            sides = {self.value_kind(value.left), self.value_kind(value.right)}
+            return NAME if NAME in sides else None
+        if isinstance(value, ast.Call):
+            return self._call_kind(value)
         return None
-    kind = _value_kind(keywords.get("default"))
-    given = keywords.get("type")
-    if isinstance(given, ast.Name) and given.id == "int":
-        kind = INDEX
-    return (name.lstrip("-").replace("-", "_"), kind) if kind else None
+
+    def _call_kind(self, call: ast.Call) -> str | None:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "int":
+            return INDEX
+        if isinstance(func, ast.Name) and func.id == "str" and len(call.args) == 1:
+            # str(torch.device(...)) names a device; str(rank) is an index written as digits
+            inner = self.value_kind(call.args[0])
+            return NAME if inner == NAME else None
+        if isinstance(func, ast.Attribute) and func.attr in NAME_CALLS:
+            if func.attr == "device_name" or (
+                isinstance(func.value, ast.Name) and func.value.id == "torch"
+            ):
+                return NAME
+        if isinstance(func, ast.Attribute) and func.attr == "format":
+            return self.value_kind(func.value)
+        return None
+
+    def parameter_kinds(self, args: ast.arguments) -> dict[Key, str]:
+        params = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(params) - len(args.defaults))
+        pairs = [*zip(params, [*defaults, *args.defaults]), *zip(args.kwonlyargs, args.kw_defaults)]
+        found: dict[Key, str] = {}
+        for param, default in pairs:
+            kind = self.value_kind(default) if default is not None else None
+            if kind != INDEX:  # `device_id: str = "0"` holds an index
+                kind = _annotation_kind(param.annotation) or kind
+            if kind is not None:
+                found[(param.lineno, param.col_offset)] = kind
+        return found
+
+    def assignment_kinds(self, node: ast.Assign | ast.AnnAssign) -> dict[Key, str]:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        kind = self.value_kind(node.value)
+        if isinstance(node, ast.AnnAssign) and kind != INDEX:
+            kind = _annotation_kind(node.annotation) or kind
+        if kind is None:
+            return {}
+        return {(t.lineno, t.col_offset): kind for t in targets if isinstance(t, ast.Name)}
+
+    def option_kind(self, call: ast.Call) -> tuple[str, str] | None:
+        """``parser.add_argument("--device_id", default="cuda:0")``: (its dest, what it holds)."""
+        flags = [a.value for a in call.args if isinstance(a, ast.Constant)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        dest = keywords.get("dest")
+        name = dest.value if isinstance(dest, ast.Constant) else None
+        if name is None:
+            texts = [f for f in flags if isinstance(f, str)]
+            longs = [f for f in texts if f.startswith("--")]
+            name = (longs or texts)[0] if texts else None
+        if not isinstance(name, str):
+            return None
+        kind = self.value_kind(keywords.get("default"))
+        given = keywords.get("type")
+        if isinstance(given, ast.Name) and given.id == "int":
+            kind = INDEX
+        return (name.lstrip("-").replace("-", "_"), kind) if kind else None
 
 
 @lru_cache(maxsize=8)
@@ -137,15 +149,16 @@ def _kinds(source: bytes) -> tuple[dict[Key, str], dict[str, str]]:
         tree = tree_of(source)
     except (SyntaxError, ValueError):
         return {}, {}
+    reader = _Reader(tree)
     bindings: dict[Key, str] = {}
     options: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            bindings.update(_assignment_kinds(node))
+            bindings.update(reader.assignment_kinds(node))
         elif isinstance(node, ast.arguments):
-            bindings.update(_parameter_kinds(node))
+            bindings.update(reader.parameter_kinds(node))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            option = _option_kind(node) if node.func.attr == "add_argument" else None
+            option = reader.option_kind(node) if node.func.attr == "add_argument" else None
             if option is not None:  # an option defined twice: an index if either says so
                 dest, kind = option
                 options[dest] = INDEX if INDEX in (options.get(dest), kind) else kind
