@@ -19,6 +19,7 @@ from collections import Counter
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.rules.device_api.device_api_spans import ANSWERED_ADVICE
 from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_library_rows
 from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     IGNORE_LINE,
@@ -82,9 +83,15 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
             if e.rule.startswith("similar.")
             for line in range(e.start_line, e.end_line + 1)
         }
+        answered = frozenset(
+            (line, ANSWERED_ADVICE[e.rule])
+            for e in done.events
+            if e.rule in ANSWERED_ADVICE
+            for line in range(e.start_line, e.end_line + 1)
+        )
         done.notices.extend(
             n
-            for n in target_notices(source, path, tables, done.tree) or []
+            for n in target_notices(source, path, tables, done.tree, answered) or []
             if not (n.advice and n.line in replaced)
         )
     else:

@@ -170,6 +170,11 @@ class Scopes:
             return None
         return name, scope.read_index(root)
 
+    def bindings_read(self, node: ast.Name, scope: Scope) -> list[Binding]:
+        """The bindings a read of a plain name in ``scope`` sees."""
+        self._ready(scope)
+        return self._referents(scope, node.id, scope.read_index(node))
+
     @staticmethod
     def _referents(scope: Scope, name: str, index: int) -> list[Binding]:
         """The bindings a read sees: those made before it in its own scope, all those of

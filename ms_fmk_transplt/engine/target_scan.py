@@ -78,10 +78,15 @@ def may_concern_target(source: bytes, tables: Tables) -> bool:
 
 
 def target_notices(
-    source: bytes, path: str, tables: Tables, tree: ast.Module | None = None
+    source: bytes,
+    path: str,
+    tables: Tables,
+    tree: ast.Module | None = None,
+    answered: frozenset[tuple[int, str]] = frozenset(),
 ) -> list[Notice] | None:
     """The rows of one file; None when it was not parsed (nothing to look for, or it does not
-    parse: the passes report that). ``tree``: the span pass's tree of the same source."""
+    parse: the passes report that). ``tree``: the span pass's tree of the same source;
+    ``answered``: (line, advice id) pairs a change already acted on (no advice row there)."""
     if not may_concern_target(source, tables):
         return None
     if tree is None:
@@ -90,6 +95,7 @@ def target_notices(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     scan = TargetScan(source, path, tables, tree)
+    scan.advice.answered = answered
     chains = _chain_roots(source, _encoded(api_words(tables)), scan.imported)
     lines = _lines(source, scan.line_patterns(), chains)
     if not lines:

@@ -26,7 +26,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_spans import CudaOnlySpans
 from ms_fmk_transplt.engine.rules.cuda_only.dispatch_key_spans import DispatchKeySpans
 from ms_fmk_transplt.engine.rules.cuda_only.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.rules.device_api.capability_spans import CapabilitySpans
-from ms_fmk_transplt.engine.rules.device_api.device_api_spans import DeviceApiSpans
+from ms_fmk_transplt.engine.rules.device_api.device_api_spans import DeviceApiSpans, Hf32Switches
 from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import DeviceStringsSpans
 from ms_fmk_transplt.engine.rules.distributed.distributed_spans import DistributedSpans
 from ms_fmk_transplt.engine.rules.environment.environment_spans import EnvironmentSpans
@@ -76,15 +76,20 @@ FAMILIES: tuple[Family, ...] = (
             "cuda_predicates",
             "project_facts",
         ),
-        (_UNSUPPORTED, _LIBRARIES),
+        (_UNSUPPORTED, _LIBRARIES, f"{_INTERFACE}#device_strings"),
         (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
     ),
     Family(
         "device_api",
         "span",
         ("device_api_spans", "capability_spans", "no_counterpart", "probe_shapes", "cuda_chains"),
-        (f"{_INTERFACE}#cuda_namespace", "rules/torch_npu_names", _UNSUPPORTED),
-        (CapabilitySpans, DeviceApiSpans),
+        (
+            f"{_INTERFACE}#cuda_namespace",
+            "rules/torch_npu_names",
+            _UNSUPPORTED,
+            f"{_ADVICE}#entries",
+        ),
+        (CapabilitySpans, DeviceApiSpans, Hf32Switches),
     ),
     Family(
         "specify_device",

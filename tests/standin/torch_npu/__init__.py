@@ -5,7 +5,8 @@ What it provides, mirroring how the real torch_npu 2.x presents itself:
 * ``torch.npu`` (also ``torch_npu.npu``, importable as ``torch.npu`` / ``torch.npu.amp``) with the
   names migrated code calls: is_available, device_count, set_device, current_device, synchronize,
   device, Stream/stream/current_stream/default_stream, Event (real CPU timing), memory statistics,
-  RNG seeding and state, typed tensor constructors, amp.autocast / amp.GradScaler.
+  RNG seeding and state, typed tensor constructors, amp.autocast / amp.GradScaler, the HF32
+  switches ``conv.allow_hf32`` / ``matmul.allow_hf32`` (flags; nothing reads them).
 * The ``npu`` device type: the PrivateUse1 backend is renamed to "npu" exactly as torch_npu does,
   so ``torch.device("npu:0")`` is a real device object; a global TorchFunctionMode then maps every
   npu device argument (strings, devices) to the CPU at the call boundary, so factories, ``.to``,
@@ -388,6 +389,9 @@ for _name, _value in list(globals().items()):
         setattr(npu, _name, _value)
 npu.amp = amp
 npu.autocast = autocast  # not public in torch_npu; used by the patched torch.autocast below
+# the HF32 switches (torch_npu's npu_config: conv defaults to True, matmul to False); plain flags
+npu.conv = types.SimpleNamespace(allow_hf32=True)
+npu.matmul = types.SimpleNamespace(allow_hf32=False)
 
 # Register the module the way torch_npu does: torch.npu is torch_npu.npu.
 torch._register_device_module("npu", npu)

@@ -42,6 +42,8 @@ def _advice(rule_id: str, summary: str) -> str:
     return declare(rule_id, summary, _DETAILS, kind=ADVICE_KIND)
 
 
+# device_api.hf32_switch migrates the switches this advice is about (no row where it did)
+TF32_TO_HF32 = _advice("advice.tf32_to_hf32", "TF32 switches: the NPU's counterpart is HF32")
 # The entries of rules/advice.json name these ids (tests/test_rule_catalog.py checks both ways).
 ADVICE_RULES = (
     _advice("advice.fused_optimizer", "use torch_npu's fused optimizers (`NpuFusedAdamW`, ...)"),
@@ -65,7 +67,7 @@ ADVICE_RULES = (
     ),
     _advice("advice.aoe_tuning", "cuDNN autotuning: use AOE operator tuning (`torch.npu.set_aoe`)"),
     _advice("advice.apex_combine_grad", "Ascend's apex: `amp.initialize(..., combine_grad=True)`"),
-    _advice("advice.tf32_to_hf32", "TF32 switches: the NPU's counterpart is HF32"),
+    TF32_TO_HF32,
     _advice("advice.deterministic_apis", "reproducible runs: deterministic settings on the NPU"),
     _advice("advice.inf_nan_apis", "operators whose inf / nan results differ on the NPU"),
     _advice("advice.fp16_loss_scaling", "float16 training: keep dynamic loss scaling"),
@@ -119,8 +121,12 @@ class AdviceFinder:
         self.qname = qname  # what an expression read in a scope refers to (target_scan.py)
         self.trains = TRAINS in source
         self.found: dict[tuple[str, str], _Found] = {}
+        # (line, advice id): a change of the passes already did what the advice says there
+        self.answered: frozenset[tuple[int, str]] = frozenset()
 
     def _add(self, entry: AdviceEntry, api: str, node: ast.AST) -> None:
+        if (node.lineno, entry.id) in self.answered:  # type: ignore[attr-defined]
+            return
         replacement = entry.replacement.get(api)
         needs = [replacement] if replacement else entry.needs
         if not all(self.tables.target_has(name) for name in needs):

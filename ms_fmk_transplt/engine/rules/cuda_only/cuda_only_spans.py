@@ -28,6 +28,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
     names_in,
 )
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.spans.cuda_gates import cuda_only_gates
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -52,7 +53,13 @@ RULE = declare(
     "another module of the project (`from .kernels import rms_norm_fused`: every Python file "
     "of the input is read once before migrating) -- the `cuda` strings compared "
     "in the condition and its `.is_cuda` stay as they are: on the NPU the condition is False "
-    "and the fallback runs. Each such condition is a `caveat` row naming the CUDA-only code "
+    'and the fallback runs. So does a `"cuda"` test whose GPU arm (the body of '
+    '`== "cuda"`, the `else` of `!= "cuda"`) takes a CUDA-only library path through '
+    "transformers: `BitsAndBytesConfig(...)`, `load_in_8bit=`/`load_in_4bit=`, "
+    '`attn_implementation="flash_attention_2"` or that string alone (data: '
+    "`device_strings.cuda_only_paths` in rules/interface_table.json; an ordinary "
+    '`if device == "cuda": model.cuda()` is rewritten). Each such condition is a `caveat` '
+    "row naming the CUDA-only code "
     "(port it to Ascend C or triton-ascend if the fallback is too slow); a `custom_op` "
     "registered only for `cuda` is a `manual` row (the operator has no NPU kernel). A test "
     "skipped without CUDA (`@unittest.skipUnless(torch.cuda.is_available(), ...)`, "
@@ -149,8 +156,10 @@ class CudaOnlySpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
-        self.active = has_condition(source) and hinted(
-            source, ctx.tables.unsupported, ctx.options.project
+        # "cuda" tests whose GPU arm takes a CUDA-only library path through transformers
+        self.library_gates = cuda_only_gates(source, ctx.tables.device_strings.cuda_only_paths)
+        self.active = has_condition(source) and (
+            bool(self.library_gates) or hinted(source, ctx.tables.unsupported, ctx.options.project)
         )
         self.predicates_done: set[int] = set()
 
@@ -224,13 +233,24 @@ class CudaOnlySpans(SpanConcern):
         conditions = [c for c in cuda_conditions(test) if not self.ctx.is_claimed(c)]
         if not conditions:
             return
-        what = guarded_code(region, self.ctx.source.data, self.tables.unsupported, self.ctx)
+        what = self._library_path(conditions) or guarded_code(
+            region, self.ctx.source.data, self.tables.unsupported, self.ctx
+        )
         if what is None:
             return
         for c in conditions:
             self.ctx.claim(c)
         lines = self.ctx.lines(conditions[0])
         self.ctx.unsupported(lines, what.split(" ", 1)[0], GUARD, guard_message(what), RULE)
+
+    def _library_path(self, conditions: list[ast.AST]) -> str | None:
+        """``if device == "cuda": ... load_in_4bit=True``: what the GPU arm of the test runs
+        (engine/spans/cuda_gates.py), or None."""
+        for c in conditions:
+            use = self.library_gates.get((getattr(c, "lineno", 0), getattr(c, "col_offset", 0)))
+            if use is not None and is_cuda_string(c):
+                return f"{use} (a CUDA-only library path through transformers)"
+        return None
 
     def _registration(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """All of ``func``'s registrations at once, when the first registering decorator is

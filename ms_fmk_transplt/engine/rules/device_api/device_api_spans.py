@@ -1,11 +1,13 @@
 """Span pass: ``torch.cuda.<X>`` -> ``torch.npu.<X>`` in expressions (rules device_api.*,
-amp.cuda_amp)."""
+amp.cuda_amp), and the TF32 switches -> their HF32 counterparts (device_api.hf32_switch)."""
 
 from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.rules.advice.advice_rows import TF32_TO_HF32
 from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 
@@ -76,3 +78,56 @@ class DeviceApiSpans(CudaChains):
             before = self.ctx.snippet(outer, updated=False)
             self.ctx.rename_attr(node, "npu")
             self.pending[id(outer)] = (full, npu_name, rule, before)
+
+
+HF32_SWITCH = declare(
+    "device_api.hf32_switch",
+    "TF32 switches: `torch.backends.cudnn.allow_tf32` / `torch.backends.cuda.matmul.allow_tf32` "
+    "-> `torch.npu.conv.allow_hf32` / `torch.npu.matmul.allow_hf32`",
+    "TF32 does not exist on the NPU; its reduced-precision float32 mode is HF32, and NPU "
+    "convolutions use it by default (`torch.npu.conv.allow_hf32` is True, like "
+    "`cudnn.allow_tf32`; `torch.npu.matmul.allow_hf32` is False, like "
+    "`cuda.matmul.allow_tf32`). Left as it is, `torch.backends.cudnn.allow_tf32 = False` would "
+    "do nothing and the user's full-float32 intent would be lost; so each read or write of a "
+    "TF32 switch becomes its HF32 counterpart, same value (the pairs are the replacements of "
+    "`advice.tf32_to_hf32` in rules/advice.json). Where the `-v` target lacks the HF32 name, or "
+    "the switch is not reached through `torch` (`from torch.backends import cudnn`), it is left "
+    "alone and reported as before (unsupported.backend_switch), with the advice row.",
+    caveat="HF32 is not TF32 (float32 range, about 11 mantissa bits, other operators): "
+    "check the precision the run needs",
+)
+TF32_ADVICE = TF32_TO_HF32  # its replacements pair each TF32 switch with its HF32 one
+TF32_ATTRIBUTE = "allow_tf32"
+# a change of these rules does what that advice says: no advice row on its lines (migrate.py)
+ANSWERED_ADVICE = {HF32_SWITCH: TF32_ADVICE}
+
+
+class Hf32Switches(SpanConcern):
+    """``torch.backends.cudnn.allow_tf32`` -> ``torch.npu.conv.allow_hf32`` (reads and writes)."""
+
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        entry = self.tables.advice.by_id.get(TF32_ADVICE)
+        pairs = entry.replacement.items() if entry is not None else ()
+        self.switches = {tf32: hf32 for tf32, hf32 in pairs if tf32.endswith("." + TF32_ATTRIBUTE)}
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr != TF32_ATTRIBUTE or self.ctx.is_claimed(node):
+            return
+        qualified = self.ctx.qname(node) or ""
+        hf32 = self.switches.get(qualified)
+        if hf32 is None or not self.tables.target_has(hf32):
+            return
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or self.ctx.qname(root) != "torch":
+            return  # `cudnn.allow_tf32` after `from torch.backends import cudnn`: reported
+        before = self.ctx.snippet(node, updated=False)
+        tail = hf32[len("torch") :]
+        self.ctx.replace(self.ctx.source.span(root)[1], self.ctx.source.span(node)[1], tail)
+        self.ctx.claim(node)
+        self.ctx.record(
+            self.ctx.lines(node), HF32_SWITCH, f"{qualified} -> {hf32}", before,
+            self.ctx.snippet(node),
+        )  # fmt: skip

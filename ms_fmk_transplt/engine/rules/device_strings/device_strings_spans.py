@@ -12,6 +12,7 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     shown_words,
 )
 from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.device_names import holds_device_name, option_holds_device_name
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -50,7 +51,11 @@ INT_DEVICE = declare(
     '`torch.device("npu", i)`, `.to(f"npu:{i}")`. Integers are recognised by name (`local_rank`, '
     "`rank`, `gpu`, `args.gpu`, `device_id`, ...; list `int_device` in "
     "rules/interface_table.json), "
-    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those.",
+    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those. A listed name the "
+    "file binds to a whole device name is no index and stays as written: "
+    "`local_device = get_accelerator().device_name(rank)`, a `str` parameter, a string with "
+    'letters (`gpu = "cuda:0"`, migrated as a literal), an argparse option whose default is one '
+    '(made explicit, `"npu:npu:0"` would fail); digits (`os.environ["LOCAL_RANK"]`) are an index.',
     caveat="the expression is assumed to be an integer device index (by its name); check it is one",
 )
 
@@ -271,9 +276,11 @@ class DeviceStringsSpans(SpanConcern):
         if is_integer(node):
             return True
         if isinstance(node, ast.Name):
-            return node.id in t.identifiers
+            return node.id in t.identifiers and not self._holds_device_name(node)
         if isinstance(node, ast.Attribute):
-            return node.attr in t.identifiers
+            return node.attr in t.identifiers and not option_holds_device_name(
+                self.ctx.source.data, node.attr
+            )
         if isinstance(node, ast.Subscript):
             seq = node.value
             last = (
@@ -292,6 +299,13 @@ class DeviceStringsSpans(SpanConcern):
                 return False
             return any(self.is_int_device(s) for s in sides)
         return False
+
+    def _holds_device_name(self, node: ast.Name) -> bool:
+        """``local_device = get_accelerator().device_name(rank)``, a ``str`` parameter: the name
+        holds a whole device name, not an index (engine/spans/device_names.py)."""
+        bindings = self.ctx.scopes.bindings_read(node, self.ctx.scope_of(node))
+        nodes = [b.node for b in bindings if b.node is not None and b.imported is None]
+        return holds_device_name(self.ctx.source.data, nodes)
 
     def _has_int_device_arg(self, call: ast.Call) -> bool:
         is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
