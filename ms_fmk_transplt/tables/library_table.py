@@ -44,6 +44,16 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class CudaOnlyPaths:
+    """What makes the GPU arm of a "cuda" test a CUDA-only library path (cuda_only.guard):
+    the entries of the table marked ``gate``."""
+
+    calls: frozenset[str]  # last names of calls: BitsAndBytesConfig
+    keywords: frozenset[str]  # load_in_8bit=... (anything but False/None)
+    keyword_values: frozenset[tuple[str, str]]  # attn_implementation="flash_attention_2"
+
+
+@dataclass(frozen=True)
 class Library:
     name: str  # the pip package, as users know it
     roots: tuple[str, ...]  # its top-level module names
@@ -88,6 +98,22 @@ class LibraryTable:
                     )
                 )
         self.words = self._words()
+        self.gate_paths = self._gate_paths(raw)
+
+    @staticmethod
+    def _gate_paths(raw: dict[str, Any]) -> CudaOnlyPaths:
+        libraries = raw["libraries"]
+        arguments = [a for lib in libraries for a in lib.get("arguments", ()) if a.get("gate")]
+        return CudaOnlyPaths(
+            frozenset(
+                m["module"].rsplit(".", 1)[-1]
+                for lib in libraries
+                for m in lib["modules"]
+                if m.get("gate")
+            ),
+            frozenset(a["keyword"] for a in arguments if not a.get("values")),
+            frozenset((a["keyword"], v) for a in arguments for v in a.get("values", ())),
+        )
 
     def _words(self) -> tuple[str, ...]:
         """The words that make a file worth parsing and a line worth visiting: the top-level

@@ -26,20 +26,10 @@ class TensorMethodsTable:
 
 
 @dataclass(frozen=True)
-class CudaOnlyPaths:
-    """What makes the GPU arm of a "cuda" test a CUDA-only library path (cuda_only.guard)."""
-
-    calls: frozenset[str]  # last names of calls: BitsAndBytesConfig
-    keywords: frozenset[str]  # load_in_8bit=... (anything but False/None)
-    keyword_values: frozenset[tuple[str, str]]  # attn_implementation="flash_attention_2"
-
-
-@dataclass(frozen=True)
 class DeviceStringsTable:
     old: str  # "cuda"
     new: str  # "npu"
     literal: re.Pattern[str]  # a literal whose whole value is a device spec
-    cuda_only_paths: CudaOnlyPaths
 
 
 @dataclass(frozen=True)
@@ -142,7 +132,6 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
             ds["from"],
             ds["to"],
             re.compile(ds["literal_pattern"]),
-            _cuda_only_paths(ds["cuda_only_paths"]),
         ),
         "int_device": IntDeviceTable(
             frozenset(idv["identifiers"]),
@@ -176,11 +165,3 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
         ),
         "distributed_mode": DistributedModeTable(**dm),
     }
-
-
-def _cuda_only_paths(raw: dict[str, Any]) -> CudaOnlyPaths:
-    return CudaOnlyPaths(
-        frozenset(raw["calls"]),
-        frozenset(raw["keywords"]),
-        frozenset((k, v) for k, values in raw["keyword_values"].items() for v in values),
-    )

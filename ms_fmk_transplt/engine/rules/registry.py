@@ -76,7 +76,7 @@ FAMILIES: tuple[Family, ...] = (
             "cuda_predicates",
             "project_facts",
         ),
-        (_UNSUPPORTED, _LIBRARIES, f"{_INTERFACE}#device_strings"),
+        (_UNSUPPORTED, _LIBRARIES),
         (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
     ),
     Family(

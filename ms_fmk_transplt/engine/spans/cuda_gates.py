@@ -5,7 +5,7 @@ rule cuda_only.guard).
 or ``if device != "cuda": ... else: quant = BitsAndBytesConfig(...)``: the arm the test takes on
 a GPU runs bitsandbytes or flash-attn through transformers, which exist only for CUDA. Rewritten
 to ``"npu"``, the test would send the NPU into that arm; kept, the NPU takes the other one. What
-counts as such a path is data (rules/interface_table.json, ``device_strings.cuda_only_paths``):
+counts as such a path is data (rules/libraries.json, the entries marked ``gate``):
 a call (``BitsAndBytesConfig``), a keyword (``load_in_8bit=True``), a value
 (``attn_implementation="flash_attention_2"``, or that string alone). Found on the stdlib tree of
 the whole file, by the position of the literal; an arm the GPU does not take does not count (on
@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
-from ms_fmk_transplt.tables.table_sections import CudaOnlyPaths
+from ms_fmk_transplt.tables.library_table import CudaOnlyPaths
 
 Key = tuple[int, int]  # (line, column) of the "cuda" literal
 CUDA = "cuda"

@@ -57,7 +57,7 @@ RULE = declare(
     '`== "cuda"`, the `else` of `!= "cuda"`) takes a CUDA-only library path through '
     "transformers: `BitsAndBytesConfig(...)`, `load_in_8bit=`/`load_in_4bit=`, "
     '`attn_implementation="flash_attention_2"` or that string alone (data: '
-    "`device_strings.cuda_only_paths` in rules/interface_table.json; an ordinary "
+    "the entries of rules/libraries.json marked `gate`; an ordinary "
     '`if device == "cuda": model.cuda()` is rewritten). Each such condition is a `caveat` '
     "row naming the CUDA-only code "
     "(port it to Ascend C or triton-ascend if the fallback is too slow); a `custom_op` "
@@ -157,7 +157,7 @@ class CudaOnlySpans(SpanConcern):
         super().__init__(ctx)
         source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
         # "cuda" tests whose GPU arm takes a CUDA-only library path through transformers
-        self.library_gates = cuda_only_gates(source, ctx.tables.device_strings.cuda_only_paths)
+        self.library_gates = cuda_only_gates(source, ctx.tables.unsupported.libraries.gate_paths)
         self.active = has_condition(source) and (
             bool(self.library_gates) or hinted(source, ctx.tables.unsupported, ctx.options.project)
         )
