@@ -121,6 +121,7 @@ class SpecifyDeviceSpans(SpanConcern):
                 or (qn in SET_DEVICE and first)
                 or (qn == "torch.device" and first and len(args) == 1)
                 or kw == "device"
+                or kw in self.tables.int_device.call_device_keywords.get(qn, ())  # FSDP device_id
             ):
                 hits.append(i)
         return hits
