@@ -67,7 +67,11 @@ CATEGORY_RULES = {
         "outside still say `cuda` / `nccl`: a shell script's `--dist-backend nccl` or "
         "`CUDA_VISIBLE_DEVICES=0`, a YAML/JSON/TOML config's `device: cuda`, a command "
         'line in a Python string (`"torchrun train.py --backend nccl"`). They override the '
-        "migrated defaults, so the run would ask for CUDA again. Nothing in these files is "
+        "migrated defaults, so the run would ask for CUDA again. A shell script that reads "
+        '`CUDA_VISIBLE_DEVICES` (`"${CUDA_VISIBLE_DEVICES:-0}"`, `<<< "$CUDA_VISIBLE_DEVICES"`) '
+        "builds its device list from a variable that is unset on an NPU host: the list "
+        "collapses to its default (ASCEND_RT_VISIBLE_DEVICES names the visible NPUs); the "
+        "reads are listed too. Nothing in these files is "
         "rewritten (their values may be choices of the program, or read by other tools): "
         "each file gets one row listing the lines, each command string one row. "
         "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
