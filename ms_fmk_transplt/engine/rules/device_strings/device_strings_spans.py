@@ -11,7 +11,8 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     override_offsets,
     shown_words,
 )
-from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
+from ms_fmk_transplt.engine.spans.device_parameters import PassedIndices
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -140,6 +141,7 @@ class DeviceStringsSpans(SpanConcern):
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
         self.kept = kept_device_strings(ctx.source.data)
         self.accelerators = accelerator_strings(ctx.source.data)
+        self.passed = PassedIndices(ctx)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -366,6 +368,8 @@ class DeviceStringsSpans(SpanConcern):
                     self._npu_device(arg.value, arg.node if arg.keyword is not None else node)
                     changed.append(i)
         if not changed:
+            to = isinstance(func, ast.Attribute) and func.attr == "to"
+            self._device_arguments(node, args, to or qn in self.device_calls)
             return
         self.ctx.record(
             self.ctx.lines(args[changed[0]].value),
@@ -374,6 +378,14 @@ class DeviceStringsSpans(SpanConcern):
             before or "",
             self.ctx.snippet(node),
         )
+
+    def _device_arguments(self, node: ast.Call, args: list[Argument], first: bool) -> None:
+        """Names read as a device here that a call of the file fills with an int index
+        (``first``: the first positional argument is a device: ``.to(d)``, ``torch.device(d)``)."""
+        keywords = self._keywords(node)
+        for i, arg in enumerate(args):
+            if arg.keyword in keywords or (first and arg.keyword is None and i == 0):
+                self.passed.check(arg.value, node)
 
     def _text(self, node: ast.AST) -> str:
         start, end = self.ctx.source.span(node)

@@ -83,7 +83,13 @@ CATEGORY_RULES = {
         "a device expression the engine cannot rewrite safely (built at run time)",
         'A device argument built at run time whose text still names cuda (`x.to(f"cuda{idx}")`, '
         '`device="cuda:" + kind + ":0"`) would still select CUDA on the NPU, and rewriting it '
-        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. " + _ROW,
+        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. "
+        "Likewise a parameter used as a device (`def move(batch, device): ... v.to(device)`) "
+        "that a call in the same file fills with an integer device index "
+        "(`move(batch, self.rank)`, recognised as device_strings.int_device recognises one): "
+        "torch reads the int as a CUDA index; the parameter may also serve as a number, so "
+        "nothing is rewritten and its first use as a device gets a caveat row naming the "
+        "calls (calls from other files are not followed). " + _ROW,
         kind=OPEN_WORK,
     ),
 }
