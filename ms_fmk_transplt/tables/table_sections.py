@@ -39,12 +39,16 @@ class IntDeviceTable:
     calls: frozenset[str]  # int(...), dist.get_rank()
     device_calls: frozenset[str]  # torch.device
     device_keywords: frozenset[str]  # device=
+    call_device_keywords: Mapping[str, frozenset[str]]  # FSDP(device_id=)
     device_leaves: frozenset[str] = field(init=False)
     call_leaves: frozenset[str] = field(init=False)
+    call_keywords: frozenset[str] = field(init=False)  # device_id (of some calls only)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "device_leaves", _leaves(self.device_calls))
         object.__setattr__(self, "call_leaves", _leaves(self.calls))
+        keywords = frozenset().union(*self.call_device_keywords.values())
+        object.__setattr__(self, "call_keywords", keywords)
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,7 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
             frozenset(idv["calls"]),
             frozenset(idv["device_calls"]),
             frozenset(idv["device_keywords"]),
+            {call: frozenset(kws) for call, kws in idv["call_device_keywords"].items()},
         ),
         "amp": AmpTable(
             frozenset(amp["device_type_calls"]),

@@ -11,8 +11,9 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     override_offsets,
     shown_words,
 )
-from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.device_names import holds_device_name, option_holds_device_name
+from ms_fmk_transplt.engine.spans.device_parameters import PassedIndices
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -47,8 +48,10 @@ INT_DEVICE = declare(
     "device_strings.int_device",
     "integer device indices: `torch.device(rank)`, `x.to(local_rank)` -> the NPU of that index",
     "PyTorch reads a bare integer device as a CUDA index, which fails on an NPU host. Where an "
-    "integer is passed as a device (`torch.device(i)`, `.to(i)`, `device=i`) it is made explicit: "
-    '`torch.device("npu", i)`, `.to(f"npu:{i}")`. Integers are recognised by name (`local_rank`, '
+    "integer is passed as a device (`torch.device(i)`, `.to(i)`, `device=i`, and FSDP's "
+    "`device_id=i`, which FSDP hands to `torch.device(i)`) it is made explicit: "
+    '`torch.device("npu", i)`, `.to(f"npu:{i}")`, `device_id=f"npu:{i}"`. Integers are '
+    "recognised by name (`local_rank`, "
     "`rank`, `gpu`, `args.gpu`, `device_id`, ...; list `int_device` in "
     "rules/interface_table.json), "
     "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those. A listed name the "
@@ -143,6 +146,7 @@ class DeviceStringsSpans(SpanConcern):
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
         self.kept = kept_device_strings(ctx.source.data)
         self.accelerators = accelerator_strings(ctx.source.data)
+        self.passed = PassedIndices(ctx)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -307,11 +311,19 @@ class DeviceStringsSpans(SpanConcern):
         nodes = [b.node for b in bindings if b.node is not None and b.imported is None]
         return holds_device_name(self.ctx.source.data, nodes)
 
-    def _has_int_device_arg(self, call: ast.Call) -> bool:
+    def _keywords(self, call: ast.Call) -> frozenset[str]:
+        """The keywords of this call that take a device: ``device=``, and those the table
+        names for this callee (``FSDP(device_id=)``)."""
+        if not any(kw.arg in self.ints.call_keywords for kw in call.keywords):
+            return self.device_keywords
+        extra = self.ints.call_device_keywords.get(self.ctx.qname(call.func) or "")
+        return self.device_keywords | extra if extra else self.device_keywords
+
+    def _has_int_device_arg(self, call: ast.Call, keywords: frozenset[str]) -> bool:
         is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to"
         for i, arg in enumerate(source_args(call)):
             if (
-                arg.keyword in self.device_keywords or (is_to and arg.keyword is None and i == 0)
+                arg.keyword in keywords or (is_to and arg.keyword is None and i == 0)
             ) and self.is_int_device(arg.value):
                 return True
         return False
@@ -332,7 +344,8 @@ class DeviceStringsSpans(SpanConcern):
             return True
         if isinstance(func, ast.Attribute) and func.attr == "to" and (call.args or call.keywords):
             return True
-        return any(kw.arg in self.device_keywords for kw in call.keywords)
+        keywords = self.device_keywords | self.ints.call_keywords
+        return any(kw.arg in keywords for kw in call.keywords)
 
     def leave_Call(self, node: ast.Call) -> None:
         if not self._candidates(node):
@@ -341,6 +354,7 @@ class DeviceStringsSpans(SpanConcern):
         leaf = self.ctx.last_name(func)
         qn = (self.ctx.qname(func) or "") if leaf in self.device_leaves else ""
         args = source_args(node)
+        keywords = self._keywords(node)
         before = None
         changed: list[int] = []
         if qn in self.device_calls:
@@ -356,20 +370,20 @@ class DeviceStringsSpans(SpanConcern):
                         self.ctx.replace(start, start, f'"{self.new}", ')
                         self.ctx.prefixed.add(id(value))
                     changed.append(0)
-        elif self._has_int_device_arg(node) and not self._excluded_callee(func):
+        elif self._has_int_device_arg(node, keywords) and not self._excluded_callee(func):
             is_to = isinstance(func, ast.Attribute) and func.attr == "to"
             for i, arg in enumerate(args):
                 if arg.star:
                     continue
-                wanted = arg.keyword in self.device_keywords or (
-                    is_to and arg.keyword is None and i == 0
-                )
+                wanted = arg.keyword in keywords or (is_to and arg.keyword is None and i == 0)
                 if wanted and not self.ctx.is_claimed(arg.value) and self.is_int_device(arg.value):
                     if before is None:
                         before = self.ctx.snippet(node)
                     self._npu_device(arg.value, arg.node if arg.keyword is not None else node)
                     changed.append(i)
         if not changed:
+            to = isinstance(func, ast.Attribute) and func.attr == "to"
+            self._device_arguments(node, args, to or qn in self.device_calls)
             return
         self.ctx.record(
             self.ctx.lines(args[changed[0]].value),
@@ -378,6 +392,14 @@ class DeviceStringsSpans(SpanConcern):
             before or "",
             self.ctx.snippet(node),
         )
+
+    def _device_arguments(self, node: ast.Call, args: list[Argument], first: bool) -> None:
+        """Names read as a device here that a call of the file fills with an int index
+        (``first``: the first positional argument is a device: ``.to(d)``, ``torch.device(d)``)."""
+        keywords = self._keywords(node)
+        for i, arg in enumerate(args):
+            if arg.keyword in keywords or (first and arg.keyword is None and i == 0):
+                self.passed.check(arg.value, node)
 
     def _text(self, node: ast.AST) -> str:
         start, end = self.ctx.source.span(node)

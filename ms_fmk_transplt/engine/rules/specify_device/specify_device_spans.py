@@ -34,7 +34,8 @@ DEVICE = declare(
     "`MSFT_NPU_DEVICE`",
     "With `-s/--specify-device` (as in the original tool), every hard-coded device selection uses "
     'the NPU named by the `DEVICE_ID` environment variable (default 0): `"cuda:1"`, `.cuda(1)`, '
-    '`set_device(1)`, `torch.device("cuda", 1)`, `torch.device(1)`, `x.to(1)`, `device=1` and '
+    '`set_device(1)`, `torch.device("cuda", 1)`, `torch.device(1)`, `x.to(1)`, `device=1`, '
+    "FSDP's `device_id=1` and "
     '`map_location="cuda:0"` become `MSFT_NPU_DEVICE`. Computed selections (`f"cuda:{rank}"`, '
     "`.cuda(args.gpu)`) are the script's own multi-device logic and keep the normal rules.",
     option="-s",
@@ -121,6 +122,7 @@ class SpecifyDeviceSpans(SpanConcern):
                 or (qn in SET_DEVICE and first)
                 or (qn == "torch.device" and first and len(args) == 1)
                 or kw == "device"
+                or kw in self.tables.int_device.call_device_keywords.get(qn, ())  # FSDP device_id
             ):
                 hits.append(i)
         return hits

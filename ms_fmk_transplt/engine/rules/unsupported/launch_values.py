@@ -2,7 +2,8 @@
 unsupported.launch_config, declared in engine/recorder.py with the other row categories): the
 options of a command line in a Python string, and the settings of the launch scripts and config
 files of the input (``run.sh``, ``config.yaml``), which are copied unchanged. Plain text
-matching, no parsing: a row per command string and per file, listing what was found.
+matching, no parsing: a row per command string and per file, listing what was found (in a
+script also its reads of ``$CUDA_VISIBLE_DEVICES``).
 
 The rows of CUDA / NCCL environment variables in Python code (unsupported.environment) are
 sorted here too. A name in a message sets nothing (``print("FORCE_CUDA=1
@@ -42,6 +43,9 @@ _OPTION = re.compile(
 _SETTING = re.compile(
     r"""^\s*-?\s*["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?(cuda(?::\d+)?|nccl)["']?\s*,?\s*$"""
 )
+# a script that reads CUDA_VISIBLE_DEVICES (`${CUDA_VISIBLE_DEVICES:-0}`, `"$CUDA_VISIBLE_DEVICES"`)
+# builds its device list from it: unset on an NPU host, the list collapses to its default
+_READ = re.compile(r"\$\{?#?(CUDA_VISIBLE_DEVICES)\b")
 
 
 def command_values(text: str) -> list[str]:
@@ -76,16 +80,26 @@ def _line_values(line: str, script: bool, table: UnsupportedTable) -> list[str]:
         found.append(f"{setting.group(1)}: {setting.group(2)}")
     if script:
         found += [f"{name}=" for name, _ in table.assigned_variables(line)]
+        found += [f"${name}" for name in _READ.findall(line)]
     return found
+
+
+def _variable(value: str) -> str | None:
+    """The variable a found value sets (``NAME=``) or reads (``$NAME``), else None."""
+    if value.endswith("="):
+        return value[:-1]
+    return value[1:] if value.startswith("$") else None
 
 
 def _entry(values: list[str], table: UnsupportedTable) -> Entry:
     """The row's action and tip: a variable's own (``CUDA_DEVICE_MAX_CONNECTIONS``: a caveat)
     where the file only sets variables, the launch tip for values (and with them)."""
-    variables = {v[:-1]: table.environment(v[:-1]) for v in values if v.endswith("=")}
+    names = [name for name in map(_variable, values) if name is not None]
+    variables = {name: table.environment(name) for name in names}
     own = [f"{name}: {e.tip}" for name, e in variables.items() if e is not None]
     entry = table.launch_config
-    if len(variables) == len(values):  # only variables
+    written = [v for v in values if not v.startswith("$")]  # reads ($NAME) are variables too
+    if len({v for v in written if v.endswith("=")}) == len(written):  # only variables
         manual = any(e is not None and e.action == "manual" for e in variables.values())
         return dataclasses.replace(
             entry, action="manual" if manual else "caveat", tip="; ".join(own)

@@ -68,7 +68,11 @@ CATEGORY_RULES = {
         "outside still say `cuda` / `nccl`: a shell script's `--dist-backend nccl` or "
         "`CUDA_VISIBLE_DEVICES=0`, a YAML/JSON/TOML config's `device: cuda`, a command "
         'line in a Python string (`"torchrun train.py --backend nccl"`). They override the '
-        "migrated defaults, so the run would ask for CUDA again. Nothing in these files is "
+        "migrated defaults, so the run would ask for CUDA again. A shell script that reads "
+        '`CUDA_VISIBLE_DEVICES` (`"${CUDA_VISIBLE_DEVICES:-0}"`, `<<< "$CUDA_VISIBLE_DEVICES"`) '
+        "builds its device list from a variable that is unset on an NPU host: the list "
+        "collapses to its default (ASCEND_RT_VISIBLE_DEVICES names the visible NPUs); the "
+        "reads are listed too. Nothing in these files is "
         "rewritten (their values may be choices of the program, or read by other tools): "
         "each file gets one row listing the lines, each command string one row. "
         "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
@@ -80,7 +84,13 @@ CATEGORY_RULES = {
         "a device expression the engine cannot rewrite safely (built at run time)",
         'A device argument built at run time whose text still names cuda (`x.to(f"cuda{idx}")`, '
         '`device="cuda:" + kind + ":0"`) would still select CUDA on the NPU, and rewriting it '
-        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. " + _ROW,
+        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. "
+        "Likewise a parameter used as a device (`def move(batch, device): ... v.to(device)`) "
+        "that a call in the same file fills with an integer device index "
+        "(`move(batch, self.rank)`, recognised as device_strings.int_device recognises one): "
+        "torch reads the int as a CUDA index; the parameter may also serve as a number, so "
+        "nothing is rewritten and its first use as a device gets a caveat row naming the "
+        "calls (calls from other files are not followed). " + _ROW,
         kind=OPEN_WORK,
     ),
 }
