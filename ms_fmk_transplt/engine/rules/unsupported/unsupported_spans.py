@@ -7,8 +7,8 @@ import ast
 
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import checks_available
+from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_entry, command_values
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_message as launch_message
-from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_values
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -234,7 +234,7 @@ class UnsupportedSpans(SpanConcern):
         """``"torchrun train.py --backend nccl"``: a value the command passes (one row)."""
         values = command_values(text)
         if values:
-            entry = self.table.launch_config
+            entry = command_entry(values, self.table)
             self.ctx.unsupported(where, values[0], entry, launch_message(values))
 
     # -- device arguments still naming cuda after migration ---------------------------------
