@@ -79,7 +79,10 @@ CATEGORY_RULES = {
         "a device expression the engine cannot rewrite safely (built at run time)",
         'A device argument built at run time whose text still names cuda (`x.to(f"cuda{idx}")`, '
         '`device="cuda:" + kind + ":0"`) would still select CUDA on the NPU, and rewriting it '
-        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. " + _ROW,
+        "piecewise is not safe. It is left unchanged and listed: make it produce `npu`. So is "
+        "a library's own device spec naming cuda inside a longer string, passed as `device=`, "
+        '`device_map=` or `strategy=` (RWKV\'s `strategy="cuda fp16 *10 -> cpu fp32"`): the '
+        "library parses it itself, and whether it accepts `npu` there is its own affair. " + _ROW,
         kind=OPEN_WORK,
     ),
 }
