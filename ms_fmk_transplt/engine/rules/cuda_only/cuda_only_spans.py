@@ -226,8 +226,9 @@ class CudaOnlySpans(SpanConcern):
             return
         callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
         root = dotted_name(callee).split(".", 1)[0]
-        if not root or self.tables.unsupported.module(self.ctx.qname(callee) or root):
-            return  # a CUDA-only library's API: a row of its own
+        library = (self.ctx.qname(callee) or root).split(".", 1)[0]
+        if not root or library in self.tables.unsupported.module_roots:
+            return  # a listed library's API (apex, flash_attn, triton.language): its own rows
         source, table, facts = self.ctx.source.data, self.tables.unsupported, self.ctx.options
         what = cuda_only_names(source, table, facts.project, self.ctx.path).get(root)
         if what is None or self.ctx.is_claimed(node):
