@@ -24,6 +24,10 @@ BASE_WORDS = (
     "nccl",
     "NCCL",
     "cudnn",
+    "cuDNN",  # "cuDNN error" in str(e) (expected_errors.cuda_message)
+    "nvidia-smi",  # NVIDIA command-line tools run by the code (unsupported.nvidia_tool)
+    "nvcc",
+    "--tf32",  # a command line in a string turning TF32 on (unsupported.launch_config)
     "CUBLAS",
     ".cu",  # CUDA sources named in cpp_extension.load(...)
     "device",  # torch.device(rank), device=local_rank

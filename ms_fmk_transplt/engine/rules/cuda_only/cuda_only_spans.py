@@ -70,7 +70,30 @@ RULE = declare(
     "library (`@helion.kernel`) are CUDA-only code.",
     kind=OPEN_WORK,
 )
+NPU_TENSOR = declare(
+    "cuda_only.npu_tensor",
+    "a `.cuda()` tensor passed straight to CUDA-only code (a Triton kernel, a cpp_extension "
+    "plugin, a function using one): one manual row at the call",
+    "`scale(x.cuda())` where `scale` launches a `@triton.jit` kernel, `_ext.forward(x.cuda())` "
+    "where `_ext` is a cpp_extension build of `.cu` sources: `.cuda()` is migrated to `.npu()`, "
+    "so the CUDA-only code (as cuda_only.guard reads it from the file and the project: a "
+    "function using such code without checking the device itself) receives an NPU tensor it "
+    "cannot run on. The call is left as it is and gets a row naming the CUDA-only code: port "
+    "it (Ascend C, triton-ascend) or call a torch / torch_npu equivalent. A function that "
+    "checks the device first (`if x.is_cuda:` ... fallback) is not CUDA-only and gets no row; "
+    "nor does a CUDA-only library's API, whose calls are rows of their own "
+    "(unsupported.third_party).",
+    kind=OPEN_WORK,
+)
 CATEGORY = "custom_cuda_code"
+FED = Entry(
+    "cuda_only_npu_tensor",
+    CATEGORY,
+    "manual",
+    "CUDA-only code given a tensor the migration moved to the NPU (.cuda() -> .npu()): it "
+    "cannot run there; port it (Ascend C, triton-ascend) or call a torch / torch_npu "
+    "equivalent on the NPU",
+)
 GUARD = Entry(
     "cuda_only_guard",
     CATEGORY,
@@ -152,6 +175,21 @@ def registration_message(what: str) -> str:
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+def call_values(node: ast.Call) -> list[ast.expr]:
+    return [*node.args, *(k.value for k in node.keywords)]
+
+
+def moved_to_device(value: ast.expr) -> bool:
+    """``x.cuda()`` / ``x.cuda(non_blocking=True)``: a tensor the migration sends to the NPU."""
+    if isinstance(value, ast.Starred):
+        value = value.value
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "cuda"
+    )
+
+
 class CudaOnlySpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
@@ -162,6 +200,7 @@ class CudaOnlySpans(SpanConcern):
             bool(self.library_gates) or hinted(source, ctx.tables.unsupported, ctx.options.project)
         )
         self.predicates_done: set[int] = set()
+        self.kernels = hinted(source, ctx.tables.unsupported, ctx.options.project)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._expression(node)
@@ -189,6 +228,23 @@ class CudaOnlySpans(SpanConcern):
             d is node for d in func.decorator_list
         ):
             self._registration(func)
+
+    def leave_Call(self, node: ast.Call) -> None:
+        """``scale(x.cuda())``: CUDA-only code given a tensor migrated to the NPU."""
+        if not self.kernels or not any(moved_to_device(a) for a in call_values(node)):
+            return
+        callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        root = dotted_name(callee).split(".", 1)[0]
+        library = (self.ctx.qname(callee) or root).split(".", 1)[0]
+        if not root or library in self.tables.unsupported.module_roots:
+            return  # a listed library's API (apex, flash_attn, triton.language): its own rows
+        source, table, facts = self.ctx.source.data, self.tables.unsupported, self.ctx.options
+        what = cuda_only_names(source, table, facts.project, self.ctx.path).get(root)
+        if what is None or self.ctx.is_claimed(node):
+            return
+        shown = dotted_name(callee)
+        message = f"{shown} is CUDA-only code ({what}) and is given a tensor moved to the NPU"
+        self.ctx.unsupported(self.ctx.lines(node), shown, FED, message, NPU_TENSOR)
 
     def _expression(self, node: ast.AST) -> None:
         if not self.active:

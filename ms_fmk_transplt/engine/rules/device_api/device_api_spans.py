@@ -1,5 +1,6 @@
 """Span pass: ``torch.cuda.<X>`` -> ``torch.npu.<X>`` in expressions (rules device_api.*,
-amp.cuda_amp), and the TF32 switches -> their HF32 counterparts (device_api.hf32_switch)."""
+amp.cuda_amp), the TF32 switches -> their HF32 counterparts (device_api.hf32_switch) and the
+NVIDIA command-line tools the code runs (rule device_api.nvidia_tool)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import ast
 
 from ms_fmk_transplt.engine.rules.advice.advice_rows import TF32_TO_HF32
 from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
+from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
+    NVIDIA_TOOL,
+    PROCESS_CALLS,
+    nvidia_tool,
+    tool_message,
+)
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -78,6 +85,23 @@ class DeviceApiSpans(CudaChains):
             before = self.ctx.snippet(outer, updated=False)
             self.ctx.rename_attr(node, "npu")
             self.pending[id(outer)] = (full, npu_name, rule, before)
+
+    # -- NVIDIA command-line tools (nvidia-smi, nvcc) ----------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        """``os.popen("nvidia-smi -L")``, ``subprocess.run(["nvcc", "--version"])``."""
+        if node.args and self.ctx.qname(node.func) in PROCESS_CALLS:
+            self._nvidia_tool(node.args[0])
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``cmd = "nvidia-smi -L"``: a command kept for a later call."""
+        self._nvidia_tool(node.value)
+
+    def _nvidia_tool(self, command: ast.expr) -> None:
+        found = nvidia_tool(command)
+        if found is not None:
+            shown, entry = found
+            lines = self.ctx.lines(command)
+            self.ctx.unsupported(lines, shown, entry, tool_message(shown), rule=NVIDIA_TOOL)
 
 
 HF32_SWITCH = declare(

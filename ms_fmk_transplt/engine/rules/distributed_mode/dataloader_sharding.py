@@ -8,10 +8,17 @@ are updates with literals (``train_kwargs.update(cuda_kwargs)`` with ``cuda_kwar
 shuffles is decided at run time by the same dict, so the rewrite reads it:
 ``DataLoader(ds, sampler=DistributedSampler(ds, shuffle=kw.get("shuffle", False)),
 **{**kw, "shuffle": False})`` (the user's dict is not modified).
+
+A dict that shuffles may also reach an evaluation loader (``test_loader = DataLoader(test_set,
+**kwargs)`` beside the training one, or ``test_kwargs.update(cuda_kwargs)`` with a shuffling
+``cuda_kwargs``): sharded, each rank would score 1/N of the test set. Such a loader is told by
+its names (``kwargs_role``): named as evaluation (``test_loader``, ``val_set``) it stays whole;
+sharing its dict with another loader and neither named so, it cannot be told and is open work.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +46,71 @@ def kwargs_name(call: cst.Call) -> str | None:
     if len(stars) != 1 or not isinstance(stars[0].value, cst.Name):
         return None
     return stars[0].value.value
+
+
+# test_loader, val_set, eval_dl, testset, dataset_valid, dev_data -- not device, interval, latest
+_EVALUATION = re.compile(
+    r"(?:^|[^a-z])(?:test|val|valid|validation|eval|evaluation|dev)"
+    r"(?:set|sets|loader|data|dataset|dl|ds|iter)?(?:[^a-z]|$)"
+)
+TRAIN, EVALUATION, UNKNOWN = "train", "evaluation", "unknown"
+Loader = tuple[cst.Call, "str | None"]  # a DataLoader call and the variable it is assigned to
+
+
+SHARED_TIP = (
+    "shard the training loader with a DistributedSampler; an evaluation loader stays whole "
+    "(each rank would score 1/N of it)"
+)
+
+
+def evaluation_message(loader: Loader, name: str) -> str:
+    shown = loader[1] or "DataLoader"
+    return (
+        f"{shown} shuffles through **{name} but is named as evaluation: not sharded, every "
+        "rank reads all of it"
+    )
+
+
+def shared_message(name: str) -> str:
+    return (
+        f"DataLoader sharing **{name} with another loader, neither named as evaluation: which "
+        "one trains cannot be told, so it is not sharded"
+    )
+
+
+def assigned_name(stmt: cst.BaseStatement, call: cst.Call) -> str | None:
+    """``name`` of ``name = <call>`` (the variable a DataLoader is assigned to), else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+        assign = stmt.body[0]
+        if assign.value is call and len(assign.targets) == 1:
+            return get_full_name_for_node(assign.targets[0].target)
+    return None
+
+
+def _dataset_name(call: cst.Call) -> str:
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword else None
+        if (keyword is None and not arg.star) or keyword == "dataset":
+            return get_full_name_for_node(arg.value) or ""
+    return ""
+
+
+def evaluation_named(loader: Loader) -> bool:
+    """Whether the loader's variable or its dataset is named as evaluation data."""
+    call, variable = loader
+    return any(_EVALUATION.search(n.lower()) for n in (variable or "", _dataset_name(call)) if n)
+
+
+def kwargs_role(loader: Loader, name: str, loaders: Sequence[Loader]) -> str:
+    """TRAIN, EVALUATION or UNKNOWN: the role of a loader whose shuffling comes from
+    ``**name``, told by its names and by the other loaders of its scope that share ``name``."""
+    if evaluation_named(loader):
+        return EVALUATION
+    sharing = [other for other in loaders if other[0] is not loader[0]]
+    sharing = [other for other in sharing if kwargs_name(other[0]) == name]
+    if not sharing or any(evaluation_named(other) for other in sharing):
+        return TRAIN
+    return UNKNOWN
 
 
 def resolve_kwargs(statements: Sequence[cst.CSTNode], name: str) -> LoaderKwargs | None:

@@ -20,10 +20,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.engine.rules.distributed_mode.dataloader_sharding import (
-    kwargs_name,
-    resolve_kwargs,
-)
+from ms_fmk_transplt.engine.rules.distributed_mode import dataloader_sharding as sharding
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
     is_converted,
@@ -62,8 +59,11 @@ SAMPLER = declare(
     "A DataLoader that shuffles is a training loader: it gets "
     "`sampler=DistributedSampler(dataset, shuffle=...)` so that each rank reads its own shard "
     "(its `shuffle` moves into the sampler). A loader without shuffle is taken as evaluation and "
-    "left whole (every rank reads all of it, so metrics stay global); loaders with their own "
-    "sampler, or configured through `**kwargs`, are left with a WARNING.",
+    "left whole (every rank reads all of it, so metrics stay global); so is a loader that "
+    "shuffles only through a `**dict` (`test_kwargs.update(cuda_kwargs)`, one `**kwargs` shared "
+    "with the training loader) and is named as evaluation (`test_loader`, `val_set`, ...); two "
+    "loaders sharing such a dict, neither named so, are open work. Loaders with their own "
+    "sampler, or a `**kwargs` the tool cannot read, are left with a WARNING.",
     option=_OPTION,
 )
 SET_EPOCH = declare(
@@ -200,26 +200,28 @@ class DistributedPlan:
             if isinstance(scope, cst.FunctionDef)
             else [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         )
-        for stmt in stmts:
-            for call in calls_in(stmt):
-                if (self.ctx.qname(call.func) or "") not in self.dataloaders:
-                    continue
-                self.found_loader = True
-                if not self._shards(call, stmts):
-                    continue
-                variable = None
-                if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
-                    stmt.body[0], cst.Assign
-                ):
-                    assign = stmt.body[0]
-                    if assign.value is call and len(assign.targets) == 1:
-                        variable = get_full_name_for_node(assign.targets[0].target)
-                self.loader_calls[id(call)] = variable
-                if variable:
-                    found.append((variable, True))
+        loaders = [
+            (call, sharding.assigned_name(stmt, call))
+            for stmt in stmts
+            for call in calls_in(stmt)
+            if (self.ctx.qname(call.func) or "") in self.dataloaders
+        ]
+        for call, variable in loaders:
+            self.found_loader = True
+            if not self._shards(call, stmts, (call, variable), loaders):
+                continue
+            self.loader_calls[id(call)] = variable
+            if variable:
+                found.append((variable, True))
         return found
 
-    def _shards(self, call: cst.Call, stmts: list[cst.BaseStatement]) -> bool:
+    def _shards(
+        self,
+        call: cst.Call,
+        stmts: list[cst.BaseStatement],
+        loader: sharding.Loader,
+        loaders: list[sharding.Loader],
+    ) -> bool:
         """Whether a DataLoader call is a training loader to shard (else: evaluation, or open
         work when that cannot be told)."""
         keywords = {a.keyword.value: a for a in call.args if a.keyword}
@@ -235,8 +237,8 @@ class DistributedPlan:
         shuffle = keywords.get("shuffle")
         shuffles = shuffle is not None and get_full_name_for_node(shuffle.value) != "False"
         if shuffle is None and any(a.star == "**" for a in call.args):
-            name = kwargs_name(call)
-            given = resolve_kwargs(stmts, name) if name else None
+            name = sharding.kwargs_name(call)
+            given = sharding.resolve_kwargs(stmts, name) if name else None
             if given is not None and given.keys & {"sampler", "batch_sampler"}:
                 self._open_loader(call, self.OWN_SAMPLER, self.OWN_SAMPLER_TIP)
                 return False
@@ -248,9 +250,11 @@ class DistributedPlan:
                     "pass shuffle= explicitly, or add a DistributedSampler yourself",
                 )
                 return False
-            shuffles = given.shuffles
+            shuffles = given.shuffles and self._kwargs_trains(loader, given.name, loaders)
             if shuffles:
                 self.kwargs_loaders[id(call)] = given.name
+            elif given.shuffles:
+                return False
         if not shuffles:
             self.ctx.warn(
                 call,
@@ -332,6 +336,19 @@ class DistributedPlan:
                 while isinstance(cur, (cst.Attribute, cst.Name)):  # removed: not open work
                     self.ctx.claim(cur)
                     cur = cur.value if isinstance(cur, cst.Attribute) else None
+
+    def _kwargs_trains(
+        self, loader: sharding.Loader, name: str, loaders: list[sharding.Loader]
+    ) -> bool:
+        """A loader shuffling through ``**name``: sharded unless it is told as evaluation (a
+        notice) or cannot be told from the other loaders sharing ``name`` (open work)."""
+        role = sharding.kwargs_role(loader, name, loaders)
+        if role == sharding.EVALUATION:
+            message = sharding.evaluation_message(loader, name)
+            self.ctx.warn(loader[0], SAMPLER, message, severity=Severity.INFO)
+        elif role == sharding.UNKNOWN:
+            self._open_loader(loader[0], sharding.shared_message(name), sharding.SHARED_TIP)
+        return role == sharding.TRAIN
 
     def _open_loader(self, call: cst.Call, message: str, tip: str) -> None:
         """A training loader left unsharded: an open-work row and a TODO on its line."""

@@ -39,6 +39,18 @@ SHOWN = 4  # settings named in a row's message
 _OPTION = re.compile(
     r"(?<![\w-])(--?[A-Za-z][\w.-]*)(\s+|=)[\"']?(cuda(?::\d+)?|nccl)[\"']?(?![\w:.-])"
 )
+# `--tf32 True`, `--tf32=1`, a bare `--tf32` flag (not `--tf32 False`)
+_TF32_OPTION = re.compile(
+    r"(?<![\w-])--tf32(?:(?:\s+|=)[\"']?(?:True|true|1)[\"']?(?![\w.-])"
+    r"|(?=\s*(?:$|\\|--?[A-Za-z]|[\"'\]),;|&])))"
+)
+# `"tf32": true`, `tf32: True`, `tf32 = 1` (one setting per line)
+_TF32_SETTING = re.compile(r"""^\s*-?\s*["']?tf32["']?\s*[:=]\s*["']?(true|True|1)["']?\s*,?\s*$""")
+TF32_TIP = (
+    "--tf32 / tf32: true: TF32 is an NVIDIA Ampere mode and HF TrainingArguments raises when "
+    "it is asked for without CUDA: remove it or set it False on the NPU (the NPU's counterpart "
+    "is HF32: torch.npu.matmul.allow_hf32 / torch.npu.conv.allow_hf32)"
+)
 # `device: cuda`, `"backend": "nccl"`, `device = "cuda"` (one setting per line)
 _SETTING = re.compile(
     r"""^\s*-?\s*["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?(cuda(?::\d+)?|nccl)["']?\s*,?\s*$"""
@@ -51,11 +63,31 @@ _READ = re.compile(r"\$\{?#?(CUDA_VISIBLE_DEVICES)\b")
 def command_values(text: str) -> list[str]:
     """The options of a command line in a string that pass nccl, or cuda as a separate word
     (``--device cuda``; ``--device=cuda`` is migrated in place)."""
-    if "cuda" not in text and "nccl" not in text:
+    if "cuda" not in text and "nccl" not in text and "--tf32" not in text:
         return []
     if not is_command_line(text):
         return []
-    return [m.group(0) for m in _OPTION.finditer(text) if m.group(3) == "nccl" or m.group(2) != "="]
+    found = [
+        m.group(0) for m in _OPTION.finditer(text) if m.group(3) == "nccl" or m.group(2) != "="
+    ]
+    return found + [m.group(0).strip() for m in _TF32_OPTION.finditer(text)]
+
+
+def command_entry(values: list[str], table: UnsupportedTable) -> Entry:
+    """The launch tip, and the tf32 tip where a value turns TF32 on."""
+    return _with_tf32(table.launch_config, values, any(_is_tf32(v) for v in values))
+
+
+def _is_tf32(value: str) -> bool:
+    return value.startswith(("--tf32", "tf32"))
+
+
+def _with_tf32(entry: Entry, values: list[str], tf32: bool) -> Entry:
+    if not tf32:
+        return entry
+    if all(_is_tf32(v) for v in values):
+        return dataclasses.replace(entry, tip=TF32_TIP)
+    return dataclasses.replace(entry, tip=f"{entry.tip}; {TF32_TIP}")
 
 
 def command_message(values: list[str]) -> str:
@@ -72,9 +104,10 @@ def _uncommented(line: str) -> str:
 
 def _line_values(line: str, script: bool, table: UnsupportedTable) -> list[str]:
     line = _uncommented(line)
+    found = _tf32_values(line)
     if "cuda" not in line and "nccl" not in line and "CUDA" not in line and "NCCL" not in line:
-        return []
-    found = [m.group(0) for m in _OPTION.finditer(line)]
+        return found
+    found += [m.group(0) for m in _OPTION.finditer(line)]
     setting = _SETTING.match(line)
     if setting is not None and not found:
         found.append(f"{setting.group(1)}: {setting.group(2)}")
@@ -91,6 +124,15 @@ def _variable(value: str) -> str | None:
     return value[1:] if value.startswith("$") else None
 
 
+def _tf32_values(line: str) -> list[str]:
+    if "tf32" not in line:
+        return []
+    setting = _TF32_SETTING.match(line)
+    if setting is not None:
+        return [f"tf32: {setting.group(1)}"]
+    return [m.group(0).strip() for m in _TF32_OPTION.finditer(line)]
+
+
 def _entry(values: list[str], table: UnsupportedTable) -> Entry:
     """The row's action and tip: a variable's own (``CUDA_DEVICE_MAX_CONNECTIONS``: a caveat)
     where the file only sets variables, the launch tip for values (and with them)."""
@@ -98,6 +140,9 @@ def _entry(values: list[str], table: UnsupportedTable) -> Entry:
     variables = {name: table.environment(name) for name in names}
     own = [f"{name}: {e.tip}" for name, e in variables.items() if e is not None]
     entry = table.launch_config
+    if any(_is_tf32(v) for v in values):
+        plain = [v for v in values if not _is_tf32(v)]
+        return _with_tf32(_entry(plain, table) if plain else entry, values, True)
     written = [v for v in values if not v.startswith("$")]  # reads ($NAME) are variables too
     if len({v for v in written if v.endswith("=")}) == len(written):  # only variables
         manual = any(e is not None and e.action == "manual" for e in variables.values())
@@ -109,7 +154,8 @@ def _entry(values: list[str], table: UnsupportedTable) -> Entry:
 
 def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> Notice | None:
     """One row for a launch script or config file that passes cuda / nccl values, or None."""
-    if len(data) > MAX_BYTES or not any(w in data for w in (b"cuda", b"nccl", b"CUDA_", b"NCCL_")):
+    words = (b"cuda", b"nccl", b"CUDA_", b"NCCL_", b"tf32")
+    if len(data) > MAX_BYTES or not any(w in data for w in words):
         return None
     script = suffix in SCRIPT_SUFFIXES
     found: list[tuple[int, str]] = []
@@ -120,12 +166,15 @@ def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> 
     entry = _entry([v for _, v in found], table)
     shown = ", ".join(f"{v} (line {n})" for n, v in found[:SHOWN])
     more = f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    what = "cuda / nccl / CUDA variables"
+    if any(_is_tf32(v) for _, v in found):
+        what += " / tf32"
     return Notice(
         rel,
         found[0][0],
         category_rule(table.launch_config.category),
         Severity.WARNING,
-        f"{len(found)} setting(s) pass cuda / nccl / CUDA variables to the code: {shown}{more}",
+        f"{len(found)} setting(s) pass {what} to the code: {shown}{more}",
         api=shown + more,
         category=entry.category,
         action=entry.action,

@@ -90,7 +90,11 @@ CATEGORY_RULES = {
         "(`move(batch, self.rank)`, recognised as device_strings.int_device recognises one): "
         "torch reads the int as a CUDA index; the parameter may also serve as a number, so "
         "nothing is rewritten and its first use as a device gets a caveat row naming the "
-        "calls (calls from other files are not followed). " + _ROW,
+        "calls (calls from other files are not followed). "
+        "Also listed: "
+        "a library's own device spec naming cuda inside a longer string, passed as `device=`, "
+        '`device_map=` or `strategy=` (RWKV\'s `strategy="cuda fp16 *10 -> cpu fp32"`): the '
+        "library parses it itself, and whether it accepts `npu` there is its own affair. " + _ROW,
         kind=OPEN_WORK,
     ),
 }

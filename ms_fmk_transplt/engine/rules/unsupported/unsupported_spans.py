@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import project_op_namespaces
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import checks_available
+from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
+    command_entry,
+    command_values,
+    in_message,
+)
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_message as launch_message
-from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_values, in_message
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -26,6 +31,18 @@ TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 DATA_PARALLEL = "data_parallel"  # the category whose classes are only reported where used
 CPP_ONLY = "cpp_only"  # a cpp_extension build with nvcc flags but only C/C++ sources
 EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
+DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map"})
+# a library's own device spec: RWKV's strategy="cuda fp16 *10 -> cpu fp32" (the word cuda in it)
+SPEC_KEYWORDS = frozenset({"strategy"})
+CUDA_WORD = re.compile(r"(?<![\w.-])cuda(?::\d+)?(?![\w-])")
+LIBRARY_SPEC = Entry(
+    "library device spec",
+    "dynamic_device",
+    "manual",
+    'a device spec that names cuda inside a longer string (strategy="cuda fp16", '
+    'device="cuda bf16"): the library parses it itself, so it is left unchanged; use the '
+    "library's NPU spelling if it has one, else run that part on the CPU or port it",
+)
 
 
 def _gives_up(body: list[ast.stmt]) -> bool:
@@ -277,7 +294,7 @@ class UnsupportedSpans(SpanConcern):
         """``"torchrun train.py --backend nccl"``: a value the command passes (one row)."""
         values = command_values(text)
         if values:
-            entry = self.table.launch_config
+            entry = command_entry(values, self.table)
             self.ctx.unsupported(where, values[0], entry, launch_message(values))
 
     # -- device arguments still naming cuda after migration ---------------------------------
@@ -292,9 +309,8 @@ class UnsupportedSpans(SpanConcern):
         func = node.func
         is_to = isinstance(func, ast.Attribute) and func.attr == "to"
         is_device = self.ctx.last_name(func) == "device"
-        if not (
-            is_to or is_device or any(kw.arg in ("device", "map_location") for kw in node.keywords)
-        ):
+        self._library_specs(node)
+        if not (is_to or is_device or any(kw.arg in DEVICE_KEYWORDS for kw in node.keywords)):
             return
         qn: str | None = None
         for i, arg in enumerate(source_args(node)):
@@ -302,7 +318,7 @@ class UnsupportedSpans(SpanConcern):
             if kw is None and i == 0 and not is_to and qn is None:
                 qn = (self.ctx.qname(func) or "") if is_device else ""
             positional_device = kw is None and i == 0 and (is_to or qn in self.device_calls)
-            if not (positional_device or kw in ("device", "map_location")):
+            if not (positional_device or kw in DEVICE_KEYWORDS):
                 continue
             value = arg.value
             parent = arg.node if kw is not None else node
@@ -317,11 +333,21 @@ class UnsupportedSpans(SpanConcern):
                     for s in self.ctx.strings_in(v, updated=True)
                 ]
             if any("cuda" in s for s in strings) and not self._foreign(func):
+                spec = isinstance(value, ast.Constant)  # written so, not built at run time
                 self.ctx.unsupported(
                     self.ctx.lines(value),
                     self.ctx.snippet(value, parent),
-                    self.table.dynamic_device,
+                    LIBRARY_SPEC if spec else self.table.dynamic_device,
                 )
+
+    def _library_specs(self, node: ast.Call) -> None:
+        """``RWKV(model=path, strategy="cuda fp16")``: the word cuda in a library's spec."""
+        for keyword in node.keywords:
+            if keyword.arg in SPEC_KEYWORDS and isinstance(keyword.value, ast.Constant):
+                text = "".join(self.ctx.strings_in(keyword.value, updated=True))
+                if CUDA_WORD.search(text):
+                    snippet = self.ctx.snippet(keyword.value, keyword)
+                    self.ctx.unsupported(self.ctx.lines(keyword.value), snippet, LIBRARY_SPEC)
 
 
 def literal_sources(call: ast.Call) -> list[str] | None:
