@@ -277,7 +277,9 @@ def cuda_only_names(
         for d in defs:
             if d.name in found:
                 continue
-            used = sorted(names_in(d.body) & seeds)
+            # a class also by its bases: class Int8Linear(bnb.nn.Linear8bitLt)
+            body = [*d.bases, *d.body] if isinstance(d, ast.ClassDef) else d.body
+            used = sorted(names_in(body) & seeds)
             if used:
                 found[d.name] = f"{d.name} -> {found[used[0]]}"
                 seeds = seeds | {d.name}
