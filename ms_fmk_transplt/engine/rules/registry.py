@@ -75,6 +75,7 @@ FAMILIES: tuple[Family, ...] = (
             "cuda_only_hints",
             "cuda_predicates",
             "project_facts",
+            "cuda_gates",
         ),
         (_UNSUPPORTED, _LIBRARIES),
         (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
@@ -109,7 +110,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "device_strings",
         "span",
-        ("device_strings_spans", "command_overrides"),
+        ("device_strings_spans", "command_overrides", "device_names", "device_parameters"),
         (f"{_INTERFACE}#device_strings", f"{_INTERFACE}#int_device", _UNSUPPORTED),
         (DeviceStringsSpans,),
     ),

@@ -20,6 +20,7 @@ import ast
 from collections.abc import Iterable
 
 from ms_fmk_transplt.engine.recorder import Recorder
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_gates import cuda_only_gates
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
     cuda_conditions,
     cuda_only_names,
@@ -28,7 +29,6 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
     names_in,
 )
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
-from ms_fmk_transplt.engine.spans.cuda_gates import cuda_only_gates
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -301,7 +301,7 @@ class CudaOnlySpans(SpanConcern):
 
     def _library_path(self, conditions: list[ast.AST]) -> str | None:
         """``if device == "cuda": ... load_in_4bit=True``: what the GPU arm of the test runs
-        (engine/spans/cuda_gates.py), or None."""
+        (cuda_gates.py), or None."""
         for c in conditions:
             use = self.library_gates.get((getattr(c, "lineno", 0), getattr(c, "col_offset", 0)))
             if use is not None and is_cuda_string(c):

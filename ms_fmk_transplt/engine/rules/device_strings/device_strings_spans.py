@@ -11,9 +11,12 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     override_offsets,
     shown_words,
 )
+from ms_fmk_transplt.engine.rules.device_strings.device_names import (
+    holds_device_name,
+    option_holds_device_name,
+)
+from ms_fmk_transplt.engine.rules.device_strings.device_parameters import PassedIndices
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
-from ms_fmk_transplt.engine.spans.device_names import holds_device_name, option_holds_device_name
-from ms_fmk_transplt.engine.spans.device_parameters import PassedIndices
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -306,7 +309,7 @@ class DeviceStringsSpans(SpanConcern):
 
     def _holds_device_name(self, node: ast.Name) -> bool:
         """``local_device = get_accelerator().device_name(rank)``, a ``str`` parameter: the name
-        holds a whole device name, not an index (engine/spans/device_names.py)."""
+        holds a whole device name, not an index (engine/rules/device_strings/device_names.py)."""
         bindings = self.ctx.scopes.bindings_read(node, self.ctx.scope_of(node))
         nodes = [b.node for b in bindings if b.node is not None and b.imported is None]
         return holds_device_name(self.ctx.source.data, nodes)
