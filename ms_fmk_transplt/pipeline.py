@@ -61,6 +61,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
         select=options.select,
         ignore=options.ignore,
         todo_comments=options.todo_comments,
+        input_lines=options.analyse,
     )
     if options.file_timeout is not None:
         engine = dataclasses.replace(engine, file_seconds=options.file_timeout)
@@ -144,6 +145,7 @@ def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
             str(engine.similar),
             tables.torch_npu_version,
             ",".join(engine.select) + "|" + ",".join(engine.ignore) + f"|{engine.todo_comments}",
+            str(engine.input_lines),
             facts_fingerprint(engine.project),
         ]
     )

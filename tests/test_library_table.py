@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ms_fmk_transplt.engine import migrate_source
+from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +55,7 @@ def test_fourteen_uses_of_one_library_are_one_row_listing_the_lines() -> None:
     line, rule, api, action, message = rows[0]
     assert (line, rule, api, action) == (1, "libraries.cuda_only", "xformers.ops", "manual")
     assert message.startswith("xformers: 14 uses in this file (lines 1, 5, 6, 7,")
-    assert "15 and 2 more: xformers.ops, xformers.ops.memory_efficient_attention)" in message
+    assert "lines 1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17: xformers.ops, " in message
 
 
 def test_a_library_with_an_ascend_path_names_the_package_and_version() -> None:
@@ -83,3 +84,31 @@ def test_a_switch_argument_given_a_variable_is_reported_a_false_constant_is_not(
 
 def test_an_argument_of_a_library_the_file_does_not_use_is_not_reported() -> None:
     assert _rows("def f(load):\n    return load(load_in_8bit=True, gpus=2)\n") == []
+
+
+TWO_USES = (
+    "import torch\n"
+    "import xformers.ops as xops\n"
+    "x = torch.ones(1).cuda()\n"
+    "y = xops.memory_efficient_attention(x, x, x)  # msft: ignore[libraries.npu_path]\n"
+    "z = xops.memory_efficient_attention(y, y, y)\n"
+)
+
+
+def test_a_folded_row_lists_the_lines_the_reports_name() -> None:
+    """The migrated file's lines (import torch_npu moves them down one); the input's with
+    --analyse, whose reports name input lines."""
+    for options, lines in (
+        (None, "lines 3, 5, 6"),
+        (EngineOptions(input_lines=True), "lines 2, 4, 5"),
+    ):
+        result = migrate_source(TWO_USES.encode(), "x.py", load_tables(), options)
+        (row,) = [n for n in result.notices if n.open_work]
+        assert f"xformers: 3 uses in this file ({lines}: " in row.message
+
+
+def test_an_ignore_comment_drops_its_use_from_the_folded_row() -> None:
+    code = TWO_USES.replace("ignore[libraries.npu_path]", "ignore[libraries.cuda_only]")
+    result = migrate_source(code.encode(), "x.py", load_tables(), None)
+    (row,) = [n for n in result.notices if n.open_work]
+    assert "xformers: 2 uses in this file (lines 3, 6: " in row.message

@@ -73,9 +73,7 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     except TooDeep as exc:
         done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
-        # one row per file and library; _finish drops the ignored rows
-        libraries = tables.unsupported.libraries
-        done.notices[:] = fold_library_rows(done.notices, libraries) + bidi
+        done.notices.extend(bidi)
         # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
         replaced = {
             line
@@ -98,6 +96,10 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         done.notices.extend(_kept_notices(source, bidi, options))
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
+    # one row per file and library, of the rows _finish kept, naming the lines reports name
+    migrated = not options.input_lines
+    libraries = tables.unsupported.libraries
+    result.notices[:] = fold_library_rows(result.notices, libraries, migrated, source)
     result.libcst_stages = stages
     result.timings.update(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed

@@ -32,6 +32,8 @@ class EngineOptions:
     file_seconds: float = 60.0
     # what the other files of the input define (CUDA-only code), read before migrating
     project: ProjectFacts | None = None
+    # --analyse: rows name the input's lines (the lines a folded row lists are the same ones)
+    input_lines: bool = False
 
 
 DEFAULT_OPTIONS = EngineOptions()

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.engine.rules.device_api.no_counterpart import NO_NPU_COUNTERPART
+from ms_fmk_transplt.engine.rules.libraries.library_rows import THIRD_PARTY, row_rule
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.rule_catalog import is_caveat
@@ -183,6 +184,11 @@ class Recorder:
     ) -> None:
         self.notices.append(Notice(self.path, line, rule, severity, message, api))
 
+    def _rule_of(self, api: str, entry: Entry) -> str:
+        if entry.category == THIRD_PARTY:  # a library's use: libraries.cuda_only / npu_path
+            return row_rule(api, entry.action, self.tables.unsupported.libraries)
+        return category_rule(entry.category)
+
     def unsupported_at(
         self,
         lines: tuple[int, int],
@@ -198,7 +204,7 @@ class Recorder:
             Notice(
                 self.path,
                 start,
-                rule or category_rule(entry.category),
+                rule or self._rule_of(api, entry),
                 Severity.WARNING,
                 message or f"{api}: {table.categories[entry.category]}; left unchanged",
                 api=api,

@@ -11,6 +11,7 @@ and folds every row of one library in one file into one row.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ class Argument:
     calls: tuple[str, ...]  # leaf names of the calls it applies to (empty: any call)
     action: str
     tip: str
+    in_file: bool = False  # a call of that name in a file using the library (Actor.options)
 
     def matches(self, value: object) -> bool:
         if not self.values:
@@ -95,9 +97,14 @@ class LibraryTable:
                         tuple(arg.get("calls", ())),
                         arg["action"],
                         arg["tip"],
+                        bool(arg.get("in_file")),
                     )
                 )
         self.words = self._words()
+        # a file importing one of these is a program of another framework (a Flax script that
+        # parses its flags with transformers' TrainingArguments): no Ascend-path caveat there
+        frameworks = "|".join(re.escape(f) for f in raw.get("other_frameworks", ())) or "(?!)"
+        self.other_framework = re.compile(rf"^[ \t]*(?:import|from)[ \t]+(?:{frameworks})\b", re.M)
         self.gate_paths = self._gate_paths(raw)
 
     @staticmethod
@@ -119,12 +126,15 @@ class LibraryTable:
         """The words that make a file worth parsing and a line worth visiting: the top-level
         name of a library whose own code is CUDA code, the last name of each listed part of a
         device-neutral one (a file that imports transformers for a model class is not read
-        for it), and the argument keywords of any call (those of a listed call need its name)."""
-        words = {k for k, args in self.arguments.items() if any(not a.calls for a in args)}
+        for it), and the argument keywords (but those whose calls are such words already)."""
+        words: set[str] = set()
         for row in self.module_rows:
             module = row["module"]
             neutral = not self.kernel_library(module)
             words.add(module.rsplit(".", 1)[-1] if neutral else module.split(".", 1)[0])
+        for keyword, arguments in self.arguments.items():  # unless its calls are words already
+            if any(not a.calls or not set(a.calls) <= words for a in arguments):
+                words.add(keyword)
         return tuple(sorted(words))
 
     def kernel_library(self, module: str) -> bool:

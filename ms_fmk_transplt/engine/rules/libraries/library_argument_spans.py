@@ -45,7 +45,9 @@ class LibraryArgumentSpans(SpanConcern):
             if not names or names[0] not in argument.calls:  # the last identifier first
                 return False
             qualified = self.ctx.qname(node.func) or ""
-            if qualified.split(".", 1)[0] not in library.roots:
+            if qualified.split(".", 1)[0] not in library.roots and not (
+                argument.in_file and set(library.roots) & self._imported_roots()
+            ):
                 return False
         elif not library.roots or not set(library.roots) & self._imported_roots():
             return False

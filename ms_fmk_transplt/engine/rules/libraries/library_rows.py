@@ -48,11 +48,26 @@ NPU_PATH = declare(
 )
 THIRD_PARTY = "third_party"
 _MAX_APIS = 6  # API names listed in a row's message before "and N more"
-_MAX_LINES = 12  # line numbers listed in the message (4 before a tip) before "and N more"
+_MAX_LINES = 60  # line numbers listed in the message (8 before a tip) before "and N more"
 
 
-def fold_library_rows(notices: list[Notice], table: LibraryTable) -> list[Notice]:
-    """``notices`` with the rows of each library folded into one row per library."""
+def row_rule(api: str, action: str, table: LibraryTable) -> str:
+    """The rule of one use's row (before folding: what `# msft: ignore[...]` names)."""
+    library = table.library_of(api)
+    npu_path = library is not None and library.ascend is not None and action == "caveat"
+    return NPU_PATH if npu_path else CUDA_ONLY
+
+
+def fold_library_rows(
+    notices: list[Notice], table: LibraryTable, migrated: bool, source: bytes = b""
+) -> list[Notice]:
+    """``notices`` with the rows of each library folded into one row per library; the lines it
+    lists are those of the migrated file (``migrated``) or of the input. In a program of
+    another framework (``source`` imports jax) the Ascend-path caveats go."""
+    if any(n.rule == NPU_PATH for n in notices) and table.other_framework.search(
+        source.decode("utf-8", "replace")
+    ):
+        notices = [n for n in notices if n.rule != NPU_PATH]
     groups: dict[str, list[Notice]] = {}
     for n in notices:
         if n.open_work and n.category == THIRD_PARTY:
@@ -65,16 +80,16 @@ def fold_library_rows(notices: list[Notice], table: LibraryTable) -> list[Notice
     dropped: set[int] = set()
     for name, group in groups.items():
         group.sort(key=lambda n: (n.line, n.end_line))
-        firsts[id(group[0])] = _folded(group, table.by_name[name])
+        firsts[id(group[0])] = _folded(group, table.by_name[name], migrated)
         dropped.update(id(n) for n in group[1:])
     return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
 
 
-def _folded(group: list[Notice], library: Library) -> Notice:
+def _folded(group: list[Notice], library: Library, migrated: bool) -> Notice:
     manual = any(n.action == "manual" for n in group)
     rule = CUDA_ONLY if manual or library.ascend is None else NPU_PATH
     apis = list(dict.fromkeys(n.api for n in group))
-    tips = _tips(group)
+    tips = _tips(group, migrated)
     if library.ascend is not None:
         tips.append(library.ascend.text())
     first = group[0]
@@ -83,7 +98,8 @@ def _folded(group: list[Notice], library: Library) -> Notice:
         rule=rule,
         api=_common_prefix(apis),
         action="manual" if manual else "caveat",
-        message=f"{library.name}: {_uses(group, apis)}; {_kind(rule, library)}; left unchanged",
+        message=f"{library.name}: {_uses(group, apis, migrated)}; {_kind(rule, library)}; "
+        "left unchanged",
         tip=" | ".join(tips),
     )
 
@@ -101,15 +117,16 @@ def _common_prefix(apis: list[str]) -> str:
     return apis[0] if len(apis) == 1 else ".".join(parts)
 
 
-def _tips(group: list[Notice]) -> list[str]:
+def _tips(group: list[Notice], migrated: bool) -> list[str]:
     """Each distinct tip once; with the lines it is about when the uses have several."""
     lines: dict[str, list[int]] = {}
     for n in group:
-        if n.tip and n.line not in lines.setdefault(n.tip, []):
-            lines[n.tip].append(n.line)
+        line = n.lines(migrated)[0]
+        if n.tip and line not in lines.setdefault(n.tip, []):
+            lines[n.tip].append(line)
     if len(lines) == 1:
         return list(lines)
-    return [f"{_where(at, 4)}: {tip}" for tip, at in lines.items()]
+    return [f"{_where(at, 8)}: {tip}" for tip, at in lines.items()]
 
 
 def _where(lines: list[int], most: int = _MAX_LINES) -> str:
@@ -126,8 +143,8 @@ def _kind(rule: str, library: Library) -> str:
     return "CUDA-only" if whole else "a CUDA-only part of it"
 
 
-def _uses(group: list[Notice], apis: list[str]) -> str:
-    where = _where(sorted({n.line for n in group}))
+def _uses(group: list[Notice], apis: list[str], migrated: bool) -> str:
+    where = _where(sorted({n.lines(migrated)[0] for n in group}))
     if len(group) == 1:
         return f"{apis[0]} ({where})"
     shown = ", ".join(apis[:_MAX_APIS])
