@@ -104,7 +104,9 @@ class LibraryTable:
         # a file importing one of these is a program of another framework (a Flax script that
         # parses its flags with transformers' TrainingArguments): no Ascend-path caveat there
         frameworks = "|".join(re.escape(f) for f in raw.get("other_frameworks", ())) or "(?!)"
-        self.other_framework = re.compile(rf"^[ \t]*(?:import|from)[ \t]+(?:{frameworks})\b", re.M)
+        self.other_framework = re.compile(
+            rf"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:{frameworks})\b"  # any line ending
+        )
         self.gate_paths = self._gate_paths(raw)
 
     @staticmethod

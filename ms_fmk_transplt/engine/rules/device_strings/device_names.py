@@ -23,6 +23,7 @@ Key = tuple[int, int]  # (line, column) of a binding node: a Store Name, a param
 NAME, INDEX = "name", "index"  # what a binding holds (absent: the file cannot tell)
 # calls that return a device name: deepspeed's get_accelerator().device_name(i), torch.device
 NAME_CALLS = frozenset({"device_name", "device"})
+INDEX_CALLS = frozenset({"device_count", "current_device"})  # of torch.cuda: an index
 
 
 def _text_names_device(text: str) -> bool:
@@ -77,9 +78,11 @@ class _Reader:
         if isinstance(value, ast.IfExp):
             kinds = {self.value_kind(value.body), self.value_kind(value.orelse)}
             return kinds.pop() if len(kinds) == 1 else None
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mod)):
             sides = {self.value_kind(value.left), self.value_kind(value.right)}
-            return NAME if NAME in sides else None
+            if NAME in sides:
+                return NAME if isinstance(value.op, ast.Add) else None
+            return INDEX if sides == {INDEX} else None  # torch.cuda.device_count() - 1
         if isinstance(value, ast.Call):
             return self._call_kind(value)
         return None
@@ -88,6 +91,10 @@ class _Reader:
         func = call.func
         if isinstance(func, ast.Name) and func.id == "int":
             return INDEX
+        if isinstance(func, ast.Attribute) and func.attr in INDEX_CALLS:
+            owner = func.value  # torch.cuda.device_count(), torch.cuda.current_device()
+            if isinstance(owner, ast.Attribute) and owner.attr == "cuda":
+                return INDEX
         if isinstance(func, ast.Name) and func.id == "str" and len(call.args) == 1:
             # str(torch.device(...)) names a device; str(rank) is an index written as digits
             inner = self.value_kind(call.args[0])
@@ -183,3 +190,15 @@ def option_holds_device_name(source: bytes, dest: str) -> bool:
     if b"add_argument" not in source:
         return False
     return _kinds(source)[1].get(dest) == NAME
+
+
+def holds_device_index(source: bytes, binding_nodes: list[ast.AST]) -> bool:
+    """Whether the bindings a read of a name sees hold an integer device index and nothing
+    else (``dev = torch.cuda.device_count() - 1``): a name of no list, but an index all the same."""
+    kinds = _kinds(source)[0]
+    held = {
+        kinds.get((n.lineno, n.col_offset))
+        for n in binding_nodes
+        if isinstance(n, (ast.Name, ast.arg))
+    }
+    return held == {INDEX}

@@ -12,6 +12,7 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     shown_words,
 )
 from ms_fmk_transplt.engine.rules.device_strings.device_names import (
+    holds_device_index,
     holds_device_name,
     option_holds_device_name,
 )
@@ -57,7 +58,8 @@ INT_DEVICE = declare(
     "recognised by name (`local_rank`, "
     "`rank`, `gpu`, `args.gpu`, `device_id`, ...; list `int_device` in "
     "rules/interface_table.json), "
-    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those. A listed name the "
+    "integer literals, `int(...)`, `dist.get_rank()` and arithmetic on those, and by what the "
+    "file binds a name to (`dev = torch.cuda.device_count() - 1`: an index). A listed name the "
     "file binds to a whole device name is no index and stays as written: "
     "`local_device = get_accelerator().device_name(rank)`, a `str` parameter, a string with "
     'letters (`gpu = "cuda:0"`, migrated as a literal), an argparse option whose default is one '
@@ -283,7 +285,9 @@ class DeviceStringsSpans(SpanConcern):
         if is_integer(node):
             return True
         if isinstance(node, ast.Name):
-            return node.id in t.identifiers and not self._holds_device_name(node)
+            if node.id not in t.identifiers:  # dev = torch.cuda.device_count() - 1
+                return holds_device_index(self.ctx.source.data, self._binding_nodes(node))
+            return not holds_device_name(self.ctx.source.data, self._binding_nodes(node))
         if isinstance(node, ast.Attribute):
             return node.attr in t.identifiers and not option_holds_device_name(
                 self.ctx.source.data, node.attr
@@ -307,12 +311,12 @@ class DeviceStringsSpans(SpanConcern):
             return any(self.is_int_device(s) for s in sides)
         return False
 
-    def _holds_device_name(self, node: ast.Name) -> bool:
-        """``local_device = get_accelerator().device_name(rank)``, a ``str`` parameter: the name
-        holds a whole device name, not an index (engine/rules/device_strings/device_names.py)."""
+    def _binding_nodes(self, node: ast.Name) -> list[ast.AST]:
+        """The bindings a read sees: what they hold says whether the name holds a device name
+        (``local_device = get_accelerator().device_name(rank)``, a ``str`` parameter) or an
+        index (device_names.py)."""
         bindings = self.ctx.scopes.bindings_read(node, self.ctx.scope_of(node))
-        nodes = [b.node for b in bindings if b.node is not None and b.imported is None]
-        return holds_device_name(self.ctx.source.data, nodes)
+        return [b.node for b in bindings if b.node is not None and b.imported is None]
 
     def _keywords(self, call: ast.Call) -> frozenset[str]:
         """The keywords of this call that take a device: ``device=``, and those the table
