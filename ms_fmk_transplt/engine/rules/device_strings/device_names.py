@@ -21,6 +21,7 @@ from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 
 Key = tuple[int, int]  # (line, column) of a binding node: a Store Name, a parameter
 NAME, INDEX = "name", "index"  # what a binding holds (absent: the file cannot tell)
+DIGITS = "digits"  # a string of digits ("0", os.environ["LOCAL_RANK"]): an index for a listed name
 # calls that return a device name: deepspeed's get_accelerator().device_name(i), torch.device
 NAME_CALLS = frozenset({"device_name", "device"})
 INDEX_CALLS = frozenset({"device_count", "current_device"})  # of torch.cuda: an index
@@ -68,7 +69,9 @@ class _Reader:
             return self.constants.get(value.id)
         if isinstance(value, ast.Constant):
             if isinstance(value.value, str):
-                return NAME if _text_names_device(value.value) else INDEX
+                if _text_names_device(value.value):
+                    return NAME
+                return DIGITS if value.value.isdigit() else None  # "" / "0,1": cannot tell
             return INDEX if type(value.value) is int else None
         if isinstance(value, ast.JoinedStr):
             texts = [v.value for v in value.values if isinstance(v, ast.Constant)]
@@ -115,7 +118,7 @@ class _Reader:
         found: dict[Key, str] = {}
         for param, default in pairs:
             kind = self.value_kind(default) if default is not None else None
-            if kind != INDEX:  # `device_id: str = "0"` holds an index
+            if kind not in (INDEX, DIGITS):  # `device_id: str = "0"` holds an index
                 kind = _annotation_kind(param.annotation) or kind
             if kind is not None:
                 found[(param.lineno, param.col_offset)] = kind
@@ -124,7 +127,7 @@ class _Reader:
     def assignment_kinds(self, node: ast.Assign | ast.AnnAssign) -> dict[Key, str]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         kind = self.value_kind(node.value)
-        if isinstance(node, ast.AnnAssign) and kind != INDEX:
+        if isinstance(node, ast.AnnAssign) and kind not in (INDEX, DIGITS):
             kind = _annotation_kind(node.annotation) or kind
         if kind is None:
             return {}
@@ -143,6 +146,7 @@ class _Reader:
         if not isinstance(name, str):
             return None
         kind = self.value_kind(keywords.get("default"))
+        kind = INDEX if kind == DIGITS else kind
         given = keywords.get("type")
         if isinstance(given, ast.Name) and given.id == "int":
             kind = INDEX
@@ -181,7 +185,7 @@ def holds_device_name(source: bytes, binding_nodes: list[ast.AST]) -> bool:
         for n in binding_nodes
         if isinstance(n, (ast.Name, ast.arg))
     }
-    return NAME in held and INDEX not in held
+    return NAME in held and INDEX not in held and DIGITS not in held
 
 
 def option_holds_device_name(source: bytes, dest: str) -> bool:
@@ -194,7 +198,8 @@ def option_holds_device_name(source: bytes, dest: str) -> bool:
 
 def holds_device_index(source: bytes, binding_nodes: list[ast.AST]) -> bool:
     """Whether the bindings a read of a name sees hold an integer device index and nothing
-    else (``dev = torch.cuda.device_count() - 1``): a name of no list, but an index all the same."""
+    else (``dev = torch.cuda.device_count() - 1``): a name of no list, but an index all the same
+    (not a string of digits: ``device=""`` or ``"0"`` of an unlisted name proves nothing)."""
     kinds = _kinds(source)[0]
     held = {
         kinds.get((n.lineno, n.col_offset))
