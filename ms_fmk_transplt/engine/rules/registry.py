@@ -110,7 +110,13 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "device_strings",
         "span",
-        ("device_strings_spans", "command_overrides", "device_names", "device_parameters"),
+        (
+            "device_strings_spans",
+            "command_overrides",
+            "device_names",
+            "device_parameters",
+            "dotted_names",
+        ),
         (f"{_INTERFACE}#device_strings", f"{_INTERFACE}#int_device", _UNSUPPORTED),
         (DeviceStringsSpans,),
     ),

@@ -25,6 +25,12 @@ DIGITS = "digits"  # a string of digits ("0", os.environ["LOCAL_RANK"]): an inde
 # calls that return a device name: deepspeed's get_accelerator().device_name(i), torch.device
 NAME_CALLS = frozenset({"device_name", "device"})
 INDEX_CALLS = frozenset({"device_count", "current_device"})  # of torch.cuda: an index
+INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)  # int arithmetic keeps an index
+
+
+def is_integer(node: ast.AST) -> bool:
+    """An int literal (``True`` is a name here, not a number)."""
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _text_names_device(text: str) -> bool:

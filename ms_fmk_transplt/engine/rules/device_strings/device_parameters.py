@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.recorder import snippet_of
+from ms_fmk_transplt.engine.rules.device_strings.device_names import INT_OPS
 from ms_fmk_transplt.engine.scope_model import Scope, full_name
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.table_sections import IntDeviceTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 MAX_CALL_LINES = 30  # a call spread over more lines is not read
-_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def written_int_index(node: ast.expr, table: IntDeviceTable) -> bool:
         return last in table.sequences
     if isinstance(node, ast.Call):
         return (full_name(node.func) or "") in table.calls
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, INT_OPS):
         sides = (node.left, node.right)
         if any(_is_text(s) for s in sides):
             return False

@@ -12,18 +12,23 @@ from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     shown_words,
 )
 from ms_fmk_transplt.engine.rules.device_strings.device_names import (
+    INT_OPS,
     holds_device_index,
     holds_device_name,
+    is_integer,
     option_holds_device_name,
 )
 from ms_fmk_transplt.engine.rules.device_strings.device_parameters import PassedIndices
+from ms_fmk_transplt.engine.rules.device_strings.dotted_names import (
+    dotted_cuda_name,
+    names_cuda_api,
+)
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 LITERAL = declare(
@@ -104,39 +109,9 @@ NOT_A_DEVICE_ENTRY = Entry(
     'Lightning\'s accelerator="cuda" selects its CUDAAccelerator (there is no built-in "npu" '
     "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
 )
-CUDA_PREFIX = "torch.cuda."
 # a config override on a command line (`tune run ... device=cuda`, `--device=cuda:0`)
 DEVICE_OVERRIDE = re.compile(r"(-{0,2}[A-Za-z_.]*device)=(cuda)(:\d+)?$")
 OVERRIDE_MESSAGE = "device override in a command line: device=cuda -> device=npu"
-# "torch.cuda.X", or a patch target through a module: "pkg.utils.torch.cuda.X"
-_DOTTED = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*\.)*)(torch\.cuda(?:\.[A-Za-z_][A-Za-z0-9_]*)+)$")
-
-
-def names_cuda_api(body: str) -> bool:
-    """Cheap test: could this literal body be a dotted name of a torch.cuda API?"""
-    return CUDA_PREFIX in body
-
-
-_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
-
-
-def dotted_cuda_name(value: str, tables: Tables) -> str | None:
-    """The torch.npu name a string naming a torch.cuda API becomes (None: leave it)."""
-    match = _DOTTED.match(value)
-    if match is None:
-        return None
-    prefix, name = match.groups()
-    from ms_fmk_transplt.engine.rules.device_api.probe_shapes import PROBES
-
-    if any(name == p or name.startswith(p + ".") for p in PROBES):  # kept on torch.cuda
-        return None
-    mapped = tables.lookup_cuda(name)
-    return prefix + mapped[0] if mapped else None
-
-
-def is_integer(node: ast.AST) -> bool:
-    """An int literal (``True`` is a name here, not a number)."""
-    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 class DeviceStringsSpans(SpanConcern):
@@ -304,7 +279,7 @@ class DeviceStringsSpans(SpanConcern):
             if self.ctx.last_name(node.func) not in self.int_call_leaves:
                 return False
             return (self.ctx.qname(node.func) or "") in t.calls
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, INT_OPS):
             sides = (node.left, node.right)
             if any(self.ctx.is_single_string(s) for s in sides):
                 return False

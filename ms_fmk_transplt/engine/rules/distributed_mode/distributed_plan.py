@@ -18,12 +18,13 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from ms_fmk_transplt.engine.base import literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.distributed_mode import dataloader_sharding as sharding
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
     is_converted,
+    is_import_or_doc,
+    is_main_guard,
     report_existing,
 )
 from ms_fmk_transplt.engine.rules.distributed_mode.model_wraps import (
@@ -365,50 +366,17 @@ class DistributedPlan:
         for stmt in module.body:
             if (
                 isinstance(stmt, cst.If)
-                and _is_main_guard(stmt.test)
+                and is_main_guard(stmt.test)
                 and isinstance(stmt.body, cst.IndentedBlock)
             ):
                 anchor = self.ctx.lines(stmt.test)[1] + 1
                 self.block_inserts.setdefault(id(stmt.body), []).insert(0, (anchor, *init))
                 return
         for i, stmt in enumerate(module.body):
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or _is_import_or_doc(stmt, i):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or is_import_or_doc(stmt, i):
                 continue
             code, rule, message = init
             # anchored where the blank lines/comments above that statement begin
             anchor = self.ctx.lines(module.body[i - 1])[1] + 1 if i else self.ctx.lines(stmt)[0]
             self.module_inserts.insert(0, (anchor, "\n\n" + code, rule, message))
             return
-
-
-def _is_main_guard(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    names = {
-        get_full_name_for_node(left),
-        _string_value(right),
-        _string_value(left),
-        get_full_name_for_node(right),
-    }
-    return "__name__" in names and "__main__" in names
-
-
-def _string_value(node: cst.BaseExpression) -> object:
-    """The value of a string literal, implicit concatenations too; None for anything else or a
-    literal Python cannot evaluate (exotic escapes, an f-string part)."""
-    if isinstance(node, cst.ConcatenatedString):
-        try:
-            return node.evaluated_value
-        except Exception:  # noqa: BLE001 - as literal_value
-            return None
-    return literal_value(node)
-
-
-def _is_import_or_doc(stmt: cst.BaseStatement, index: int) -> bool:
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    small = stmt.body[0]
-    if isinstance(small, (cst.Import, cst.ImportFrom)):
-        return True
-    return index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)

@@ -6,7 +6,9 @@ caveat row plus a WARNING say so (rule distributed_mode.already_distributed)."""
 from __future__ import annotations
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
+from ms_fmk_transplt.engine.base import literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -71,3 +73,38 @@ def report_existing(ctx: MigrationContext, found: list[tuple[str, cst.Call]]) ->
     )
     entry = Entry("already distributed", CATEGORY, "caveat", TIP)
     ctx.unsupported(found[0][1], entry.key, entry, message, ALREADY_DISTRIBUTED)
+
+
+def is_main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    names = {
+        get_full_name_for_node(left),
+        _string_value(right),
+        _string_value(left),
+        get_full_name_for_node(right),
+    }
+    return "__name__" in names and "__main__" in names
+
+
+def _string_value(node: cst.BaseExpression) -> object:
+    """The value of a string literal, implicit concatenations too; None for anything else or a
+    literal Python cannot evaluate (exotic escapes, an f-string part)."""
+    if isinstance(node, cst.ConcatenatedString):
+        try:
+            return node.evaluated_value
+        except Exception:  # noqa: BLE001 - as literal_value
+            return None
+    return literal_value(node)
+
+
+def is_import_or_doc(stmt: cst.BaseStatement, index: int) -> bool:
+    """An import, or the module docstring (the first statement)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        return True
+    return index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import is_integer
+from ms_fmk_transplt.engine.rules.device_strings.device_names import is_integer
 from ms_fmk_transplt.engine.rules.specify_device.rank_reads import first_rank_line
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
