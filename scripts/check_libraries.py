@@ -70,6 +70,9 @@ def shape_problems(raw: dict[str, Any]) -> list[str]:
         for arg in lib.get("arguments", []):
             if not arg.get("keyword") or arg.get("action") not in ACTIONS or not arg.get("tip"):
                 problems.append(f"{name}: argument {arg.get('keyword')} needs keyword, action, tip")
+        for text in lib.get("strings", []):
+            if not text.get("value") or text.get("action") not in ACTIONS or not text.get("tip"):
+                problems.append(f"{name}: string {text.get('value')} needs value, action, tip")
         if not lib.get("modules"):
             problems.append(f"{name}: lists no module")
     roots: dict[str, str] = {}
@@ -165,6 +168,9 @@ def render_page(raw: dict[str, Any]) -> str:
                 f"| `{arg['keyword']}=` {_cell(values)}{calls} | {arg['action']} "
                 f"| {_cell(arg['tip'])} |"
             )
+        for text in lib.get("strings", []):
+            where = "a dict key" if text.get("dict_key") else "a string"
+            out.append(f"| {where} `{text['value']!r}` | {text['action']} | {_cell(text['tip'])} |")
     return "\n".join(out) + "\n"
 
 

@@ -56,6 +56,19 @@ class CudaOnlyPaths:
 
 
 @dataclass(frozen=True)
+class LibraryString:
+    """A string literal that selects a CUDA-only path in a file using the library: a value
+    held for later (``attn_implementation = "flash_attention_2"``, a default, a flag value) or,
+    with ``dict_key``, a key of a dict display (Ray's ``{"GPU": 1}`` bundles)."""
+
+    library: str
+    value: str
+    dict_key: bool
+    action: str
+    tip: str
+
+
+@dataclass(frozen=True)
 class Library:
     name: str  # the pip package, as users know it
     roots: tuple[str, ...]  # its top-level module names
@@ -72,6 +85,7 @@ class LibraryTable:
         self.by_name: dict[str, Library] = {}
         self.module_rows: list[dict[str, Any]] = []  # in the unsupported table's entry shape
         self.arguments: dict[str, list[Argument]] = {}  # by keyword
+        self.strings: dict[str, LibraryString] = {}  # by value
         for lib in raw["libraries"]:
             ascend = lib.get("ascend")
             library = Library(
@@ -88,6 +102,14 @@ class LibraryTable:
             for root in library.roots:
                 self.by_root[root] = library
             self.module_rows.extend(lib["modules"])
+            for text in lib.get("strings", ()):
+                self.strings[text["value"]] = LibraryString(
+                    library.name,
+                    text["value"],
+                    bool(text.get("dict_key")),
+                    text["action"],
+                    text["tip"],
+                )
             for arg in lib.get("arguments", ()):
                 self.arguments.setdefault(arg["keyword"], []).append(
                     Argument(
@@ -101,6 +123,8 @@ class LibraryTable:
                     )
                 )
         self.words = self._words()
+        # dict keys ("GPU") are too common a word to make a file worth parsing: lines only
+        self.line_words = tuple(sorted({*self.words, *self.strings}))
         # a file importing one of these is a program of another framework (a Flax script that
         # parses its flags with transformers' TrainingArguments): no Ascend-path caveat there
         frameworks = "|".join(re.escape(f) for f in raw.get("other_frameworks", ())) or "(?!)"
@@ -134,6 +158,7 @@ class LibraryTable:
             module = row["module"]
             neutral = not self.kernel_library(module)
             words.add(module.rsplit(".", 1)[-1] if neutral else module.split(".", 1)[0])
+        words.update(v for v, s in self.strings.items() if not s.dict_key)
         for keyword, arguments in self.arguments.items():  # unless its calls are words already
             if any(not a.calls or not set(a.calls) <= words for a in arguments):
                 words.add(keyword)

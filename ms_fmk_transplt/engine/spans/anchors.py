@@ -45,7 +45,7 @@ TO_CALL_PATTERN = re.compile(TO_CALL)
 
 @lru_cache(maxsize=8)
 def anchor_words(tables: Tables) -> tuple[str, ...]:
-    libraries = set(tables.unsupported.libraries.words)
+    libraries = set(tables.unsupported.libraries.line_words)
     return tuple(sorted(set(BASE_WORDS) | libraries, key=lambda w: (-len(w), w)))
 
 

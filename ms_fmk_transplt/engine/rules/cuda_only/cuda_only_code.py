@@ -277,9 +277,10 @@ def cuda_only_names(
         for d in defs:
             if d.name in found:
                 continue
-            # a class also by its bases: class Int8Linear(bnb.nn.Linear8bitLt)
-            body = [*d.bases, *d.body] if isinstance(d, ast.ClassDef) else d.body
-            used = sorted(names_in(body) & seeds)
+            used = sorted(names_in(d.body) & seeds)
+            if isinstance(d, ast.ClassDef):  # by its bases: class Int8Linear(bnb.nn.Linear8bitLt)
+                # (an optional import counts here: the class exists only when the import worked)
+                used = used or sorted(names_in(d.bases) & (seeds | found.keys()))
             if used:
                 found[d.name] = f"{d.name} -> {found[used[0]]}"
                 seeds = seeds | {d.name}

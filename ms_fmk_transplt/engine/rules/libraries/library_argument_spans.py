@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.tables.library_table import Argument
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
@@ -19,6 +19,7 @@ class LibraryArgumentSpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.arguments = self.tables.unsupported.libraries.arguments
+        self.strings = self.tables.unsupported.libraries.strings
         self._roots: frozenset[str] | None = None
 
     def _imported_roots(self) -> frozenset[str]:
@@ -27,6 +28,24 @@ class LibraryArgumentSpans(SpanConcern):
             paths = self.ctx.import_bound.values()
             self._roots = frozenset(p.split(".", 1)[0] for p in paths)
         return self._roots
+
+    def visit_SimpleString(self, part: StringPart) -> None:
+        """``attn_implementation = "flash_attention_2"`` (held for a later call, a default, a
+        flag value), Ray's ``{"GPU": 1}`` bundles: the value a library reads."""
+        found = self.strings.get(part.value) if isinstance(part.value, str) else None
+        if found is None or part.docstring:
+            return
+        parent = self.ctx.stack[-1] if self.ctx.stack else None
+        if isinstance(parent, ast.keyword) and parent.arg in self.arguments:
+            return  # attn_implementation="flash_attention_2": the argument's row
+        if found.dict_key and not (isinstance(parent, ast.Dict) and part.node in parent.keys):
+            return
+        library = self.tables.unsupported.libraries.by_name[found.library]
+        if not set(library.roots) & self._imported_roots():
+            return
+        api = f"{library.roots[0]}: {found.value!r}"
+        entry = Entry(api, "third_party", found.action, found.tip)
+        self.ctx.unsupported(part.lines, api, entry)
 
     def visit_Call(self, node: ast.Call) -> None:
         for kw in node.keywords:

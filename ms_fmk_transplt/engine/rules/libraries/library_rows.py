@@ -48,7 +48,8 @@ NPU_PATH = declare(
 )
 THIRD_PARTY = "third_party"
 _MAX_APIS = 6  # API names listed in a row's message before "and N more"
-_MAX_LINES = 60  # line numbers listed in the message (8 before a tip) before "and N more"
+_MAX_LINES = 60  # line numbers listed in the message before "and N more"
+_MAX_TIP_LINES = 30  # and before a tip (the csv and the workbook show the tips, not the message)
 
 
 def row_rule(api: str, action: str, table: LibraryTable) -> str:
@@ -124,9 +125,9 @@ def _tips(group: list[Notice], migrated: bool) -> list[str]:
         line = n.lines(migrated)[0]
         if n.tip and line not in lines.setdefault(n.tip, []):
             lines[n.tip].append(line)
-    if len(lines) == 1:
-        return list(lines)
-    return [f"{_where(at, 8)}: {tip}" for tip, at in lines.items()]
+    if len(lines) == 1 and len(next(iter(lines.values()))) == 1:
+        return list(lines)  # one use: the row's own line
+    return [f"{_where(at, _MAX_TIP_LINES)}: {tip}" for tip, at in lines.items()]
 
 
 def _where(lines: list[int], most: int = _MAX_LINES) -> str:
