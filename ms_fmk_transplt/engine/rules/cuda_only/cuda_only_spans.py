@@ -195,8 +195,10 @@ class CudaOnlySpans(SpanConcern):
         super().__init__(ctx)
         source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
         # "cuda" tests whose GPU arm takes a CUDA-only library path through transformers
-        self.library_gates = cuda_only_gates(source, ctx.tables.unsupported.libraries.gate_paths)
-        self.active = has_condition(source) and (
+        condition = has_condition(source)
+        gates = ctx.tables.unsupported.libraries.gate_paths
+        self.library_gates = cuda_only_gates(source, gates) if condition else {}
+        self.active = condition and (
             bool(self.library_gates) or hinted(source, ctx.tables.unsupported, ctx.options.project)
         )
         self.predicates_done: set[int] = set()

@@ -11,6 +11,7 @@ from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
 from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
     NVIDIA_TOOL,
     PROCESS_CALLS,
+    PROCESS_LEAVES,
     nvidia_tool,
     tool_message,
 )
@@ -89,7 +90,11 @@ class DeviceApiSpans(CudaChains):
     # -- NVIDIA command-line tools (nvidia-smi, nvcc) ----------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         """``os.popen("nvidia-smi -L")``, ``subprocess.run(["nvcc", "--version"])``."""
-        if node.args and self.ctx.qname(node.func) in PROCESS_CALLS:
+        if (
+            node.args
+            and self.ctx.last_name(node.func) in PROCESS_LEAVES
+            and self.ctx.qname(node.func) in PROCESS_CALLS
+        ):
             self._nvidia_tool(node.args[0])
 
     def visit_Assign(self, node: ast.Assign) -> None:

@@ -69,6 +69,7 @@ PROCESS_CALLS = frozenset(
         "shlex.split",
     }
 )
+PROCESS_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in PROCESS_CALLS)  # cheap test first
 
 
 def _first_text(node: ast.expr) -> str | None:

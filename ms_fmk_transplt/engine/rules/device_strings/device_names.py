@@ -15,6 +15,7 @@ says so, by the position of the binding, and the rule leaves its reads alone.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
@@ -169,17 +170,33 @@ def _kinds(source: bytes) -> tuple[dict[Key, str], dict[str, str]]:
     reader = _Reader(tree)
     bindings: dict[Key, str] = {}
     options: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):  # statements only: a tenth of the nodes
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             bindings.update(reader.assignment_kinds(node))
-        elif isinstance(node, ast.arguments):
-            bindings.update(reader.parameter_kinds(node))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            option = reader.option_kind(node) if node.func.attr == "add_argument" else None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bindings.update(reader.parameter_kinds(node.args))
+        call = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            option = reader.option_kind(call) if call.func.attr == "add_argument" else None
             if option is not None:  # an option defined twice: an index if either says so
                 dest, kind = option
                 options[dest] = INDEX if INDEX in (options.get(dest), kind) else kind
     return bindings, options
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body, those of nested blocks (functions, classes, if, for, try,
+    with, match) too."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body)
 
 
 def holds_device_name(source: bytes, binding_nodes: list[ast.AST]) -> bool:
@@ -200,6 +217,12 @@ def option_holds_device_name(source: bytes, dest: str) -> bool:
     if b"add_argument" not in source:
         return False
     return _kinds(source)[1].get(dest) == NAME
+
+
+@lru_cache(maxsize=8)
+def may_hold_index(source: bytes) -> bool:
+    """Cheap test: could a name of no list hold an index here (the calls that make one)?"""
+    return b"device_count" in source or b"current_device" in source
 
 
 def holds_device_index(source: bytes, binding_nodes: list[ast.AST]) -> bool:

@@ -9,7 +9,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.recorder import snippet_of
@@ -114,11 +114,8 @@ def int_arguments(
 ) -> list[IntArgument]:
     """The calls of the file that pass an integer device index (``is_index``) to
     ``parameter``, in source order."""
-    name = re.escape(parameter.function.encode())
-    prefix = rb"\.\s*" if parameter.method else rb"(?<![\w.])"
     found = []
-    for match in re.finditer(prefix + rb"(" + name + rb")\s*\(", data):
-        start = match.start(1)
+    for start in _call_starts(data, parameter.function.encode(), parameter.method):
         line_start = data.rfind(b"\n", 0, start) + 1
         before = data[line_start:start]
         if b"#" in before or re.search(rb"\bdef\s*$", before):
@@ -132,6 +129,33 @@ def int_arguments(
             code = snippet_of(ast.get_source_segment(text, call) or "")
             found.append(IntArgument(code, ast.get_source_segment(text, value) or ""))
     return found
+
+
+def _call_starts(data: bytes, name: bytes, method: bool) -> Iterator[int]:
+    """Where ``name(`` (``.name(`` for a method) starts in the file: bytes.find, not a regular
+    expression over the whole file per parameter."""
+    size = len(data)
+    at = data.find(name)
+    while at >= 0:
+        end = at + len(name)
+        after = end
+        while after < size and data[after] in _BLANKS:
+            after += 1
+        if after < size and data[after] == _PAREN:
+            if method:
+                before = at - 1
+                while before >= 0 and data[before] in _BLANKS:
+                    before -= 1
+                if before >= 0 and data[before] == _DOT:
+                    yield at
+            elif at == 0 or not (data[at - 1] in _WORD or data[at - 1] == _DOT):
+                yield at
+        at = data.find(name, end)
+
+
+_BLANKS = frozenset(b" \t")
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_PAREN, _DOT = ord("("), ord(".")
 
 
 def _text(data: bytes, start: int) -> str:

@@ -16,6 +16,7 @@ from ms_fmk_transplt.engine.rules.device_strings.device_names import (
     holds_device_index,
     holds_device_name,
     is_integer,
+    may_hold_index,
     option_holds_device_name,
 )
 from ms_fmk_transplt.engine.rules.device_strings.device_parameters import PassedIndices
@@ -261,7 +262,8 @@ class DeviceStringsSpans(SpanConcern):
             return True
         if isinstance(node, ast.Name):
             if node.id not in t.identifiers:  # dev = torch.cuda.device_count() - 1
-                return holds_device_index(self.ctx.source.data, self._binding_nodes(node))
+                data = self.ctx.source.data
+                return may_hold_index(data) and holds_device_index(data, self._binding_nodes(node))
             return not holds_device_name(self.ctx.source.data, self._binding_nodes(node))
         if isinstance(node, ast.Attribute):
             return node.attr in t.identifiers and not option_holds_device_name(
