@@ -70,7 +70,8 @@ INT_DEVICE = declare(
     "`local_device = get_accelerator().device_name(rank)`, a `str` parameter, a string with "
     'letters (`gpu = "cuda:0"`, migrated as a literal), an argparse option whose default is one '
     '(made explicit, `"npu:npu:0"` would fail); digits (`os.environ["LOCAL_RANK"]`) are an index.',
-    caveat="the expression is assumed to be an integer device index (by its name); check it is one",
+    caveat="the expression is taken for an integer device index (by its name or by what the file "
+    "binds it to); check it is one",
 )
 
 DOTTED_NAME = declare(
