@@ -20,7 +20,11 @@ from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.rules.device_api.device_api_spans import ANSWERED_ADVICE
-from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_library_rows
+from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import FOLDED_PER_FILE
+from ms_fmk_transplt.engine.rules.libraries.library_rows import (
+    fold_library_rows,
+    fold_rows_per_file,
+)
 from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     IGNORE_LINE,
     SKIP,
@@ -99,7 +103,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     # one row per file and library, of the rows _finish kept, naming the lines reports name
     migrated = not options.input_lines
     libraries = tables.unsupported.libraries
-    result.notices[:] = fold_library_rows(result.notices, libraries, migrated, source)
+    notices = fold_library_rows(result.notices, libraries, migrated, source)
+    result.notices[:] = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
     result.libcst_stages = stages
     result.timings.update(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed

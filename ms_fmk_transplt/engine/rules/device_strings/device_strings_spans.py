@@ -90,17 +90,18 @@ DOTTED_NAME = declare(
 )
 NOT_A_DEVICE = declare(
     "device_strings.not_a_device",
-    '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row',
+    '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row per file',
     "Some libraries take a `cuda` string that is not a torch device: Lightning's "
     '`Trainer(accelerator="cuda")` / `Fabric(accelerator="cuda")` names its CUDAAccelerator, and '
     'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The same '
     'holds where the value flows there through a name: `accelerator = "cuda"`, '
     '`accelerator == "cuda"`, a parameter `accelerator: Literal["cpu", "cuda"] = "cuda"`, '
     '`allowed_accelerators = {"cpu", "cuda"}` (any name containing `accelerator`). The literal '
-    "is left as it is and reported: run on the NPU through an NPU accelerator for Lightning, or "
-    "drive torch_npu directly.",
+    "is left as it is and reported, once per file with the lines of every use: run on the NPU "
+    "through an NPU accelerator for Lightning, or drive torch_npu directly.",
     kind=OPEN_WORK,
 )
+FOLDED_PER_FILE = frozenset({NOT_A_DEVICE})  # one row per file, listing the lines (migrate.py)
 NOT_DEVICE_KEYWORDS = frozenset({"accelerator"})  # keyword arguments whose "cuda" is no device
 ACCELERATOR_API = 'accelerator "cuda"'
 ACCELERATOR = '"cuda" flows into a Lightning accelerator (by name): not a device; left unchanged'

@@ -151,3 +151,30 @@ def _uses(group: list[Notice], apis: list[str], migrated: bool) -> str:
     shown = ", ".join(apis[:_MAX_APIS])
     more = f" and {len(apis) - _MAX_APIS} more" if len(apis) > _MAX_APIS else ""
     return f"{len(group)} uses in this file ({where}: {shown}{more})"
+
+
+def fold_rows_per_file(
+    notices: list[Notice], rules: frozenset[str], migrated: bool
+) -> list[Notice]:
+    """``notices`` with the open-work rows of each of ``rules`` folded into one row per file
+    (Lightning's ``accelerator="cuda"``, once per call, said the same thing each time)."""
+    groups: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.open_work and n.rule in rules:
+            groups.setdefault(n.rule, []).append(n)
+    groups = {rule: group for rule, group in groups.items() if len(group) > 1}
+    if not groups:
+        return notices
+    firsts: dict[int, Notice] = {}
+    dropped: set[int] = set()
+    for group in groups.values():
+        group.sort(key=lambda n: (n.line, n.end_line))
+        first = group[0]
+        where = _where(sorted({n.lines(migrated)[0] for n in group}))
+        firsts[id(first)] = dataclasses.replace(
+            first,
+            message=f"{len(group)} uses in this file ({where}); {first.message}",
+            tip="; ".join(_tips(group, migrated)),
+        )
+        dropped.update(id(n) for n in group[1:])
+    return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
