@@ -82,7 +82,7 @@ NPU_TENSOR = declare(
     "it (Ascend C, triton-ascend) or call a torch / torch_npu equivalent. A function that "
     "checks the device first (`if x.is_cuda:` ... fallback) is not CUDA-only and gets no row; "
     "nor does a CUDA-only library's API, whose calls are rows of their own "
-    "(unsupported.third_party).",
+    "(libraries.cuda_only).",
     kind=OPEN_WORK,
 )
 CATEGORY = "custom_cuda_code"
