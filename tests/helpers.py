@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import difflib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -153,3 +154,13 @@ def without_root_powers(t: Path) -> tuple[str, ...] | None:
     denied = subprocess.run([*prefix, "cat", str(probe)], capture_output=True).returncode != 0
     probe.unlink()
     return prefix if denied else None
+
+
+_WRITTEN_AT = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d")  # report.html says when it was written
+
+
+def comparable(path: Path) -> bytes:
+    """A file of an output as two runs of the same input must write it: report.html without the
+    minute it was written at (two runs may fall in different minutes)."""
+    data = path.read_bytes()
+    return _WRITTEN_AT.sub(b"<minute>", data) if path.name == "report.html" else data
