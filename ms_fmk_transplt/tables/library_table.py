@@ -129,8 +129,8 @@ class LibraryTable:
         # parses its flags with transformers' TrainingArguments): no Ascend-path caveat there
         frameworks = "|".join(re.escape(f) for f in raw.get("other_frameworks", ())) or "(?!)"
         self.other_framework = re.compile(
-            rf"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:{frameworks})\b"  # any line ending
-        )
+            rb"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:" + frameworks.encode() + rb")\b"
+        )  # any line ending
         self.gate_paths = self._gate_paths(raw)
 
     @staticmethod

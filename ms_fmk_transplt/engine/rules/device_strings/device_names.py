@@ -202,13 +202,18 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def holds_device_name(source: bytes, binding_nodes: list[ast.AST]) -> bool:
     """Whether the bindings a read of a name sees hold a device name: one of them binds a
     string naming a device and none an index (an ``int(...)``, an ``int`` parameter, ...)."""
+    held = _held(source, binding_nodes)
+    return NAME in held and INDEX not in held and DIGITS not in held
+
+
+def _held(source: bytes, binding_nodes: list[ast.AST]) -> set[str | None]:
+    """What each binding holds (None: the file cannot tell)."""
     kinds = _kinds(source)[0]
-    held = {
+    return {
         kinds.get((n.lineno, n.col_offset))
         for n in binding_nodes
         if isinstance(n, (ast.Name, ast.arg))
     }
-    return NAME in held and INDEX not in held and DIGITS not in held
 
 
 def option_holds_device_name(source: bytes, dest: str) -> bool:
@@ -229,10 +234,4 @@ def holds_device_index(source: bytes, binding_nodes: list[ast.AST]) -> bool:
     """Whether the bindings a read of a name sees hold an integer device index and nothing
     else (``dev = torch.cuda.device_count() - 1``): a name of no list, but an index all the same
     (not a string of digits: ``device=""`` or ``"0"`` of an unlisted name proves nothing)."""
-    kinds = _kinds(source)[0]
-    held = {
-        kinds.get((n.lineno, n.col_offset))
-        for n in binding_nodes
-        if isinstance(n, (ast.Name, ast.arg))
-    }
-    return held == {INDEX}
+    return _held(source, binding_nodes) == {INDEX}

@@ -11,6 +11,8 @@ Ascend path, the package and version that brings it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -47,6 +49,7 @@ NPU_PATH = declare(
     "environment's version",
 )
 THIRD_PARTY = "third_party"
+K = TypeVar("K")
 _MAX_APIS = 6  # API names listed in a row's message before "and N more"
 _MAX_LINES = 60  # line numbers listed in the message before "and N more"
 _MAX_TIP_LINES = 30  # and before a tip (the csv and the workbook show the tips, not the message)
@@ -65,9 +68,7 @@ def fold_library_rows(
     """``notices`` with the rows of each library folded into one row per library; the lines it
     lists are those of the migrated file (``migrated``) or of the input. In a program of
     another framework (``source`` imports jax) the Ascend-path caveats go."""
-    if any(n.rule == NPU_PATH for n in notices) and table.other_framework.search(
-        source.decode("utf-8", "replace")
-    ):
+    if any(n.rule == NPU_PATH for n in notices) and table.other_framework.search(source):
         notices = [n for n in notices if n.rule != NPU_PATH]
     groups: dict[str, list[Notice]] = {}
     for n in notices:
@@ -75,14 +76,34 @@ def fold_library_rows(
             library = table.library_of(n.api)
             if library is not None:
                 groups.setdefault(library.name, []).append(n)
-    if not groups:
-        return notices
+    return fold_groups(
+        notices,
+        groups.items(),
+        lambda name, group: _folded(group, table.by_name[name], migrated),
+        single=True,
+    )
+
+
+def fold_groups(
+    notices: list[Notice],
+    groups: Iterable[tuple[K, list[Notice]]],
+    fold: Callable[[K, list[Notice]], Notice],
+    single: bool = False,
+    by_line: bool = True,
+) -> list[Notice]:
+    """``notices`` with each group replaced by ``fold(key, group)`` at its first row (sorted by
+    line first unless not ``by_line``); a group of one row is left as it is unless ``single``."""
     firsts: dict[int, Notice] = {}
     dropped: set[int] = set()
-    for name, group in groups.items():
-        group.sort(key=lambda n: (n.line, n.end_line))
-        firsts[id(group[0])] = _folded(group, table.by_name[name], migrated)
+    for key, group in groups:
+        if len(group) < 2 and not single:
+            continue
+        if by_line:
+            group.sort(key=lambda n: (n.line, n.end_line))
+        firsts[id(group[0])] = fold(key, group)
         dropped.update(id(n) for n in group[1:])
+    if not firsts:
+        return notices
     return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
 
 
@@ -162,19 +183,13 @@ def fold_rows_per_file(
     for n in notices:
         if n.open_work and n.rule in rules:
             groups.setdefault(n.rule, []).append(n)
-    groups = {rule: group for rule, group in groups.items() if len(group) > 1}
-    if not groups:
-        return notices
-    firsts: dict[int, Notice] = {}
-    dropped: set[int] = set()
-    for group in groups.values():
-        group.sort(key=lambda n: (n.line, n.end_line))
-        first = group[0]
+
+    def fold(_rule: str, group: list[Notice]) -> Notice:
         where = _where(sorted({n.lines(migrated)[0] for n in group}))
-        firsts[id(first)] = dataclasses.replace(
-            first,
-            message=f"{len(group)} uses in this file ({where}); {first.message}",
+        return dataclasses.replace(
+            group[0],
+            message=f"{len(group)} uses in this file ({where}); {group[0].message}",
             tip="; ".join(_tips(group, migrated)),
         )
-        dropped.update(id(n) for n in group[1:])
-    return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
+
+    return fold_groups(notices, groups.items(), fold)

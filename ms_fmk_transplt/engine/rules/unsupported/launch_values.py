@@ -20,7 +20,9 @@ import dataclasses
 import re
 
 from ms_fmk_transplt.engine.rules.environment.environment_keys import ENVIRON, KEY_CALLS
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_groups
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables.unsupported_table import (
@@ -227,7 +229,7 @@ def _is_nccl_row(notice: Notice) -> bool:
 
 def _function_spans(source: bytes) -> list[tuple[int, int]] | None:
     try:
-        tree = ast.parse(source)
+        tree = tree_of(source)  # the span pass's own tree when it has the whole file
     except (SyntaxError, ValueError):
         return None
     return [
@@ -255,9 +257,7 @@ def merge_nccl_rows(notices: list[Notice], source: bytes) -> list[Notice]:
     groups: dict[int, list[Notice]] = {}
     for row in rows:
         groups.setdefault(_function_of(row.line, spans), []).append(row)
-    merged = {id(g[0]): _merged(g, where) for where, g in groups.items() if len(g) > 1}
-    dropped = {id(n) for g in groups.values() if len(g) > 1 for n in g[1:]}
-    return [merged.get(id(n), n) for n in notices if id(n) not in dropped]
+    return fold_groups(notices, groups.items(), lambda where, g: _merged(g, where), by_line=False)
 
 
 def _merged(rows: list[Notice], function_line: int) -> Notice:
