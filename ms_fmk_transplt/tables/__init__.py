@@ -28,6 +28,8 @@ from ms_fmk_transplt.tables.target_tables import (
     load_operator_table,
     version_key,
 )
+from ms_fmk_transplt.tables.tf_adapter_table import TfAdapterTable
+from ms_fmk_transplt.tables.tf_adapter_table import loads as load_tf_adapter
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version
@@ -80,6 +82,7 @@ class Tables:
     profiler: ProfilerTable
     specify_device: SpecifyDeviceTable
     distributed_mode: DistributedModeTable
+    tf_adapter: TfAdapterTable  # the Ascend TensorFlow adapter's options and support lists
 
     def cuda_entry(self, qualified: str) -> Entry:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
@@ -241,5 +244,6 @@ def _load_tables(version: str) -> Tables:
             LibraryTable(_load_json(base / "libraries.json")),
         ),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
+        tf_adapter=load_tf_adapter(_load_json(base / "tf_adapter.json")),
         **sections(raw),
     )
