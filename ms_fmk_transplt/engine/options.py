@@ -34,6 +34,9 @@ class EngineOptions:
     project: ProjectFacts | None = None
     # --analyse: rows name the input's lines (the lines a folded row lists are the same ones)
     input_lines: bool = False
+    # --npu-option NAME=VALUE: Ascend TF adapter options, validated, set in the configs the
+    # TensorFlow migration creates (NPURunConfig, npu_device.global_options())
+    npu_options: tuple[tuple[str, object], ...] = ()
 
 
 DEFAULT_OPTIONS = EngineOptions()

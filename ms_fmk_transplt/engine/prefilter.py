@@ -25,6 +25,14 @@ BASE_TRIGGERS = (
     b"CUBLAS",
     b"autocast_gpu",  # torch.get_autocast_gpu_dtype(): the CUDA autocast state
     b"is_autocast_enabled()",
+    # TensorFlow files (the tf family; it acts only on files that import TensorFlow)
+    b"import tensorflow",
+    b"from tensorflow",
+    b"tf_keras",
+    b"npu_bridge",
+    b"npu_device",
+    b"horovod.tensorflow",
+    b"horovod.keras",
 )
 
 

@@ -30,6 +30,7 @@ from ms_fmk_transplt.tables.target_tables import (
 )
 from ms_fmk_transplt.tables.tf_adapter_table import TfAdapterTable
 from ms_fmk_transplt.tables.tf_adapter_table import loads as load_tf_adapter
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable, load_tf_migration
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version
@@ -83,6 +84,7 @@ class Tables:
     specify_device: SpecifyDeviceTable
     distributed_mode: DistributedModeTable
     tf_adapter: TfAdapterTable  # the Ascend TensorFlow adapter's options and support lists
+    tf_migration: TfMigrationTable  # rules/tf_migration.json: the TensorFlow migration
 
     def cuda_entry(self, qualified: str) -> Entry:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
@@ -245,5 +247,6 @@ def _load_tables(version: str) -> Tables:
         ),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
         tf_adapter=load_tf_adapter(_load_json(base / "tf_adapter.json")),
+        tf_migration=load_tf_migration(_load_json(base / "tf_migration.json")),
         **sections(raw),
     )

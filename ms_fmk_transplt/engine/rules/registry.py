@@ -38,6 +38,12 @@ from ms_fmk_transplt.engine.rules.libraries.library_argument_spans import Librar
 from ms_fmk_transplt.engine.rules.profiler.profiler_spans import ProfilerSpans
 from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import SpecifyDeviceSpans
 from ms_fmk_transplt.engine.rules.tensor_methods.tensor_methods_spans import TensorMethodsSpans
+from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
+from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
+from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
+from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
+from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows
+from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import TfDistributedSpans
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_spans import UnsupportedSpans
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 
@@ -47,6 +53,8 @@ _ADVICE = "rules/advice.json"
 _SIMILAR = "rules/similar_api.json"
 _LIBRARIES = "rules/libraries.json"
 _USER_RULES = "rules/user_rules.schema.json"
+_TF_MIGRATION = "rules/tf_migration.json"
+_TF_ADAPTER = "rules/tf_adapter.json"
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class Family:
     data: tuple[str, ...] = ()  # what it reads: rules/<file>[#<top-level key>]
     concerns: tuple[type[SpanConcern], ...] = ()  # span stage: its concerns, in order
     option: str = ""  # the option that turns it on ("": always on)
+    framework: str = "pytorch"  # "tensorflow": its concerns run on TensorFlow files only
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -151,6 +160,31 @@ FAMILIES: tuple[Family, ...] = (
         (LibraryArgumentSpans,),
     ),
     Family(
+        "tf",
+        "span",
+        (
+            "estimator_spans",
+            "session_spans",
+            "tf_distributed_spans",
+            "npu_ops_spans",
+            "adapter_options",
+            "tf_api_rows",
+            "adapter_import",
+            "tf_files",
+            "tf_edits",
+        ),
+        (_TF_MIGRATION, _TF_ADAPTER),
+        (
+            TfEstimatorSpans,
+            TfSessionSpans,
+            TfDistributedSpans,
+            TfNpuOpsSpans,
+            TfOptionSpans,
+            TfApiRows,
+        ),
+        framework="tensorflow",
+    ),
+    Family(
         "imports",
         "span",
         ("imports_spans", "torch_npu_spans"),
@@ -188,12 +222,15 @@ def family_of(module: str) -> str:
     return module.split(".")[3]
 
 
-def span_concerns(specify_device: bool) -> tuple[type[SpanConcern], ...]:
-    """The span pass's concerns, in order (-s's only with it)."""
+def span_concerns(specify_device: bool, tensorflow: bool = False) -> tuple[type[SpanConcern], ...]:
+    """The span pass's concerns, in order (-s's only with it; the tensorflow families' only
+    for a file that imports TensorFlow)."""
     return tuple(
         concern
         for family in FAMILIES
-        if family.stage == "span" and (family.option != "-s" or specify_device)
+        if family.stage == "span"
+        and (family.option != "-s" or specify_device)
+        and (family.framework == "pytorch" or tensorflow)
         for concern in family.concerns
     )
 

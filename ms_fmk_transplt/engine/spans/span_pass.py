@@ -25,6 +25,9 @@ from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import (
     ANCHOR_WORDS,
     finish_file,
 )
+from ms_fmk_transplt.engine.rules.tf.adapter_import import TfAdapterInsert
+from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
+from ms_fmk_transplt.engine.rules.tf.tf_files import TfFile, tf_anchor_words, tf_file
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import merge_nccl_rows
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
@@ -51,6 +54,9 @@ from ms_fmk_transplt.tables import Tables
 # the built-in rule families' concerns, in the order they act on a node
 SPAN_CONCERNS = span_concerns(specify_device=False)
 SPAN_CONCERNS_S = span_concerns(specify_device=True)
+# ... and in a TensorFlow file, with the tf family's
+SPAN_CONCERNS_TF = span_concerns(specify_device=False, tensorflow=True)
+SPAN_CONCERNS_S_TF = span_concerns(specify_device=True, tensorflow=True)
 
 
 @dataclass
@@ -75,8 +81,13 @@ def supports(options: EngineOptions) -> bool:
     return options.user_rules is None and not options.similar and options.distributed_target is None
 
 
-def span_concerns_for(options: EngineOptions) -> tuple[type[SpanConcern], ...]:
-    """The concerns of one file, in order (engine/rules/registry.py)."""
+def span_concerns_for(
+    options: EngineOptions, tensorflow: bool = False
+) -> tuple[type[SpanConcern], ...]:
+    """The concerns of one file, in order (engine/rules/registry.py); ``tensorflow``: a file
+    that imports TensorFlow gets the tf family's too."""
+    if tensorflow:
+        return SPAN_CONCERNS_S_TF if options.specify_device else SPAN_CONCERNS_TF
     return SPAN_CONCERNS_S if options.specify_device else SPAN_CONCERNS
 
 
@@ -170,6 +181,16 @@ def _parsed(
     return facts, kept
 
 
+def _tensorflow(
+    ctx: SpanContext, facts: ModuleFacts, source: bytes, kept: list[tuple[Piece, ast.Module]]
+) -> TfFile | None:
+    """The file's TensorFlow facts (None: not a TensorFlow file)."""
+    tf = tf_file(facts.imports, source, ctx.tables.tf_migration)
+    if tf is not None and len(kept) == 1:
+        tf.add_tree(kept[0][1], ctx.tables.tf_migration)
+    return tf
+
+
 def _span_pass(
     original: bytes, path: str, tables: Tables, options: EngineOptions, insert_imports: bool
 ) -> PassOutput:
@@ -186,8 +207,11 @@ def _span_pass(
     if aliases is not None:
         patterns.append(aliases)
     extra = extra_anchor_words(options)
+    ctx.tf = _tensorflow(ctx, facts, source, kept)
+    if ctx.tf is not None:
+        extra = extra + tf_anchor_words(tables.tf_migration, ctx.import_bound)
     lines = anchor_lines(source, patterns, anchor_bytes(tables) + tuple(w.encode() for w in extra))
-    concerns = span_concerns_for(options)
+    concerns = span_concerns_for(options, ctx.tf is not None)
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:
@@ -209,6 +233,9 @@ def _span_pass(
         ctx.notices[:] = merge_nccl_rows(ctx.notices, source)
         if insert_imports:
             TorchNpuInsert(ctx, facts).run()
+        if ctx.tf is not None:
+            check_requirements(ctx)
+            TfAdapterInsert(ctx, facts).run()
     except UnsupportedScope as exc:
         if exc.compile_error:
             raise Unreadable(*refused_by_cpython(original, exc)) from exc

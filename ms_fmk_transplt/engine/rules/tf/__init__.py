@@ -1,0 +1,1 @@
+"""tf.*: TensorFlow scripts onto the Ascend TF adapter (npu_bridge / npu_device)."""

@@ -1,0 +1,101 @@
+"""Span pass, once a TensorFlow file is walked: ``from npu_bridge.npu_init import *`` inserted
+once into a TF 1.x file a change needs it in (rule tf.adapter_import), ``import npu_device`` and
+``npu_device.open().as_default()`` into a TF 2.x entry point (rule tf.npu_device), both after
+the file's first module-level TensorFlow import. The ``--npu-option`` values of TF 2.x go to
+``npu_device.global_options()`` right before the device is opened."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
+from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import declare
+
+ADAPTER_IMPORT = declare(
+    "tf.adapter_import",
+    "`from npu_bridge.npu_init import *` inserted once into a migrated TF 1.x file",
+    "The adapter's names (NPURunConfig, NPUEstimator, npu_config_proto, npu_ops, "
+    "get_npu_rank_id, ...) come from `npu_bridge.npu_init`, as the adapter's documentation "
+    "imports them; importing it also registers the NPU with TensorFlow. It goes right after the "
+    "file's first module-level TensorFlow import (so the file's later imports keep their names), "
+    "once, into each TF 1.x file a change of the family needs it in; a file that imports it "
+    "already gets none. It is bookkeeping: the conversion rate does not count it.",
+)
+NPU_DEVICE = declare(
+    "tf.npu_device",
+    "TF 2.x: `import npu_device` and `npu_device.open().as_default()` at the program's entry",
+    "A TF 2.x (eager, Keras) program runs on the NPU once the adapter's device is opened and "
+    "made the default, before any model or tensor is created. Both lines go after the first "
+    "module-level TensorFlow import of an entry point (a file with a `__main__` guard or "
+    "module-level calls), or of any TF 2.x file a change needs `npu_device` in; options given "
+    "with `--npu-option` are set on `npu_device.global_options()` before the device opens. A "
+    "file that opens it already is left alone.",
+)
+
+
+class TfAdapterInsert(TorchNpuInsert):
+    """The family's inserted lines, once the pass over a file is done."""
+
+    def __init__(self, ctx: SpanContext, facts: ModuleFacts) -> None:
+        super().__init__(ctx, facts)
+        self.table = ctx.tables.tf_migration
+
+    def run(self, changed: bool | None = None) -> None:
+        ctx, tf = self.ctx, self.ctx.tf
+        if tf is None:
+            return
+        index = self._tf_import_index()
+        if index is None:
+            return
+        data = ctx.source.data
+        inserted: list[tuple[str, str, str]] = []
+        if tf.tf1 and tf.needs_adapter and b"npu_bridge" not in data:
+            statement = self.table.text("adapter_import")
+            inserted.append((statement, ADAPTER_IMPORT, f"{statement} inserted"))
+        if not tf.tf1 and (tf.entry or tf.needs_npu_device):
+            if not self._imports_npu_device():
+                statement = self.table.text("npu_device_import")
+                inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
+            if tf.entry and b"npu_device.open(" not in data:
+                for name, value in self._device_options():
+                    line = f"npu_device.global_options().{name} = {value!r}"
+                    inserted.append((line, NPU_DEVICE, f"--npu-option {name} set"))
+                statement = self.table.text("npu_device_open")
+                inserted.append((statement, NPU_DEVICE, "NPU device opened as the default"))
+        if inserted:
+            self._insert(index, False, inserted)
+
+    def _device_options(self) -> list[tuple[str, object]]:
+        options = self.ctx.tables.tf_adapter.options
+        return [
+            (name, value)
+            for name, value in self.ctx.options.npu_options
+            if name in options and "npu_device" in options[name].places
+        ]
+
+    def _tf_import_index(self) -> int | None:
+        """The index of the line after the first module-level TensorFlow import."""
+        roots = self.table.import_roots
+        for i, line in enumerate(self.lines):
+            if self._imports_tf(line, roots):
+                return i + 1  # (after a compound statement holding it: a try block)
+        return None
+
+    @staticmethod
+    def _imports_tf(line: Line, roots: frozenset[str]) -> bool:
+        for node in line.imports:
+            if isinstance(node, ast.Import):
+                if any(a.name.split(".")[0] in roots for a in node.names):
+                    return True
+            elif not node.level and node.module and node.module.split(".")[0] in roots:
+                return True
+        return False
+
+    def _imports_npu_device(self) -> bool:
+        return any(
+            isinstance(node, ast.Import) and any(a.name == "npu_device" for a in node.names)
+            for line in self.lines
+            for node in line.imports
+        )

@@ -1,0 +1,80 @@
+"""Span pass, TensorFlow operators onto the adapter's faster NPU ones: ``tf.nn.dropout(x,
+keep_prob)`` -> ``npu_ops.dropout`` in TF 1.x code (not gelu: the adapter's Gelu operator is the
+tanh approximation, ``tf.nn.gelu``'s default is the exact form); Keras's ``LossScaleOptimizer``
+-> ``npu_device.train.optimizer.NpuLossScaleOptimizer`` in TF 2.x code (rules tf.npu_ops and
+tf.loss_scale, declared here)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_record
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.tables.tf_migration_table import tf_name
+
+NPU_OPS = declare(
+    "tf.npu_ops",
+    "`tf.nn.dropout(x, keep_prob)` -> `npu_ops.dropout(x, keep_prob)` (TF 1.x)",
+    "The adapter documents its dropout as the faster NPU implementation (a fused mask operator "
+    "instead of the random-uniform graph). gelu is not rewritten: the adapter's Gelu operator "
+    "computes the tanh approximation, while `tf.nn.gelu` defaults to the exact form. Only the "
+    "forms with the same meaning are "
+    "rewritten: dropout given `keep_prob` (by name, or positionally to `tf.compat.v1.nn.dropout`, "
+    "whose second parameter it is; under TF 2.x `tf.nn.dropout`'s second parameter is `rate`, "
+    "which is left alone).",
+    caveat="the NPU operator draws its own random mask: results match in distribution, not bit "
+    "for bit",
+)
+LOSS_SCALE = declare(
+    "tf.loss_scale",
+    "`tf.keras.mixed_precision.LossScaleOptimizer` -> "
+    "`npu_device.train.optimizer.NpuLossScaleOptimizer` (TF 2.x)",
+    "On the NPU, overflow is detected by the device's status registers, not by inf/nan checks of "
+    "the gradients; the adapter's NpuLossScaleOptimizer (same arguments as Keras's) does that.",
+    caveat="NpuLossScaleOptimizer checks overflow on the NPU; its dynamic loss scale may evolve "
+    "differently from Keras's",
+)
+
+
+class TfNpuOpsSpans(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        self.table = self.tables.tf_migration
+
+    def leave_Call(self, node: ast.Call) -> None:
+        ctx = self.ctx
+        if ctx.tf is None:
+            return
+        name = tf_name(ctx.qname(node.func))
+        if ctx.tf.tf1 and name in self.table.npu_ops:
+            v1 = ".compat.v1." in (ctx.qname(node.func) or "")
+            self._npu_op(node, name, self.table.npu_ops[name], v1)
+        elif name in self.table.loss_scale:
+            new = self.table.loss_scale[name]
+            before = ctx.snippet(node)
+            start, end = ctx.source.span(node.func)
+            ctx.replace(start, end, new)
+            ctx.tf.needs_npu_device = True
+            tf_record(ctx, node, LOSS_SCALE, f"{name} -> {new}", before, ctx.snippet(node))
+
+    def _npu_op(self, node: ast.Call, name: str, entry: dict[str, object], v1: bool) -> None:
+        """``v1``: the call names ``tf.compat.v1`` (whose dropout's second parameter is
+        keep_prob; under TF 2.x, ``tf.nn.dropout``'s is rate)."""
+        ctx = self.ctx
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        keywords = {kw.arg for kw in node.keywords}
+        if None in keywords:
+            return
+        if "keep_prob" in entry:
+            if "rate" in keywords:
+                return
+            if "keep_prob" not in keywords and (len(node.args) < 2 or not v1):
+                return
+        new = str(entry["call"])
+        before = ctx.snippet(node)
+        start, end = ctx.source.span(node.func)
+        ctx.replace(start, end, new)
+        tf_record(ctx, node, NPU_OPS, f"{name} -> {new}", before, ctx.snippet(node))

@@ -1,0 +1,155 @@
+"""Span pass, TensorFlow sessions onto the NPU: every ``ConfigProto(...)`` goes through the
+adapter's ``npu_config_proto`` (which adds the ``NpuOptimizer`` custom optimizer and keeps the
+other settings), a session created without a config gets one; GPU-only settings
+(``gpu_options``, memory growth, visible devices, XLA JIT) are reported, never silently kept
+(rules tf.session_config and tf.gpu_setting, declared here)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.spans.call_args import source_args
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables.tf_migration_table import Setting, tf_name
+
+SESSION_CONFIG = declare(
+    "tf.session_config",
+    "`ConfigProto(...)` -> `npu_config_proto(config_proto=ConfigProto(...))`; a session without "
+    "a config gets `config=npu_config_proto()`",
+    "A TF 1.x graph runs on the NPU when its session's config carries the adapter's "
+    "`NpuOptimizer` custom graph optimizer. `npu_config_proto` (from `npu_bridge.npu_init`) adds "
+    "it to the ConfigProto it is given, keeping every other setting (it also turns grappler's "
+    "remapping and XLA JIT off and allows soft placement, as the adapter requires). Every "
+    "`ConfigProto(...)` call is wrapped; `Session`, `InteractiveSession`, "
+    "`MonitoredTrainingSession` and `SingularMonitoredSession` created without a config get "
+    "`config=npu_config_proto()`; a config given as an expression not built by a ConfigProto call "
+    "of the file is wrapped where it is passed. Wrapping twice is harmless (the optimizer is "
+    "added once).",
+)
+GPU_SETTING = declare(
+    "tf.gpu_setting",
+    "a GPU-only TensorFlow setting (gpu_options, memory growth, visible devices, XLA JIT): one row",
+    "Settings that only mean something to a GPU are left as written and listed: `gpu_options` "
+    "(allow_growth, memory fraction, visible_device_list), `tf.config.experimental."
+    "set_memory_growth`, `set_visible_devices`, virtual/logical device configurations, XLA JIT "
+    "(`global_jit_level`, `set_jit`, `jit_compile=True`, `jit_scope`), GPU probes "
+    "(`tf.test.is_gpu_available`) and GPU device scopes. Harmless ones are caveats (they do "
+    "nothing on the NPU), the others manual, each with what to use instead.",
+    kind=OPEN_WORK,
+)
+
+
+class TfSessionSpans(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        self.table = self.tables.tf_migration
+        self.wrapper = self.table.text("config_proto_wrapper")
+
+    def leave_Call(self, node: ast.Call) -> None:
+        ctx = self.ctx
+        if ctx.tf is None:
+            return
+        name = tf_name(ctx.qname(node.func))
+        if name in self.table.config_proto:
+            self._wrap_config(node)
+        elif name in self.table.sessions:
+            self._session(node, name, self.table.sessions[name])
+        setting = self.table.gpu_settings.get(name)
+        if setting is not None and self._applies(node, setting):
+            self._row(node, name, setting)
+        for kw in node.keywords:
+            kw_setting = self.table.gpu_keywords.get(kw.arg or "")
+            if kw_setting is not None and self._keyword_applies(kw, kw_setting):
+                self._row(kw, f"{kw.arg}=", kw_setting)
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        if self.ctx.tf is None:
+            return
+        setting = self.table.gpu_attributes.get(node.attr)
+        if setting is None or not isinstance(node.ctx, ast.Load) and not self._stored(node):
+            return
+        parent = self.ctx.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in self.table.gpu_attributes:
+            return  # one row for config.gpu_options.x.y (its outer setting)
+        self._row(node, self.ctx.snippet(node, updated=False), setting)
+
+    def _stored(self, node: ast.Attribute) -> bool:
+        return isinstance(node.ctx, ast.Store)
+
+    def _applies(self, node: ast.Call, setting: Setting) -> bool:
+        if not setting.argument:
+            return True
+        text = " ".join(
+            str(a.value.value)
+            for a in source_args(node)
+            if isinstance(a.value, ast.Constant) and isinstance(a.value.value, str)
+        )
+        return str(setting.argument).lower() in text.lower()
+
+    @staticmethod
+    def _keyword_applies(kw: ast.keyword, setting: Setting) -> bool:
+        if isinstance(setting.argument, bool):
+            return isinstance(kw.value, ast.Constant) and kw.value.value is setting.argument
+        return True
+
+    def _row(self, node: ast.AST, api: str, setting: Setting) -> None:
+        tf_row(self.ctx, node, GPU_SETTING, api, setting.action, setting.tip)
+
+    def _wrap_config(self, node: ast.Call) -> None:
+        ctx = self.ctx
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.keyword):
+            parent = ctx.parent(parent)
+        if isinstance(parent, ast.Call) and ctx.last_name(parent.func) == self.wrapper:
+            return  # already npu_config_proto(config_proto=ConfigProto())
+        before = ctx.snippet(node)
+        start, end = ctx.owned(node)
+        ctx.replace(start, start, f"{self.wrapper}(config_proto=", checked=True)
+        ctx.replace(end, end, ")", checked=True)
+        tf_record(
+            ctx,
+            node,
+            SESSION_CONFIG,
+            f"ConfigProto through {self.wrapper}()",
+            before,
+            ctx.snippet(node),
+        )
+
+    def _session(self, node: ast.Call, name: str, position: int) -> None:
+        ctx = self.ctx
+        args = source_args(node)
+        config = next((a for a in args if a.keyword == "config"), None)
+        if config is None and len(node.args) > position:
+            config_value: ast.expr | None = node.args[position]
+        else:
+            config_value = config.value if config is not None else None
+        before = ctx.snippet(node)
+        short = name.rsplit(".", 1)[1]
+        if config_value is None:
+            if any(a.star for a in args):
+                return  # *args / **kwargs may hold the config
+            add_keywords(ctx, node, [("config", f"{self.wrapper}()")], literal_values=False)
+            message = f"{short}: config={self.wrapper}() added"
+        elif self._built_here(config_value):
+            return
+        else:
+            start, end = ctx.owned(config_value)
+            ctx.replace(start, start, f"{self.wrapper}(config_proto=", checked=True)
+            ctx.replace(end, end, ")", checked=True)
+            message = f"{short}: its config through {self.wrapper}()"
+        tf_record(ctx, node, SESSION_CONFIG, message, before, ctx.snippet(node))
+
+    def _built_here(self, value: ast.expr) -> bool:
+        """Whether the config is a ConfigProto call (wrapped by its own rule), already wrapped,
+        or a name the file binds only to a ConfigProto call."""
+        ctx = self.ctx
+        if isinstance(value, ast.Call):
+            if ctx.last_name(value.func) == self.wrapper:
+                return True
+            return tf_name(ctx.qname(value.func)) in self.table.config_proto
+        if isinstance(value, ast.Name) and ctx.tf is not None:
+            return value.id in ctx.tf.config_names
+        return False

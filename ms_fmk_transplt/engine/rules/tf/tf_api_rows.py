@@ -1,0 +1,85 @@
+"""Span pass, TensorFlow APIs the adapter does not support (its support lists for TF 1.15 and
+TF 2.6, rules/tf_adapter.json ``api_support``) and custom GPU kernel libraries: one row each
+(rules tf.unsupported_api and tf.custom_kernel, declared here)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_row
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables.tf_migration_table import tf_name
+
+UNSUPPORTED_API = declare(
+    "tf.unsupported_api",
+    "a TensorFlow API the Ascend TF adapter does not support: one row",
+    "The adapter publishes which TensorFlow APIs it supports, per TensorFlow version (1.15 for "
+    "TF 1.x code, 2.6 for TF 2.x code); an API it lists as unsupported (no migration path: "
+    "`tf.contrib` parts, TPU and GPU-specific APIs, ...) is left as written and listed with the "
+    "list's note. TF 1.x-style files are looked up in the 1.15 list, others in the 2.6 list.",
+    kind=OPEN_WORK,
+)
+CUSTOM_KERNEL = declare(
+    "tf.custom_kernel",
+    "a custom op library (`tf.load_op_library`): CUDA kernels the NPU cannot run, one row",
+    "A `.so` of custom TensorFlow kernels is built for the GPU (CUDA); on the NPU its operators "
+    "must be ported to Ascend C custom operators, or replaced by built-in ones.",
+    kind=OPEN_WORK,
+)
+
+
+class TfApiRows(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        self.kernels = self.tables.tf_migration.custom_kernels
+        support = self.tables.tf_adapter.api_support
+        self.lists = {"tf1": support.get("1.15", {}), "tf2": support.get("2.6", {})}
+        table = self.tables.tf_migration
+        self.handled = frozenset(
+            [*table.gpu_settings, *table.renames, *table.strategies, *table.custom_kernels]
+        )
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        self._api(node)
+
+    def leave_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._api(node)
+
+    def _api(self, node: ast.Attribute | ast.Name) -> None:
+        ctx = self.ctx
+        if ctx.tf is None:
+            return
+        listed = self.lists[ctx.tf.style]
+        raw = ctx.qname(node)
+        entry = self._entry(listed, raw)
+        if entry is None or entry[0] != "unsupported":
+            return  # (TensorFlow's own deprecations are not the NPU's work)
+        name = tf_name(raw)
+        if name in self.handled:
+            return  # a GPU setting (tf.gpu_setting) or a migrated API
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Attribute) and self._entry(listed, ctx.qname(parent)):
+            return  # the longer name gets the row
+        tip = entry[1]
+        shown = name.replace("tensorflow.", "tf.", 1)
+        tf_row(ctx, node, UNSUPPORTED_API, shown, "manual", tip)
+
+    @staticmethod
+    def _entry(listed: dict[str, tuple[str, str]], raw: str | None) -> tuple[str, str] | None:
+        """The list's entry for a name, as written (the 2.6 list names tf.compat.v1 APIs) or
+        without compat.v1."""
+        if not raw or not raw.startswith("tensorflow"):
+            return None
+        return listed.get(raw) or listed.get(tf_name(raw))
+
+    def leave_Call(self, node: ast.Call) -> None:
+        ctx = self.ctx
+        if ctx.tf is None:
+            return
+        name = tf_name(ctx.qname(node.func))
+        tip = self.kernels.get(name)
+        if tip is not None:
+            tf_row(ctx, node, CUSTOM_KERNEL, name.replace("tensorflow.", "tf.", 1), "manual", tip)

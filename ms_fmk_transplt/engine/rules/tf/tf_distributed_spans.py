@@ -1,0 +1,197 @@
+"""Span pass, TensorFlow distribution onto the adapter's collective communication: Horovod's
+``hvd.init/rank/size/local_rank/local_size``, ``DistributedOptimizer`` and
+``BroadcastGlobalVariablesHook`` -> the adapter's (``init_resource`` runs initialize_system,
+which collective communication needs first), its other APIs reported; ``tf.distribute``
+strategies -> ``npu_strategy.NPUStrategy`` in TF 1.x code, reported in TF 2.x; datasets batched
+with ``drop_remainder=True`` (rules tf.horovod, tf.distributed_api, tf.distribute_strategy,
+tf.drop_remainder, declared here)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables.tf_migration_table import tf_name
+
+HOROVOD = declare(
+    "tf.horovod",
+    "Horovod -> the adapter's HCCL APIs: `hvd.rank()` -> `get_npu_rank_id()`, "
+    "`hvd.DistributedOptimizer` -> `NPUDistributedOptimizer`, ...",
+    "Horovod does not drive NPUs; the adapter gives the same facts and wrappers over HCCL: "
+    "`hvd.init()` (a statement) -> `(npu_sess, npu_shutdown) = init_resource()` (it runs "
+    "initialize_system in a session of its own, which collective communication needs before "
+    "any rank is read), `hvd.rank/size/local_rank/local_size()` -> `get_npu_rank_id()` / "
+    "`get_npu_rank_size()` / `get_npu_local_rank_id()` / `get_npu_local_rank_size()`, "
+    "`hvd.DistributedOptimizer(opt)` -> `NPUDistributedOptimizer(opt)` (Keras: "
+    "`npu_keras_optimizer(opt)`), `hvd.BroadcastGlobalVariablesHook(0)` -> "
+    "`NPUBroadcastGlobalVariablesHook(0, get_npu_rank_id())`. Launch one process per NPU with "
+    "the rank table the adapter reads (RANK_TABLE_FILE, RANK_ID, RANK_SIZE) instead of horovodrun.",
+    caveat="init_resource() opens a session for initialize_system: run shutdown_resource("
+    "npu_sess, npu_shutdown) and close_session(npu_sess) when training ends; Horovod's extra "
+    "arguments (compression, op, ...) are not taken by the adapter's wrappers",
+)
+DISTRIBUTED_API = declare(
+    "tf.distributed_api",
+    "a Horovod or tf.distribute API without a direct adapter counterpart: one row",
+    "Horovod's collectives (`allreduce`, `broadcast`, ...), its callbacks and TF 2.x "
+    "`tf.distribute` strategies are left as written and listed with the adapter's way to do the "
+    "same (npu_bridge.hccl's hccl_ops, npu_device.distribute).",
+    kind=OPEN_WORK,
+)
+DISTRIBUTE_STRATEGY = declare(
+    "tf.distribute_strategy",
+    "`tf.distribute.MirroredStrategy()` -> `npu_strategy.NPUStrategy()` (TF 1.x Estimator code)",
+    "In TF 1.x code (an Estimator's train_distribute) the adapter's strategy is "
+    "`npu_strategy.NPUStrategy()`: one process per NPU, gradients all-reduced over HCCL. The "
+    "strategy's arguments (devices, cross_device_ops) are GPU placement and are dropped.",
+    caveat="NPUStrategy runs one process per NPU: launch the script once per device with the "
+    "rank table (RANK_TABLE_FILE, RANK_ID, RANK_SIZE); the GPU strategy's arguments are dropped",
+)
+DROP_REMAINDER = declare(
+    "tf.drop_remainder",
+    "`dataset.batch(n)` -> `dataset.batch(n, drop_remainder=True)` in TF 1.x code",
+    "The adapter compiles the graph for static shapes: a last, smaller batch would change the "
+    "input shape and recompile (or fail with iterations_per_loop > 1). `batch`, `padded_batch` "
+    "and `map_and_batch` calls of a TF 1.x file get `drop_remainder=True` unless they pass it.",
+    caveat="the last partial batch of each epoch is dropped",
+)
+
+
+class TfDistributedSpans(SpanConcern):
+    def __init__(self, ctx: SpanContext) -> None:
+        super().__init__(ctx)
+        self.table = self.tables.tf_migration
+
+    def leave_Call(self, node: ast.Call) -> None:
+        ctx = self.ctx
+        tf = ctx.tf
+        if tf is None:
+            return
+        func = node.func
+        root = _root(func)
+        if root is not None and root.id in tf.horovod and ctx.qname(root) is not None:
+            if isinstance(func, ast.Attribute) and func.value is root:
+                self._horovod(node, func, tf.horovod[root.id])
+            else:
+                names = ctx.names_in(func)
+                tip = self.table.horovod_manual.get(names[-2] if len(names) > 2 else "")
+                api = ".".join(reversed(names))
+                tf_row(
+                    ctx, node, DISTRIBUTED_API, api, "manual", tip or self.table.horovod_manual["*"]
+                )
+            return
+        name = tf_name(ctx.qname(func))
+        strategy = self.table.strategies.get(name)
+        if strategy is not None:
+            self._strategy(node, name, strategy)
+        elif tf.tf1 and isinstance(func, ast.Attribute):
+            if func.attr in ("batch", "padded_batch") or (
+                name == "tensorflow.data.experimental.map_and_batch"
+            ):
+                self._batch(node, func)
+
+    def _horovod(self, node: ast.Call, func: ast.Attribute, kind: str) -> None:
+        ctx = self.ctx
+        entry = self.table.horovod.get(func.attr)
+        api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        if entry is None:
+            tip = self.table.horovod_manual.get(func.attr, self.table.horovod_manual["*"])
+            tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
+            return
+        before = ctx.snippet(node)
+        if "statement" in entry:
+            stmt = ctx.parent(node)
+            if not isinstance(stmt, ast.Expr) or node.args or node.keywords:
+                tf_row(ctx, node, DISTRIBUTED_API, api, "manual", entry["note"])
+                return
+            start, end = ctx.owned(node, stmt)
+            ctx.replace(start, end, entry["statement"])
+            tf_record(
+                ctx, node, HOROVOD, f"{api}() -> {entry['statement']}", before, entry["statement"]
+            )
+            return
+        call = entry.get("keras_call", entry["call"]) if kind == "keras" else entry["call"]
+        extra = [kw.arg for kw in node.keywords]
+        if (entry["call"] == "NPUDistributedOptimizer" and (len(node.args) != 1 or extra)) or any(
+            isinstance(a, ast.Starred) for a in node.args
+        ):
+            tf_row(
+                ctx,
+                node,
+                DISTRIBUTED_API,
+                api,
+                "manual",
+                f"{call}(optimizer) takes the optimizer only: remove Horovod's other "
+                "arguments, then use it",
+            )
+            return
+        start, end = ctx.source.span(func)
+        ctx.replace(start, end, call)
+        if "append" in entry:
+            add_keywords_text(ctx, node, entry["append"])
+        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node))
+
+    def _strategy(self, node: ast.Call, name: str, strategy: str) -> None:
+        ctx = self.ctx
+        assert ctx.tf is not None
+        if not ctx.tf.tf1:
+            tf_row(
+                ctx,
+                node,
+                DISTRIBUTED_API,
+                name.replace("tensorflow.", "tf.", 1),
+                "manual",
+                self.table.text("strategy_tf2_tip"),
+            )
+            return
+        before = ctx.snippet(node)
+        start, end = ctx.owned(node)
+        new = f"{self.table.text('strategy_module')}.{strategy}()"
+        ctx.replace(start, end, new)
+        tf_record(ctx, node, DISTRIBUTE_STRATEGY, f"{name} -> {new}", before, new)
+
+    def _batch(self, node: ast.Call, func: ast.Attribute) -> None:
+        ctx = self.ctx
+        if any(kw.arg in (None, "drop_remainder") for kw in node.keywords):
+            return
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        root = ctx.root_qname(func)
+        if func.attr != "map_and_batch" and root and root.split(".")[0] in self.table.import_roots:
+            # tf.train.batch / tf.compat.v1.train.batch: other signatures; a dataset is a value
+            return
+        positional = 2 if func.attr == "batch" else 4  # where drop_remainder is by position
+        if len(node.args) >= positional:
+            return  # drop_remainder given by position
+        before = ctx.snippet(node)
+        add_keywords(ctx, node, [("drop_remainder", True)])
+        tf_record(
+            ctx,
+            node,
+            DROP_REMAINDER,
+            f".{func.attr}(..., drop_remainder=True)",
+            before,
+            ctx.snippet(node),
+        )
+
+
+def _root(func: ast.expr) -> ast.Name | None:
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func if isinstance(func, ast.Name) else None
+
+
+def add_keywords_text(ctx: SpanContext, node: ast.Call, text: str) -> None:
+    """A positional argument appended to the call (``NPUBroadcastGlobalVariablesHook(0,
+    get_npu_rank_id())``)."""
+    source = ctx.source
+    end = source.span(node)[1] - 1
+    if node.args or node.keywords:
+        last = max((*node.args, *node.keywords), key=lambda a: source.span(a)[1])
+        last_end = source.span(last)[1]
+        ctx.replace(last_end, last_end, f", {text}", checked=True)
+    else:
+        ctx.replace(end, end, text, checked=True)

@@ -1,0 +1,69 @@
+"""Edits and records shared by the ``tf`` concerns: a change row that needs no ``import
+torch_npu`` (it needs the adapter's import instead), an open-work row, keywords added to a
+call."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.tables.unsupported_table import Entry
+
+CATEGORY = "tensorflow"  # the category of the family's open-work rows
+
+
+def tf_record(
+    ctx: SpanContext, node: ast.AST, rule: str, message: str, before: str, after: str
+) -> None:
+    """A change of the family: the file then gets the adapter's import (tf.adapter_import)."""
+    if ctx.tf is not None and not rule.startswith("tf.npu_device"):
+        ctx.tf.needs_adapter = ctx.tf.needs_adapter or ctx.tf.tf1
+    ctx.record(ctx.lines(node), rule, message, before, after, needs_torch_npu=False)
+
+
+def tf_row(
+    ctx: SpanContext,
+    node: ast.AST,
+    rule: str,
+    api: str,
+    action: str,
+    tip: str,
+    message: str | None = None,
+) -> None:
+    """An open-work row (manual or caveat) of the family."""
+    entry = Entry(api, CATEGORY, action, tip)
+    ctx.unsupported(ctx.lines(node), api, entry, message or f"{api}: {tip}", rule)
+
+
+def literal(value: object) -> str:
+    """Python source of an option value given on the command line."""
+    return repr(value)
+
+
+def add_keywords(
+    ctx: SpanContext, call: ast.Call, items: list[tuple[str, object]], literal_values: bool = True
+) -> list[str]:
+    """``name=value`` arguments added at the end of ``call`` (after a trailing comma if there
+    is one); returns the names added. ``literal_values``: the values are Python values (shown
+    with repr), else source text."""
+    if not items:
+        return []
+    text = ", ".join(f"{k}={literal(v) if literal_values else v}" for k, v in items)
+    source = ctx.source
+    end = source.span(call)[1] - 1  # the closing parenthesis
+    has_args = bool(call.args or call.keywords)
+    if has_args:
+        last = max(
+            (*call.args, *call.keywords),
+            key=lambda a: source.span(a)[1],
+        )
+        last_end = source.span(last)[1]
+        between = source.data[last_end:end]
+        if b"," in between.split(b"#")[0]:
+            comma = last_end + between.index(b",") + 1
+            ctx.replace(comma, comma, f" {text}", checked=True)
+        else:
+            ctx.replace(last_end, last_end, f", {text}", checked=True)
+    else:
+        ctx.replace(end, end, text, checked=True)
+    return [k for k, _ in items]

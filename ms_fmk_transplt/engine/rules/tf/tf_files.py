@@ -1,0 +1,104 @@
+"""Which files the ``tf`` family acts on and how: a file is TensorFlow when a module-level or
+nested import names TensorFlow (or the adapter, or Horovod's TensorFlow front ends); its style is
+TF 1.x (graph code, sessions, Estimators, ``tf.compat.v1``: the adapter's ``npu_bridge``) or
+TF 2.x (eager Keras: ``npu_device``); an entry point is a file with a ``__main__`` guard or
+module-level calls. Worked out once per file from its import statements and bytes."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+
+
+@dataclass
+class TfFile:
+    """What the ``tf`` concerns know of the file being walked, and what they ask of the end of
+    the pass (the adapter's import, the NPU device opened)."""
+
+    style: str  # "tf1" or "tf2"
+    horovod: dict[str, str]  # names bound to Horovod's TensorFlow modules -> "tf1" / "keras"
+    entry: bool  # a __main__ guard or module-level calls: where TF2's NPU device is opened
+    calls_initialize_system: bool  # the code runs npu_ops.initialize_system() already
+    needs_adapter: bool = (
+        False  # a change names something `from npu_bridge.npu_init import *` gives
+    )
+    config_names: set[str] = field(default_factory=set)  # names bound to a ConfigProto(...) call
+    needs_npu_device: bool = False  # a change names npu_device (TF 2.x)
+    # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
+    option_values: dict[str, dict[str, object]] = field(default_factory=dict)
+    option_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def tf1(self) -> bool:
+        return self.style == "tf1"
+
+    def add_tree(self, tree: ast.Module, table: TfMigrationTable) -> None:
+        """What the module's tree says: module-level calls make it an entry point; the names
+        it binds only to ``ConfigProto(...)`` calls (their sessions need no wrapping)."""
+        body = tree.body
+        if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
+            self.entry = True
+        config: set[str] = set()
+        other: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                value = node.value
+                for target in targets:
+                    if not isinstance(target, ast.Name):
+                        continue
+                    func = value.func if isinstance(value, ast.Call) else None
+                    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                    (config if last == "ConfigProto" else other).add(target.id)
+        self.config_names = config - other
+
+
+def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level or node.module is None:
+        return []
+    return [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+
+
+def tf_file(
+    imports: list[ast.Import | ast.ImportFrom], source: bytes, table: TfMigrationTable
+) -> TfFile | None:
+    """The file's TensorFlow facts, or None for a file that imports no TensorFlow."""
+    horovod: dict[str, str] = {}
+    is_tf = False
+    for node in imports:
+        for path in _roots(node):
+            if path.split(".")[0] in table.import_roots:
+                is_tf = True
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                path, bound = alias.name, alias.asname
+            elif node.module and not node.level:
+                path, bound = f"{node.module}.{alias.name}", alias.asname or alias.name
+            else:
+                continue
+            kind = table.horovod_modules.get(path)
+            if kind is not None and bound:
+                horovod[bound] = kind
+                is_tf = True
+    if not is_tf:
+        return None
+    style = "tf1" if any(m in source for m in table.tf1_markers) else "tf2"
+    return TfFile(
+        style=style,
+        horovod=horovod,
+        entry=b"__main__" in source,
+        calls_initialize_system=b"initialize_system" in source,
+    )
+
+
+def tf_anchor_words(table: TfMigrationTable, bound: dict[str, str]) -> tuple[str, ...]:
+    """The words that anchor a TensorFlow file's statements: the table's, and each name an
+    import binds to something of TensorFlow (``from tensorflow.keras import layers``)."""
+    names = sorted(
+        name for name, path in bound.items() if name and path.split(".")[0] in table.import_roots
+    )
+    return (*table.anchor_words, *names)
