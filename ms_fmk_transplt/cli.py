@@ -186,6 +186,15 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     help="No `# msft: TODO[...]` comments on lines distributed -m could not finish (rows stay).",
 )
 @click.option(
+    "--npu-option",
+    "npu_options",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="TensorFlow: set an Ascend TF adapter option (precision_mode, iterations_per_loop, "
+    "...) in the NPURunConfig / npu_device configs the migration creates; checked against the "
+    "adapter's documented options and values (repeatable).",
+)
+@click.option(
     "--output-format",
     "--report-format",
     "report_format",
@@ -219,6 +228,7 @@ def main(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     no_todo_comments: bool,
+    npu_options: tuple[str, ...],
     report_format: str,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
@@ -240,6 +250,7 @@ def main(
         select=rule_patterns(select),
         ignore=rule_patterns(ignore),
         todo_comments=not no_todo_comments,
+        npu_options=npu_options,
         jobs=jobs,
         max_file_mib=max_file_mib,
         file_timeout=file_timeout,

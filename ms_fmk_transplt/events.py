@@ -145,3 +145,4 @@ class FileResult:
     # seconds spent per phase ("prefilter", "analyse", "rewrite"; see engine/migrate.py)
     timings: dict[str, float] = field(default_factory=dict)
     libcst_stages: str = ""  # the LibCST stages of the options run on it ("user_rules,similar")
+    framework: str = ""  # "tensorflow" for a file that imports TensorFlow ("": PyTorch or none)

@@ -71,6 +71,7 @@ def migrate_file(
         result.notices,
         timings=result.timings,
         libcst_stages=result.libcst_stages,
+        framework=result.framework,
     )
     if cache is not None and key is not None:
         changed = result.status == FileStatus.CHANGED

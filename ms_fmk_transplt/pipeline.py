@@ -53,6 +53,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
     for flag, patterns in (("--select", options.select), ("--ignore", options.ignore)):
         for pattern in patterns:
             _check_rule_pattern(flag, pattern)
+    npu_options = _npu_options(options)
     engine = EngineOptions(
         user_rules=rules,
         specify_device=options.specify_device,
@@ -62,6 +63,7 @@ def engine_options(options: RunOptions) -> EngineOptions:
         ignore=options.ignore,
         todo_comments=options.todo_comments,
         input_lines=options.analyse,
+        npu_options=npu_options,
     )
     if options.file_timeout is not None:
         engine = dataclasses.replace(engine, file_seconds=options.file_timeout)
@@ -69,6 +71,30 @@ def engine_options(options: RunOptions) -> EngineOptions:
         return engine
     limit = int(options.max_file_mib * 2**20)  # an explicit limit holds for both passes
     return dataclasses.replace(engine, max_file_bytes=limit, max_cst_bytes=limit)
+
+
+def _npu_options(options: RunOptions) -> tuple[tuple[str, object], ...]:
+    """--npu-option NAME=VALUE values, typed and checked against the adapter's option table
+    (one error line naming the option and its allowed values otherwise)."""
+    if not options.npu_options:
+        return ()
+    table = load_tables(options.target_version).tf_adapter
+    out: dict[str, object] = {}
+    for item in options.npu_options:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UserError("--npu-option", f"{item!r}: expected NAME=VALUE")
+        try:
+            value = table.parse_value(name, text.strip())
+        except ValueError as exc:
+            raise UserError("--npu-option", str(exc)) from None
+        places = ("NPURunConfig", "npu_device")
+        problems = [table.problem(name, value, place) for place in places]
+        if all(problems):
+            raise UserError("--npu-option", str(problems[0]))
+        out[name] = value
+    return tuple(out.items())
 
 
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
@@ -148,6 +174,7 @@ def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
             str(engine.input_lines),
             facts_fingerprint(engine.project),
         ]
+        + ([repr(engine.npu_options)] if engine.npu_options else [])
     )
     return fingerprint(extra)
 

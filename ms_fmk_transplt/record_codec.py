@@ -21,6 +21,9 @@ _RECORD_KEYS = frozenset(
 )
 
 
+FRAMEWORKS = "tensorflow"  # the one value of FileRecord.framework besides ""
+
+
 class Malformed(ValueError):
     """A cached value that is not exactly what record_to_plain writes."""
 
@@ -36,13 +39,18 @@ def record_to_plain(record: FileRecord) -> dict[str, object]:
         "libcst_stages": record.libcst_stages,
         "events": [_flat_to_plain(e) for e in record.events],
         "notices": [_flat_to_plain(n) for n in record.notices],
+        # only for a TensorFlow file: entries of other files read as before
+        **({"framework": record.framework} if record.framework else {}),
     }
 
 
 def record_from_plain(value: object, rel: str, time: datetime) -> FileRecord:
     """The record of ``rel`` from a cached value; raises Malformed for anything else."""
-    if type(value) is not dict or value.keys() != _RECORD_KEYS:
+    if type(value) is not dict or value.keys() - {"framework"} != _RECORD_KEYS:
         raise Malformed("not a record")
+    framework = value.get("framework", "")
+    if framework not in ("", FRAMEWORKS):
+        raise Malformed("wrong framework")
     if value["path"] != rel:
         raise Malformed("the record of another file")
     status = _enum(FileStatus, value["status"])
@@ -51,7 +59,17 @@ def record_from_plain(value: object, rel: str, time: datetime) -> FileRecord:
         raise Malformed("wrong types")
     events = _flat_list(ChangeEvent, value["events"], rel)
     notices = _flat_list(Notice, value["notices"], rel)
-    return FileRecord(rel, status, python, analysed, time, events, notices, libcst_stages=stages)
+    return FileRecord(
+        rel,
+        status,
+        python,
+        analysed,
+        time,
+        events,
+        notices,
+        libcst_stages=stages,
+        framework=framework,
+    )
 
 
 def _flat_to_plain(item: ChangeEvent | Notice) -> list[object]:

@@ -29,6 +29,7 @@ class RunOptions:
     select: tuple[str, ...] = ()  # --select: only these rule ids / id prefixes
     ignore: tuple[str, ...] = ()  # --ignore: not these
     todo_comments: bool = True  # off: --no-todo-comments
+    npu_options: tuple[str, ...] = ()  # --npu-option NAME=VALUE (TensorFlow adapter options)
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     file_timeout: float | None = None  # --file-timeout, seconds (None: the engine's default)
     jobs: int = 0  # worker processes (0: one per core)
@@ -53,6 +54,7 @@ class FileRecord:
     cached: bool = False
     timings: dict[str, float] = field(default_factory=dict)  # seconds per engine phase
     libcst_stages: str = ""  # the LibCST stages of the options run on it (FileResult's)
+    framework: str = ""  # FileResult's: "tensorflow" for a TensorFlow file
 
 
 @dataclass

@@ -95,6 +95,7 @@ def write_records(
                 "time": f.time.isoformat(),
                 "events": [_event(e) for e in f.events],
                 "notices": [_notice(n) for n in f.notices],
+                **({"framework": f.framework} if f.framework else {}),
             }
             for f in result.files
         ],
@@ -141,7 +142,15 @@ def file_record(item: dict[str, Any]) -> FileRecord:
         events,
         notices,
         item["cached"],
+        framework=_framework(item),
     )
+
+
+def _framework(item: dict[str, Any]) -> str:
+    framework = item.get("framework", "")
+    if framework not in ("", "tensorflow"):
+        raise ValueError(f"framework {framework!r}")
+    return str(framework)
 
 
 _ITEM = {

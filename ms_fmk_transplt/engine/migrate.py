@@ -106,6 +106,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     notices = fold_library_rows(result.notices, libraries, migrated, source)
     result.notices[:] = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
     result.libcst_stages = stages
+    if isinstance(done, PassOutput):
+        result.framework = done.framework
     result.timings.update(
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
     )

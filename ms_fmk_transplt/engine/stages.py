@@ -177,6 +177,7 @@ def _after_span_pass(
         inserts,
         order,
         tree=spans.tree,
+        framework=spans.framework,
     )
 
 

@@ -9,8 +9,18 @@ from pathlib import Path
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report.statistics import caveat_split, rule_counts, run_buckets, summary_counts
+from ms_fmk_transplt.report.statistics import (
+    FRAMEWORK_NAMES,
+    caveat_split,
+    framework_counts,
+    framework_line,
+    rule_counts,
+    run_buckets,
+    summary_counts,
+)
 from ms_fmk_transplt.safe_names import shown
+
+TF_TARGET = "the Ascend TF adapter (npu_bridge / npu_device)"
 
 
 def _line(time: datetime, level: Severity | str, message: str) -> str:
@@ -25,7 +35,20 @@ def target_version(result: RunResult) -> str:
 
 def target_line(result: RunResult) -> str:
     how = "-v" if result.options.target_version else "the newest known; choose with -v"
-    return f"torch_npu {target_version(result)} ({how}) on the matching PyTorch"
+    line = f"torch_npu {target_version(result)} ({how}) on the matching PyTorch"
+    if framework_counts(result.files):
+        line += f"; TensorFlow files: {TF_TARGET}"
+    return line
+
+
+def target_label(result: RunResult) -> str:
+    """What the output targets, short: ``torch_npu 2.14.0``, with the TF adapter when the run
+    has TensorFlow files."""
+    counts = framework_counts(result.files)
+    if counts and all(c.name == FRAMEWORK_NAMES["tensorflow"] for c in counts):
+        return TF_TARGET
+    torch = f"torch_npu {target_version(result)}"
+    return f"{torch} + {TF_TARGET}" if counts else torch
 
 
 def lines(result: RunResult) -> list[str]:
@@ -89,6 +112,9 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
     out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
     for rule, n in rule_counts(result):
         out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
+    frameworks = framework_counts(result.files)
+    if frameworks:
+        out.append(_line(end, "INFO", framework_line(frameworks)))
     b = run_buckets(result)
     out.append(
         _line(

@@ -11,11 +11,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT
 from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.records import FileRecord, RunResult
 
-NOT_COUNTED = {TORCH_NPU, TODO_COMMENT}  # bookkeeping, not CUDA constructs of the user's code
+# bookkeeping, not CUDA constructs of the user's code
+NOT_COUNTED = {TORCH_NPU, TODO_COMMENT, ADAPTER_IMPORT}
+FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 
 
 _CELL = re.compile(r"^(.*)#cell(\d+)$")
@@ -90,6 +93,34 @@ def headline_counts(files: Iterable[FileRecord]) -> Headline:
         advice=sum(1 for n in notices if n.advice),
         buckets=count_buckets(events, notices),
     )
+
+
+@dataclass(frozen=True)
+class FrameworkCount:
+    """One framework's share of a run (its Python files, changed files, planning buckets)."""
+
+    name: str
+    files: int
+    changed: int
+    buckets: Buckets
+
+
+def framework_counts(files: Iterable[FileRecord]) -> list[FrameworkCount]:
+    """Per framework, for a run with TensorFlow files (a file's framework: FileRecord's);
+    [] for a run without any (its numbers are the run's)."""
+    python = [f for f in files if f.python]
+    if not any(f.framework for f in python):
+        return []
+    out = []
+    for key, name in FRAMEWORK_NAMES.items():
+        mine = [f for f in python if f.framework == key]
+        if not mine:
+            continue
+        events = [e for f in mine for e in f.events]
+        notices = [n for f in mine for n in f.notices]
+        changed = sum(1 for f in mine if f.status == FileStatus.CHANGED)
+        out.append(FrameworkCount(name, len(mine), changed, count_buckets(events, notices)))
+    return out
 
 
 def run_buckets(result: RunResult) -> Buckets:
@@ -169,7 +200,22 @@ def summary_counts(result: RunResult) -> dict[str, int]:
         "warnings (log only)": sum(
             1 for n in result.notices if n.severity != Severity.INFO and not n.category
         ),
+        **{
+            f"{c.name} files": c.files
+            for c in framework_counts(result.files)
+            if c.name == FRAMEWORK_NAMES["tensorflow"]
+        },
     }
+
+
+def framework_line(counts: list[FrameworkCount]) -> str:
+    """``by framework: PyTorch / other Python 8 files (2 changed, 95.0% converted) · ...``"""
+    parts = [
+        f"{c.name} {c.files} file{'s' * (c.files != 1)} ({c.changed} changed, "
+        f"{c.buckets.conversion_rate:.1%} converted, {c.buckets.manual} manual)"
+        for c in counts
+    ]
+    return "by framework: " + " · ".join(parts)
 
 
 def rule_counts(result: RunResult) -> list[tuple[str, int]]:

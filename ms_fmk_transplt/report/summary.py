@@ -11,10 +11,12 @@ from rich.table import Table
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
-from ms_fmk_transplt.report.log import target_version
+from ms_fmk_transplt.report.log import target_label, target_version
 from ms_fmk_transplt.report.statistics import (
     advice_count,
     caveat_split,
+    framework_counts,
+    framework_line,
     headline_counts,
     libcst_stages,
     open_work,
@@ -78,15 +80,37 @@ def headline(result: RunResult) -> list[str]:
         seconds = f" in {max((result.finished - result.started).total_seconds(), 0):.1f} s"
     manual = f"[bold red]{b.manual} need manual work[/]" if b.manual else "0 need manual work"
     html = result.report_paths.get("html")
+    frameworks = framework_counts(result.files)
     return [
         f"[bold]{escape(shown(result.project.name))} -> "
-        f"torch_npu {escape(target_version(result))}: "
+        f"{escape(target_label(result))}: "
         f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
         f"{_n(b.caveat, 'caveat')})",
         f"{manual} · {b.caveat} caveats to check ({caveat_split(b)}) · {h.advice} advice rows",
         f"{h.python} Python files: {h.changed} changed, {h.not_migrated} not migrated{seconds}",
+        *([framework_line(frameworks)] if frameworks else []),
         *([f"review: {escape(shown(html))}"] if html else []),
     ]
+
+
+def _frameworks(result: RunResult) -> dict[str, object]:
+    """Per framework, for a run with TensorFlow files (none otherwise)."""
+    counts = framework_counts(result.files)
+    if not counts:
+        return {}
+    return {
+        "frameworks": {
+            c.name: {
+                "python_files": c.files,
+                "changed": c.changed,
+                "automatic": c.buckets.automatic,
+                "caveat": c.buckets.caveat,
+                "manual": c.buckets.manual,
+                "conversion_rate": round(c.buckets.conversion_rate, 4),
+            }
+            for c in counts
+        }
+    }
 
 
 def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
@@ -102,6 +126,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "exit_code": exit_code,
         "counts": summary_counts(result),
         "changes_by_rule": dict(rule_counts(result)),
+        **_frameworks(result),
         "buckets": {
             "automatic": b.automatic,
             "caveat": b.caveat,

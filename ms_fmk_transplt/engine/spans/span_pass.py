@@ -73,6 +73,7 @@ class PassOutput:
     # for a later stage when this pass left ``import torch_npu`` to it (insert_imports=False)
     needs_torch_npu: bool = False
     helper_lines: list[tuple[str, str, str]] = field(default_factory=list)
+    framework: str = ""  # "tensorflow": the file imports TensorFlow (FileResult.framework)
 
 
 def supports(options: EngineOptions) -> bool:
@@ -255,4 +256,5 @@ def _span_pass(
         tree=kept[0][1] if len(kept) == 1 and decoded is None else None,
         needs_torch_npu=ctx.needs_torch_npu,
         helper_lines=ctx.helper_lines,
+        framework="tensorflow" if ctx.tf is not None else "",
     )

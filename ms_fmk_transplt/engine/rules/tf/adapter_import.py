@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
+from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -60,7 +61,7 @@ class TfAdapterInsert(TorchNpuInsert):
                 inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
             if tf.entry and b"npu_device.open(" not in data:
                 for name, value in self._device_options():
-                    line = f"npu_device.global_options().{name} = {value!r}"
+                    line = f"npu_device.global_options().{name} = {literal(value)}"
                     inserted.append((line, NPU_DEVICE, f"--npu-option {name} set"))
                 statement = self.table.text("npu_device_open")
                 inserted.append((statement, NPU_DEVICE, "NPU device opened as the default"))

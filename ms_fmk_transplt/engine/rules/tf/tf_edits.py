@@ -5,6 +5,7 @@ call."""
 from __future__ import annotations
 
 import ast
+import json
 
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.unsupported_table import Entry
@@ -36,7 +37,10 @@ def tf_row(
 
 
 def literal(value: object) -> str:
-    """Python source of an option value given on the command line."""
+    """Python source of an option value given on the command line (strings in double quotes,
+    as most code writes them)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
     return repr(value)
 
 
