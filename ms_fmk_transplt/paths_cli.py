@@ -166,8 +166,8 @@ def paths_main(
             select=rule_patterns(select),
             ignore=rule_patterns(ignore),
         )
-        options = engine_options(run)
         tables = load_tables(version)  # once for every file, handed down
+        options = engine_options(run, tables)
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)

@@ -47,13 +47,13 @@ def _check_rule_pattern(flag: str, pattern: str) -> None:
         raise UserError(flag, f"{pattern}: not a rule id or id prefix{hint}")
 
 
-def engine_options(options: RunOptions) -> EngineOptions:
+def engine_options(options: RunOptions, tables: Tables) -> EngineOptions:
     """Validates what the user asked for (-r file) before anything is written."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
     for flag, patterns in (("--select", options.select), ("--ignore", options.ignore)):
         for pattern in patterns:
             _check_rule_pattern(flag, pattern)
-    npu_options = _npu_options(options)
+    npu_options = _npu_options(options, tables)
     engine = EngineOptions(
         user_rules=rules,
         specify_device=options.specify_device,
@@ -73,12 +73,12 @@ def engine_options(options: RunOptions) -> EngineOptions:
     return dataclasses.replace(engine, max_file_bytes=limit, max_cst_bytes=limit)
 
 
-def _npu_options(options: RunOptions) -> tuple[tuple[str, object], ...]:
+def _npu_options(options: RunOptions, tables: Tables) -> tuple[tuple[str, object], ...]:
     """--npu-option NAME=VALUE values, typed and checked against the adapter's option table
     (one error line naming the option and its allowed values otherwise)."""
     if not options.npu_options:
         return ()
-    table = load_tables(options.target_version).tf_adapter
+    table = tables.tf_adapter
     out: dict[str, object] = {}
     for item in options.npu_options:
         name, sep, text = item.partition("=")
@@ -98,8 +98,8 @@ def _npu_options(options: RunOptions) -> tuple[tuple[str, object], ...]:
 
 
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
-    engine = engine_options(options)
     tables = load_tables(options.target_version)  # once per run, handed down from here
+    engine = engine_options(options, tables)
     project = resolve_project(options.input)
     main_rel = distributed_main.main_file(project, options)
     final_dir = output_dir_for(

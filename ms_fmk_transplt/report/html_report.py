@@ -20,6 +20,7 @@ from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.records import FileRecord, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
+from ms_fmk_transplt.report.log import target_label
 from ms_fmk_transplt.report.statistics import (
     advice_count,
     category_counts,
@@ -27,6 +28,7 @@ from ms_fmk_transplt.report.statistics import (
     changes_by_rule,
     file_order,
     folder_counts,
+    framework_counts,
     headline_counts,
     open_work,
 )
@@ -120,10 +122,10 @@ def _header(result: RunResult) -> str:
         )
         if on
     ]
-    target = result.tables.torch_npu_version
+    target = target_label(result)
     when = (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
     run = (
-        f"target torch_npu {esc(target)} · ms_fmk_transplt {esc(__version__)} · {esc(when)}"
+        f"target {esc(target)} · ms_fmk_transplt {esc(__version__)} · {esc(when)}"
         f" · options: {esc(' '.join(picked) or 'none')}"
     )
     return (
@@ -145,6 +147,9 @@ def _cards(result: RunResult) -> str:
         ("caveat", b.caveat, f"caveats to check ({caveat_split(b)})"),
         ("advice", h.advice, "advice"),
     ]
+    for c in framework_counts(result.files):  # a run with TensorFlow files: both shares
+        rate = f"{c.buckets.conversion_rate:.0%}"
+        cards.append(("", c.files, f"{c.name} files ({c.changed} changed, {rate} converted)"))
     items = "".join(f'<div class="card {c}"><b>{esc(v)}</b>{esc(t)}</div>' for c, v, t in cards)
     return f'<div class="cards" id="summary">{items}</div>'
 

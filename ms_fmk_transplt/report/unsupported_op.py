@@ -11,6 +11,7 @@ from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
@@ -19,6 +20,7 @@ from ms_fmk_transplt.report.links import relative_url
 from ms_fmk_transplt.report.statistics import (
     api_counts,
     category_counts,
+    framework_counts,
     open_work_notices,
     run_buckets,
 )
@@ -91,15 +93,21 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
         ("conversion rate", b.conversion_rate),
         ("advice rows (sheet Advice, not counted above)", len(advice_csv.rows(result))),
     ]
+    for c in framework_counts(result.files):  # a run with TensorFlow files: each share
+        items.append((f"{c.name}: Python files / changed", f"{c.files} / {c.changed}"))
+        items.append((f"{c.name}: conversion rate", c.buckets.conversion_rate))
     for item in items:
         style.body_row(summary, item, (2,))
-        if item[0] == "conversion rate":
+        if str(item[0]).endswith("conversion rate"):
             summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
     summary.append([])
     style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
     notices = open_work_notices(result)  # the rows of ``data``, in the same order
     by_cat, manual = category_counts(notices), category_counts(notices, manual_only=True)
+    tensorflow = bool(framework_counts(result.files))
     for category, description in target.unsupported.categories.items():
+        if category == TF_CATEGORY and not tensorflow:
+            continue  # listed for runs with TensorFlow files only
         count, hand = by_cat.get(category, 0), manual.get(category, 0)
         style.body_row(summary, (category, count, hand, count - hand, description), (2, 3, 4))
     hand = sum(manual.values())
