@@ -27,6 +27,7 @@ from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import (
 )
 from ms_fmk_transplt.engine.rules.tf.adapter_import import TfAdapterInsert
 from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
+from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import horovod_import_rows
 from ms_fmk_transplt.engine.rules.tf.tf_files import TfFile, tf_anchor_words, tf_file
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import merge_nccl_rows
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
@@ -236,6 +237,7 @@ def _span_pass(
             TorchNpuInsert(ctx, facts).run()
         if ctx.tf is not None:
             check_requirements(ctx)
+            horovod_import_rows(ctx)
             TfAdapterInsert(ctx, facts).run()
     except UnsupportedScope as exc:
         if exc.compile_error:

@@ -50,6 +50,15 @@ DISTRIBUTE_STRATEGY = declare(
     caveat="NPUStrategy runs one process per NPU: launch the script once per device with the "
     "rank table (RANK_TABLE_FILE, RANK_ID, RANK_SIZE); the GPU strategy's arguments are dropped",
 )
+HOROVOD_IMPORT = declare(
+    "tf.horovod_import",
+    "a Horovod import left once every Horovod call of the file is migrated: one caveat row",
+    "When tf.horovod migrated every Horovod call of a file, its `import horovod...` is left as "
+    "written and listed: nothing needs it any more, and on an NPU machine without Horovod the "
+    "import fails. Remove it there (a file that still calls Horovod has tf.distributed_api rows "
+    "instead, and no row for its import).",
+    kind=OPEN_WORK,
+)
 DROP_REMAINDER = declare(
     "tf.drop_remainder",
     "`dataset.batch(n)` -> `dataset.batch(n, drop_remainder=True)` in TF 1.x code",
@@ -176,6 +185,31 @@ class TfDistributedSpans(SpanConcern):
             before,
             ctx.snippet(node),
         )
+
+
+def horovod_import_rows(ctx: SpanContext) -> None:
+    """Once the file is walked: when every Horovod call it makes was migrated, its Horovod
+    import is a caveat row (nothing needs Horovod any more; on an NPU machine without it the
+    import fails)."""
+    tf = ctx.tf
+    if tf is None or not tf.horovod:
+        return
+    if not any(e.rule == HOROVOD for e in ctx.events):
+        return
+    if any(n.rule == DISTRIBUTED_API and n.api.split(".")[0] in tf.horovod for n in ctx.notices):
+        return  # Horovod is still called
+    for node in ctx.import_statements:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        if any(n and n.split(".")[0] == "horovod" for n in names):
+            tf_row(
+                ctx,
+                node,
+                HOROVOD_IMPORT,
+                "horovod",
+                "caveat",
+                "every Horovod call of this file was migrated: remove this import where "
+                "Horovod is not installed (the NPU machine)",
+            )
 
 
 def _root(func: ast.expr) -> ast.Name | None:
