@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, literal, tf_record, tf_row
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -22,8 +22,9 @@ RUN_CONFIG = declare(
     "NPU session configuration and takes the NPU options (iterations_per_loop, precision_mode, "
     "dump and profiling configs, ...). The call keeps its arguments; positional ones are given "
     "their names (NPURunConfig's first parameter is iterations_per_loop, not model_dir); options "
-    "given with `--npu-option NAME=VALUE` are added as keywords. `from npu_bridge.npu_init import "
-    "*` provides the name (tf.adapter_import).",
+    "given with `--npu-option NAME=VALUE` are added as keywords. An Estimator created without a "
+    "config gets `config=NPURunConfig()` (NPUEstimator refuses none). `from npu_bridge.npu_init "
+    "import *` provides the name (tf.adapter_import).",
 )
 RUN_CONFIG_ARGUMENT = declare(
     "tf.run_config_argument",
@@ -88,6 +89,8 @@ class TfEstimatorSpans(SpanConcern):
         name = tf_name(ctx.qname(node.func))
         if name == "tensorflow.estimator.RunConfig":
             self._run_config(node)
+        elif name == "tensorflow.estimator.Estimator":
+            self._estimator_config(node)
         elif name.startswith("tensorflow.estimator.") and name.rsplit(".", 1)[1] in (
             self.table.canned
         ):
@@ -131,6 +134,27 @@ class TfEstimatorSpans(SpanConcern):
             tf_record(
                 ctx, node, RUN_CONFIG, f"NPURunConfig arguments: {what}", before, ctx.snippet(node)
             )
+
+    def _estimator_config(self, node: ast.Call) -> None:
+        """NPUEstimator refuses a missing config: one without it gets ``config=NPURunConfig()``
+        (the default RunConfig, the adapter's)."""
+        ctx = self.ctx
+        args = source_args(node)
+        position = int(self.table.raw["estimator_config_position"])
+        if any(a.keyword == "config" or a.star for a in args) or len(node.args) > position:
+            return
+        before = ctx.snippet(node)
+        options = [(k, v) for k, v in ctx.options.npu_options if k in self.npu_params]
+        value = f"NPURunConfig({', '.join(f'{k}={literal(v)}' for k, v in options)})"
+        add_keywords(ctx, node, [("config", value)], literal_values=False)
+        tf_record(
+            ctx,
+            node,
+            RUN_CONFIG,
+            "NPUEstimator needs a config: config=NPURunConfig() added",
+            before,
+            ctx.snippet(node),
+        )
 
     def _canned(self, node: ast.Call, name: str) -> None:
         ctx = self.ctx

@@ -27,7 +27,9 @@ SESSION_CONFIG = declare(
     "`MonitoredTrainingSession` and `SingularMonitoredSession` created without a config get "
     "`config=npu_config_proto()`; a config given as an expression not built by a ConfigProto call "
     "of the file is wrapped where it is passed. Wrapping twice is harmless (the optimizer is "
-    "added once).",
+    "added once); a config already made by `npu_config_proto` is not wrapped again, and a file "
+    "that adds the `NpuOptimizer` custom optimizer itself (the adapter's documented way, "
+    '`custom_op.name = "NpuOptimizer"`) is left alone.',
 )
 GPU_SETTING = declare(
     "tf.gpu_setting",
@@ -53,7 +55,9 @@ class TfSessionSpans(SpanConcern):
         if ctx.tf is None:
             return
         name = tf_name(ctx.qname(node.func))
-        if name in self.table.config_proto:
+        if ctx.tf.configures_npu:
+            pass  # the file adds the NpuOptimizer itself: its session configs are left alone
+        elif name in self.table.config_proto:
             self._wrap_config(node)
         elif name in self.table.sessions:
             self._session(node, name, self.table.sessions[name])

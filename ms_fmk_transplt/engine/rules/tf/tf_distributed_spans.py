@@ -104,6 +104,10 @@ class TfDistributedSpans(SpanConcern):
 
     def _horovod(self, node: ast.Call, func: ast.Attribute, kind: str) -> None:
         ctx = self.ctx
+        assert ctx.tf is not None
+        if not ctx.tf.tf1:
+            self._horovod_tf2(node, func)
+            return
         entry = self.table.horovod.get(func.attr)
         api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
         if entry is None:
@@ -141,6 +145,36 @@ class TfDistributedSpans(SpanConcern):
         ctx.replace(start, end, call)
         if "append" in entry:
             add_keywords_text(ctx, node, entry["append"])
+        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node))
+
+    def _horovod_tf2(self, node: ast.Call, func: ast.Attribute) -> None:
+        """TF 2.x: the adapter is npu_device, not npu_bridge: the optimizer wrapper is
+        rewritten, the rest listed with npu_device's way."""
+        ctx = self.ctx
+        table: dict[str, object] = self.table.raw["horovod_tf2"]
+        api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        entry = table.get(func.attr)
+        if not isinstance(entry, dict):
+            tip = str(entry if entry is not None else table["*"])
+            tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
+            return
+        call = str(entry["call"])
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            tf_row(
+                ctx,
+                node,
+                DISTRIBUTED_API,
+                api,
+                "manual",
+                f"{call}(optimizer) takes the optimizer only: remove Horovod's other "
+                "arguments, then use it",
+            )
+            return
+        before = ctx.snippet(node)
+        start, end = ctx.source.span(func)
+        ctx.replace(start, end, call)
+        assert ctx.tf is not None
+        ctx.tf.needs_npu_device = True
         tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node))
 
     def _strategy(self, node: ast.Call, name: str, strategy: str) -> None:

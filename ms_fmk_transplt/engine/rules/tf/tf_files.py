@@ -21,6 +21,8 @@ class TfFile:
     horovod: dict[str, str]  # names bound to Horovod's TensorFlow modules -> "tf1" / "keras"
     entry: bool  # a __main__ guard or module-level calls: where TF2's NPU device is opened
     calls_initialize_system: bool  # the code runs npu_ops.initialize_system() already
+    # the code adds the NpuOptimizer to its session configs itself (the documented way)
+    configures_npu: bool = False
     needs_adapter: bool = (
         False  # a change names something `from npu_bridge.npu_init import *` gives
     )
@@ -51,7 +53,8 @@ class TfFile:
                         continue
                     func = value.func if isinstance(value, ast.Call) else None
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                    (config if last == "ConfigProto" else other).add(target.id)
+                    built = last in ("ConfigProto", table.text("config_proto_wrapper"))
+                    (config if built else other).add(target.id)
         self.config_names = config - other
 
 
@@ -92,6 +95,7 @@ def tf_file(
         horovod=horovod,
         entry=b"__main__" in source,
         calls_initialize_system=b"initialize_system" in source,
+        configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
     )
 
 
