@@ -1,0 +1,1 @@
+"""TEST DOUBLE: npu_bridge.estimator.npu."""

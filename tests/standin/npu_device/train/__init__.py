@@ -1,0 +1,5 @@
+"""TEST DOUBLE: npu_device.train."""
+
+from npu_device.train import optimizer
+
+__all__ = ["optimizer"]
