@@ -63,7 +63,7 @@ class TfSessionSpans(SpanConcern):
             self._session(node, name, self.table.sessions[name])
         setting = self.table.gpu_settings.get(name)
         if setting is not None and self._applies(node, setting):
-            self._row(node, name, setting)
+            self._row(node, name.replace("tensorflow.", "tf.", 1), setting)
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
             if kw_setting is not None and self._keyword_applies(kw, kw_setting):
