@@ -2,11 +2,15 @@
 are untouched. IPython lines (``%magic``, ``!shell``) are masked while a cell is migrated and
 put back unchanged; cells starting with a cell magic (``%%bash``...) are left alone.
 ``import torch_npu`` is added once, after the first ``import torch`` of the notebook (or at the
-top of the first code cell). Rows of the reports name the cell: ``File`` is
+top of the first code cell). A notebook that imports TensorFlow and no torch is a TensorFlow
+notebook: every cell is migrated as TensorFlow code of the notebook's style, and the adapter's
+import (TF 1.x) or the NPU device opened (TF 2.x) is added once, after its first TensorFlow
+import. Rows of the reports name the cell: ``File`` is
 ``<notebook>#cell<N>`` (N counts all cells from 0) and lines are lines of that cell."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import math
@@ -16,12 +20,14 @@ from typing import Any
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
+from ms_fmk_transplt.engine.rules.tf.adapter_import import tf_statements
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
 from ms_fmk_transplt.tables import Tables
 
 _MASK = "pass  # msft: ipython line"
 _TORCH_IMPORT = re.compile(r"^(import torch\b|from torch\b)")
+_TF_IMPORT = re.compile(r"^(import|from) (tensorflow|tf_keras|horovod\.(tensorflow|keras))\b")
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -88,7 +94,13 @@ def migrate_notebook(
         message = f"not a valid notebook ({problem}); copied unchanged"
         return skipped(path, data, 1, SYNTAX_ERROR, message, tables)
     cells = nb["cells"]
-    options = dataclasses.replace(options or EngineOptions(), insert_torch_npu=False)
+    style = _tensorflow_style(cells, tables)
+    options = dataclasses.replace(
+        options or EngineOptions(),
+        insert_torch_npu=False,
+        tf_notebook_style=style,
+        tf_notebook_imports=_imports(cells) if style else (),
+    )
     events: list[ChangeEvent] = []
     notices: list[Notice] = []
     changed = False
@@ -100,17 +112,27 @@ def migrate_notebook(
         if result.status == FileStatus.CHANGED:
             events += result.events
             changed = True
-    if not changed:
-        return FileResult(path, FileStatus.UNCHANGED, data, notices=notices)
-    inserted = _insert_torch_npu(cells, path, tables)
-    if inserted:
-        events, notices = _shift_lines(events, notices, inserted[0])
-        events += inserted
+    framework = "tensorflow" if style else ""
+    if not changed and not (style == "tf2" and _tf2_open_needed(cells)):
+        return FileResult(path, FileStatus.UNCHANGED, data, notices=notices, framework=framework)
+    if style:
+        statements = tf_statements(style, tables.tf_migration, changed)
+        inserted = _insert_after(cells, path, statements, _TF_IMPORT)
+    else:
+        inserted = _insert_torch_npu(cells, path, tables)
+    for event in inserted:
+        events, notices = _shift_lines(events, notices, event)
+    events += inserted
     output = json.dumps(nb, indent=_indent(raw), ensure_ascii=False)
     if raw.endswith("\n"):
         output += "\n"
     return FileResult(
-        path, FileStatus.CHANGED, output.encode("utf-8"), events=events, notices=notices
+        path,
+        FileStatus.CHANGED,
+        output.encode("utf-8"),
+        events=events,
+        notices=notices,
+        framework=framework,
     )
 
 
@@ -170,35 +192,90 @@ def _set_source(cell: dict[str, Any], text: str) -> None:
     cell["source"] = _lines(text) if isinstance(cell.get("source"), list) else text
 
 
+def _tensorflow_style(cells: list[dict[str, Any]], tables: Tables) -> str:
+    """ "tf1" / "tf2" for a notebook that imports TensorFlow and no torch, else ""."""
+    code = [_source(c) for c in cells if c.get("cell_type") == "code"]
+    lines = [line.lstrip() for text in code for line in _lines(text)]
+    if not any(_TF_IMPORT.match(x) for x in lines) or any(_TORCH_IMPORT.match(x) for x in lines):
+        return ""
+    data = "".join(code).encode("utf-8", "surrogatepass")
+    return "tf1" if any(m in data for m in tables.tf_migration.tf1_markers) else "tf2"
+
+
+def _imports(cells: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """The names the notebook's import lines bind (any cell) -> what they import."""
+    bound: dict[str, str] = {}
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        for line in _lines(_source(cell)):
+            if not line.startswith(("import ", "from ")):
+                continue
+            try:
+                statement = ast.parse(line.strip()).body[0]
+            except (SyntaxError, ValueError, IndexError, RecursionError, MemoryError):
+                continue
+            if isinstance(statement, ast.Import):
+                for a in statement.names:
+                    bound[a.asname or a.name.split(".")[0]] = (
+                        a.name if a.asname else a.name.split(".")[0]
+                    )
+            elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+                for a in statement.names:
+                    bound[a.asname or a.name] = f"{statement.module}.{a.name}"
+    return tuple(bound.items())
+
+
+def _tf2_open_needed(cells: list[dict[str, Any]]) -> bool:
+    return not any("npu_device" in _source(c) for c in cells if c.get("cell_type") == "code")
+
+
 def _insert_torch_npu(cells: list[dict[str, Any]], path: str, tables: Tables) -> list[ChangeEvent]:
     code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
     if any("import torch_npu" in _source(c) for _, c in code):
         return []
     statement = tables.imports.torch_npu_statement
+    message = "import torch_npu inserted (registers the NPU device with torch)"
+    return _insert_after(cells, path, [(statement, TORCH_NPU, message)], _TORCH_IMPORT)
+
+
+def _insert_after(
+    cells: list[dict[str, Any]],
+    path: str,
+    statements: list[tuple[str, str, str]],
+    anchor: re.Pattern[str],
+) -> list[ChangeEvent]:
+    """``statements`` (code, rule, message) on lines of their own after the first line of the
+    notebook ``anchor`` matches (else at the top of the first code cell)."""
+    code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    if not code or not statements:
+        return []
     target, line = code[0][0], 0
     for i, cell in code:
-        hit = next(
-            (n for n, text in enumerate(_lines(_source(cell))) if _TORCH_IMPORT.match(text)), None
-        )
+        hit = next((n for n, text in enumerate(_lines(_source(cell))) if anchor.match(text)), None)
         if hit is not None:
             target, line = i, hit + 1
             break
-    lines = _lines(_source(cells[target]))
-    if line and not lines[line - 1].endswith("\n"):
-        lines[line - 1] += "\n"
-    lines.insert(line, statement + ("\n" if line < len(lines) else ""))
-    _set_source(cells[target], "".join(lines))
-    return [
-        ChangeEvent(
-            f"{path}#cell{target}",
-            line + 1,
-            line + 1,
-            TORCH_NPU,
-            Operation.INSERT,
-            "import torch_npu inserted (registers the NPU device with torch)",
-            "",
-            statement,
-            line + 1,
-            line + 1,
+    events = []
+    for statement, rule, message in statements:
+        lines = _lines(_source(cells[target]))
+        if line and not lines[line - 1].endswith("\n"):
+            lines[line - 1] += "\n"
+        lines.insert(line, statement + ("\n" if line < len(lines) else ""))
+        _set_source(cells[target], "".join(lines))
+        events.append(
+            ChangeEvent(
+                f"{path}#cell{target}",
+                line + 1,
+                line + 1,
+                rule,
+                Operation.INSERT,
+                message,
+                "",
+                statement,
+                line + 1,
+                line + 1,
+            )
         )
-    ]
+        line += 1
+    return events

@@ -33,6 +33,7 @@ from ms_fmk_transplt.engine.rules.optout.optout_comments import (
 )
 from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
 from ms_fmk_transplt.engine.rules.registry import BY_NAME
+from ms_fmk_transplt.engine.rules.tf.tf_edits import TF_FOLDED_PER_API
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
@@ -104,7 +105,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     migrated = not options.input_lines
     libraries = tables.unsupported.libraries
     notices = fold_library_rows(result.notices, libraries, migrated, source)
-    result.notices[:] = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
+    notices = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
+    result.notices[:] = fold_rows_per_file(notices, TF_FOLDED_PER_API, migrated, by_api=True)
     result.libcst_stages = stages
     if isinstance(done, PassOutput):
         result.framework = done.framework

@@ -37,6 +37,10 @@ class EngineOptions:
     # --npu-option NAME=VALUE: Ascend TF adapter options, validated, set in the configs the
     # TensorFlow migration creates (NPURunConfig, npu_device.global_options())
     npu_options: tuple[tuple[str, object], ...] = ()
+    # a cell of a TensorFlow notebook ("tf1" / "tf2": the notebook's style): migrated as
+    # TensorFlow code whatever it imports itself (notebook.py adds the adapter's lines once)
+    tf_notebook_style: str = ""
+    tf_notebook_imports: tuple[tuple[str, str], ...] = ()  # the notebook's imported names
 
 
 DEFAULT_OPTIONS = EngineOptions()

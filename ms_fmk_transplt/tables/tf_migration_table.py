@@ -42,6 +42,7 @@ class TfMigrationTable:
     import_roots: frozenset[str]
     horovod_modules: dict[str, str]
     tf1_markers: tuple[bytes, ...]
+    tf1_runtime_markers: tuple[bytes, ...]
     renames: dict[str, str]
     canned: frozenset[str]
     config_proto: frozenset[str]
@@ -78,6 +79,7 @@ def load_tf_migration(raw: dict[str, Any]) -> TfMigrationTable:
         import_roots=frozenset(raw["tf_import_roots"]),
         horovod_modules=dict(raw["horovod_modules"]),
         tf1_markers=tuple(m.encode() for m in raw["tf1_markers"]),
+        tf1_runtime_markers=tuple(m.encode() for m in raw["tf1_runtime_markers"]),
         renames=dict(raw["renames"]),
         canned=frozenset(raw["canned_estimators"]),
         config_proto=frozenset(raw["config_proto"]),

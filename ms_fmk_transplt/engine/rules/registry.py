@@ -222,15 +222,18 @@ def family_of(module: str) -> str:
     return module.split(".")[3]
 
 
-def span_concerns(specify_device: bool, tensorflow: bool = False) -> tuple[type[SpanConcern], ...]:
+def span_concerns(
+    specify_device: bool, tensorflow: bool = False, pytorch: bool = True
+) -> tuple[type[SpanConcern], ...]:
     """The span pass's concerns, in order (-s's only with it; the tensorflow families' only
-    for a file that imports TensorFlow)."""
+    for a file that imports TensorFlow, the pytorch ones not for a file that imports TensorFlow
+    and no torch: its ``"nccl"`` or ``CUDA_VISIBLE_DEVICES`` are TensorFlow's)."""
     return tuple(
         concern
         for family in FAMILIES
         if family.stage == "span"
         and (family.option != "-s" or specify_device)
-        and (family.framework == "pytorch" or tensorflow)
+        and (tensorflow if family.framework == "tensorflow" else pytorch)
         for concern in family.concerns
     )
 

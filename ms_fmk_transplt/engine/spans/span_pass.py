@@ -55,9 +55,11 @@ from ms_fmk_transplt.tables import Tables
 # the built-in rule families' concerns, in the order they act on a node
 SPAN_CONCERNS = span_concerns(specify_device=False)
 SPAN_CONCERNS_S = span_concerns(specify_device=True)
-# ... and in a TensorFlow file, with the tf family's
+# ... in a file that imports TensorFlow and torch, with the tf family's too
 SPAN_CONCERNS_TF = span_concerns(specify_device=False, tensorflow=True)
 SPAN_CONCERNS_S_TF = span_concerns(specify_device=True, tensorflow=True)
+# ... and in one that imports TensorFlow and no torch, the tf family's only
+SPAN_CONCERNS_TF_ONLY = span_concerns(specify_device=False, tensorflow=True, pytorch=False)
 
 
 @dataclass
@@ -84,11 +86,13 @@ def supports(options: EngineOptions) -> bool:
 
 
 def span_concerns_for(
-    options: EngineOptions, tensorflow: bool = False
+    options: EngineOptions, tf: TfFile | None = None
 ) -> tuple[type[SpanConcern], ...]:
-    """The concerns of one file, in order (engine/rules/registry.py); ``tensorflow``: a file
-    that imports TensorFlow gets the tf family's too."""
-    if tensorflow:
+    """The concerns of one file, in order (engine/rules/registry.py); ``tf``: a file that
+    imports TensorFlow gets the tf family's, and the PyTorch ones only if it imports torch."""
+    if tf is not None and not tf.torch:
+        return SPAN_CONCERNS_TF_ONLY
+    if tf is not None:
         return SPAN_CONCERNS_S_TF if options.specify_device else SPAN_CONCERNS_TF
     return SPAN_CONCERNS_S if options.specify_device else SPAN_CONCERNS
 
@@ -187,7 +191,10 @@ def _tensorflow(
     ctx: SpanContext, facts: ModuleFacts, source: bytes, kept: list[tuple[Piece, ast.Module]]
 ) -> TfFile | None:
     """The file's TensorFlow facts (None: not a TensorFlow file)."""
-    tf = tf_file(facts.imports, source, ctx.tables.tf_migration)
+    notebook = ctx.options.tf_notebook_style
+    tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook)
+    if tf is not None and notebook:
+        tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
     if tf is not None and len(kept) == 1:
         tf.add_tree(kept[0][1], ctx.tables.tf_migration)
     return tf
@@ -213,7 +220,7 @@ def _span_pass(
     if ctx.tf is not None:
         extra = extra + tf_anchor_words(tables.tf_migration, ctx.import_bound)
     lines = anchor_lines(source, patterns, anchor_bytes(tables) + tuple(w.encode() for w in extra))
-    concerns = span_concerns_for(options, ctx.tf is not None)
+    concerns = span_concerns_for(options, ctx.tf)
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:

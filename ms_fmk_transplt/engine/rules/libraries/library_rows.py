@@ -175,16 +175,17 @@ def _uses(group: list[Notice], apis: list[str], migrated: bool) -> str:
 
 
 def fold_rows_per_file(
-    notices: list[Notice], rules: frozenset[str], migrated: bool
+    notices: list[Notice], rules: frozenset[str], migrated: bool, by_api: bool = False
 ) -> list[Notice]:
     """``notices`` with the open-work rows of each of ``rules`` folded into one row per file
-    (Lightning's ``accelerator="cuda"``, once per call, said the same thing each time)."""
-    groups: dict[str, list[Notice]] = {}
+    (Lightning's ``accelerator="cuda"``, once per call, said the same thing each time);
+    ``by_api``: one row per file and API (``hvd.rank`` called 16 times)."""
+    groups: dict[object, list[Notice]] = {}
     for n in notices:
         if n.open_work and n.rule in rules:
-            groups.setdefault(n.rule, []).append(n)
+            groups.setdefault((n.rule, n.api) if by_api else n.rule, []).append(n)
 
-    def fold(_rule: str, group: list[Notice]) -> Notice:
+    def fold(_rule: object, group: list[Notice]) -> Notice:
         where = _where(sorted({n.lines(migrated)[0] for n in group}))
         return dataclasses.replace(
             group[0],

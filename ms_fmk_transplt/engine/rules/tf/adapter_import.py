@@ -13,15 +13,16 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 ADAPTER_IMPORT = declare(
     "tf.adapter_import",
-    "`from npu_bridge.npu_init import *` inserted once into a migrated TF 1.x file",
+    "`from npu_bridge.npu_init import *` inserted once into a file a change needs it in",
     "The adapter's names (NPURunConfig, NPUEstimator, npu_config_proto, npu_ops, "
     "get_npu_rank_id, ...) come from `npu_bridge.npu_init`, as the adapter's documentation "
     "imports them; importing it also registers the NPU with TensorFlow. It goes right after the "
     "file's first module-level TensorFlow import (so the file's later imports keep their names), "
-    "once, into each TF 1.x file a change of the family needs it in; a file that imports it "
+    "once, into each file a change of the family needs it in; a file that imports it "
     "already gets none. It is bookkeeping: the conversion rate does not count it.",
 )
 NPU_DEVICE = declare(
@@ -36,6 +37,22 @@ NPU_DEVICE = declare(
 )
 
 
+def tf_statements(style: str, table: TfMigrationTable, changed: bool) -> list[tuple[str, str, str]]:
+    """What a TensorFlow notebook gets once (notebook.py): the adapter's import when a cell
+    changed (TF 1.x), the NPU device opened (TF 2.x: a notebook is an entry point)."""
+    if style == "tf1":
+        if not changed:
+            return []
+        statement = table.text("adapter_import")
+        return [(statement, ADAPTER_IMPORT, f"{statement} inserted")]
+    imported = table.text("npu_device_import")
+    opened = table.text("npu_device_open")
+    return [
+        (imported, NPU_DEVICE, f"{imported} inserted"),
+        (opened, NPU_DEVICE, "NPU device opened as the default"),
+    ]
+
+
 class TfAdapterInsert(TorchNpuInsert):
     """The family's inserted lines, once the pass over a file is done."""
 
@@ -45,14 +62,14 @@ class TfAdapterInsert(TorchNpuInsert):
 
     def run(self, changed: bool | None = None) -> None:
         ctx, tf = self.ctx, self.ctx.tf
-        if tf is None:
-            return
+        if tf is None or ctx.options.tf_notebook_style:
+            return  # (a notebook's cell: the notebook adds them once, notebook.py)
         index = self._tf_import_index()
         if index is None:
             return
         data = ctx.source.data
         inserted: list[tuple[str, str, str]] = []
-        if tf.tf1 and tf.needs_adapter and b"npu_bridge" not in data:
+        if tf.needs_adapter and b"npu_bridge" not in data:
             statement = self.table.text("adapter_import")
             inserted.append((statement, ADAPTER_IMPORT, f"{statement} inserted"))
         if not tf.tf1 and (tf.entry or tf.needs_npu_device):

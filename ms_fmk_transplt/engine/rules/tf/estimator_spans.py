@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, literal, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables.tf_migration_table import tf_name
 
 RUN_CONFIG = declare(
     "tf.run_config",
@@ -71,7 +71,7 @@ class TfEstimatorSpans(SpanConcern):
     def _rename(self, node: ast.Attribute | ast.Name) -> None:
         if self.ctx.tf is None or self.ctx.is_claimed(node):
             return
-        name = tf_name(self.ctx.qname(node))
+        name = tf_qname(self.ctx, node)
         new = self.table.renames.get(name)
         if new is None:
             return
@@ -86,7 +86,7 @@ class TfEstimatorSpans(SpanConcern):
         ctx = self.ctx
         if ctx.tf is None:
             return
-        name = tf_name(ctx.qname(node.func))
+        name = tf_qname(ctx, node.func)
         if name == "tensorflow.estimator.RunConfig":
             self._run_config(node)
         elif name == "tensorflow.estimator.Estimator":

@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_record
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
-from ms_fmk_transplt.tables.tf_migration_table import tf_name
 
 NPU_OPS = declare(
     "tf.npu_ops",
@@ -22,8 +22,9 @@ NPU_OPS = declare(
     "computes the tanh approximation, while `tf.nn.gelu` defaults to the exact form. Only the "
     "forms with the same meaning are "
     "rewritten: dropout given `keep_prob` (by name, or positionally to `tf.compat.v1.nn.dropout`, "
-    "whose second parameter it is; under TF 2.x `tf.nn.dropout`'s second parameter is `rate`, "
-    "which is left alone).",
+    "or to `tf.nn.dropout` in a file that calls TF 1.x-only APIs such as `tf.Session` or "
+    "`tf.placeholder` and so runs TF 1.x; under TF 2.x `tf.nn.dropout`'s second parameter is "
+    "`rate`, which is left alone).",
     caveat="the NPU operator draws its own random mask: results match in distribution, not bit "
     "for bit",
 )
@@ -47,21 +48,23 @@ class TfNpuOpsSpans(SpanConcern):
         ctx = self.ctx
         if ctx.tf is None:
             return
-        name = tf_name(ctx.qname(node.func))
+        name = tf_qname(ctx, node.func)
         if ctx.tf.tf1 and name in self.table.npu_ops:
-            v1 = ".compat.v1." in (ctx.qname(node.func) or "")
+            v1 = ".compat.v1." in (ctx.qname(node.func) or "") or ctx.tf.tf1_runtime
             self._npu_op(node, name, self.table.npu_ops[name], v1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]
             before = ctx.snippet(node)
             start, end = ctx.source.span(node.func)
             ctx.replace(start, end, new)
-            ctx.tf.needs_npu_device = True
-            tf_record(ctx, node, LOSS_SCALE, f"{name} -> {new}", before, ctx.snippet(node))
+            tf_record(
+                ctx, node, LOSS_SCALE, f"{name} -> {new}", before, ctx.snippet(node), adapter=False
+            )
 
     def _npu_op(self, node: ast.Call, name: str, entry: dict[str, object], v1: bool) -> None:
-        """``v1``: the call names ``tf.compat.v1`` (whose dropout's second parameter is
-        keep_prob; under TF 2.x, ``tf.nn.dropout``'s is rate)."""
+        """``v1``: the call names ``tf.compat.v1``, or the file calls TF 1.x-only APIs through
+        ``tensorflow`` itself (it runs TF 1.x): dropout's second parameter is keep_prob (under
+        TF 2.x, ``tf.nn.dropout``'s is rate)."""
         ctx = self.ctx
         if any(isinstance(a, ast.Starred) for a in node.args):
             return

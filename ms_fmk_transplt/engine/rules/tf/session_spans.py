@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables.tf_migration_table import Setting, tf_name
+from ms_fmk_transplt.tables.tf_migration_table import Setting
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SESSION_CONFIG = declare(
     "tf.session_config",
@@ -49,12 +51,13 @@ class TfSessionSpans(SpanConcern):
         super().__init__(ctx)
         self.table = self.tables.tf_migration
         self.wrapper = self.table.text("config_proto_wrapper")
+        self.strings = {k: Setting(v[0], v[1]) for k, v in self.table.raw["gpu_strings"].items()}
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
         if ctx.tf is None:
             return
-        name = tf_name(ctx.qname(node.func))
+        name = tf_qname(ctx, node.func)
         if ctx.tf.configures_npu:
             pass  # the file adds the NpuOptimizer itself: its session configs are left alone
         elif name in self.table.config_proto:
@@ -68,6 +71,16 @@ class TfSessionSpans(SpanConcern):
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
             if kw_setting is not None and self._keyword_applies(kw, kw_setting):
                 self._row(kw, f"{kw.arg}=", kw_setting)
+
+    def leave_SimpleString(self, part: StringPart) -> None:
+        """``"CUDA_VISIBLE_DEVICES"`` in a TensorFlow file (its PyTorch rules do not run there)."""
+        if self.ctx.tf is None or part.docstring or not isinstance(part.value, str):
+            return
+        setting = self.strings.get(part.value)
+        if setting is not None:
+            entry = Entry(part.value, CATEGORY, setting.action, setting.tip)
+            message = f"{part.value}: {setting.tip}"
+            self.ctx.unsupported(part.lines, part.value, entry, message, GPU_SETTING)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
         if self.ctx.tf is None:
@@ -153,7 +166,7 @@ class TfSessionSpans(SpanConcern):
         if isinstance(value, ast.Call):
             if ctx.last_name(value.func) == self.wrapper:
                 return True
-            return tf_name(ctx.qname(value.func)) in self.table.config_proto
+            return tf_qname(ctx, value.func) in self.table.config_proto
         if isinstance(value, ast.Name) and ctx.tf is not None:
             return value.id in ctx.tf.config_names
         return False

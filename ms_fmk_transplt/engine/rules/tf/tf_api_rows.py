@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -37,6 +38,7 @@ class TfApiRows(SpanConcern):
         support = self.tables.tf_adapter.api_support
         self.lists = {"tf1": support.get("1.15", {}), "tf2": support.get("2.6", {})}
         table = self.tables.tf_migration
+        self.tpu: dict[str, str] = table.raw["tpu_apis"]
         self.handled = frozenset(
             [*table.gpu_settings, *table.renames, *table.strategies, *table.custom_kernels]
         )
@@ -51,6 +53,8 @@ class TfApiRows(SpanConcern):
     def _api(self, node: ast.Attribute | ast.Name) -> None:
         ctx = self.ctx
         if ctx.tf is None:
+            return
+        if self._tpu(node):
             return
         listed = self.lists[ctx.tf.style]
         raw = ctx.qname(node)
@@ -67,6 +71,22 @@ class TfApiRows(SpanConcern):
         shown = name.replace("tensorflow.", "tf.", 1)
         tf_row(ctx, node, UNSUPPORTED_API, shown, "manual", tip)
 
+    def _tpu(self, node: ast.Attribute | ast.Name) -> bool:
+        """A TPU API (the TPU Estimator stack): a row with the NPU way, whatever the support
+        lists say (they miss ``tf.contrib.tpu``)."""
+        ctx = self.ctx
+        name = tf_qname(ctx, node)
+        tip = self.tpu.get(name) or next(
+            (t for p, t in self.tpu.items() if p.endswith(".") and name.startswith(p)), None
+        )
+        if tip is None:
+            return False
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Attribute) and tf_qname(ctx, parent).startswith(name + "."):
+            return True  # the longer name gets the row
+        tf_row(ctx, node, UNSUPPORTED_API, name.replace("tensorflow.", "tf.", 1), "manual", tip)
+        return True
+
     @staticmethod
     def _entry(listed: dict[str, tuple[str, str]], raw: str | None) -> tuple[str, str] | None:
         """The list's entry for a name, as written (the 2.6 list names tf.compat.v1 APIs) or
@@ -79,7 +99,7 @@ class TfApiRows(SpanConcern):
         ctx = self.ctx
         if ctx.tf is None:
             return
-        name = tf_name(ctx.qname(node.func))
+        name = tf_qname(ctx, node.func)
         tip = self.kernels.get(name)
         if tip is not None:
             tf_row(ctx, node, CUSTOM_KERNEL, name.replace("tensorflow.", "tf.", 1), "manual", tip)

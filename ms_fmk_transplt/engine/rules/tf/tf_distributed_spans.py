@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables.tf_migration_table import tf_name
 
 HOROVOD = declare(
     "tf.horovod",
@@ -85,14 +85,15 @@ class TfDistributedSpans(SpanConcern):
             if isinstance(func, ast.Attribute) and func.value is root:
                 self._horovod(node, func, tf.horovod[root.id])
             else:
-                names = ctx.names_in(func)
-                tip = self.table.horovod_manual.get(names[-2] if len(names) > 2 else "")
+                names = ctx.names_in(func)  # (last first: hvd.callbacks.X -> X, callbacks, hvd)
+                manual = self.table.horovod_manual
+                tip = manual.get(names[0]) or manual.get(names[-2] if len(names) > 2 else "")
                 api = ".".join(reversed(names))
                 tf_row(
                     ctx, node, DISTRIBUTED_API, api, "manual", tip or self.table.horovod_manual["*"]
                 )
             return
-        name = tf_name(ctx.qname(func))
+        name = tf_qname(ctx, func)
         strategy = self.table.strategies.get(name)
         if strategy is not None:
             self._strategy(node, name, strategy)
@@ -173,9 +174,7 @@ class TfDistributedSpans(SpanConcern):
         before = ctx.snippet(node)
         start, end = ctx.source.span(func)
         ctx.replace(start, end, call)
-        assert ctx.tf is not None
-        ctx.tf.needs_npu_device = True
-        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node))
+        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node), adapter=False)
 
     def _strategy(self, node: ast.Call, name: str, strategy: str) -> None:
         ctx = self.ctx

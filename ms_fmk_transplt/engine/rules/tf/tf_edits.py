@@ -11,14 +11,29 @@ from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 CATEGORY = "tensorflow"  # the category of the family's open-work rows
+# rules whose rows are folded into one per file and API (engine/migrate.py): a TF 2.x file
+# reading hvd.rank() sixteen times, a Keras model subclassing a listed layer in every class
+TF_FOLDED_PER_API = frozenset(
+    {"tf.unsupported_api", "tf.distributed_api", "tf.gpu_setting", "tf.custom_kernel"}
+)
 
 
 def tf_record(
-    ctx: SpanContext, node: ast.AST, rule: str, message: str, before: str, after: str
+    ctx: SpanContext,
+    node: ast.AST,
+    rule: str,
+    message: str,
+    before: str,
+    after: str,
+    adapter: bool = True,
 ) -> None:
-    """A change of the family: the file then gets the adapter's import (tf.adapter_import)."""
-    if ctx.tf is not None and not rule.startswith("tf.npu_device"):
-        ctx.tf.needs_adapter = ctx.tf.needs_adapter or ctx.tf.tf1
+    """A change of the family; ``adapter``: it names something of ``npu_bridge.npu_init`` (the
+    file then gets that import, tf.adapter_import), else of ``npu_device``."""
+    if ctx.tf is not None:
+        if adapter:
+            ctx.tf.needs_adapter = True
+        else:
+            ctx.tf.needs_npu_device = True
     ctx.record(ctx.lines(node), rule, message, before, after, needs_torch_npu=False)
 
 

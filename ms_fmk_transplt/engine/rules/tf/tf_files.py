@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable, tf_name
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
 
 @dataclass
@@ -21,6 +26,8 @@ class TfFile:
     horovod: dict[str, str]  # names bound to Horovod's TensorFlow modules -> "tf1" / "keras"
     entry: bool  # a __main__ guard or module-level calls: where TF2's NPU device is opened
     calls_initialize_system: bool  # the code runs npu_ops.initialize_system() already
+    torch: bool  # it imports torch too: the PyTorch rules run as well
+    tf1_runtime: bool  # it calls TF 1.x-only APIs through `tensorflow` itself: it runs TF 1.x
     # the code adds the NpuOptimizer to its session configs itself (the documented way)
     configures_npu: bool = False
     needs_adapter: bool = (
@@ -31,6 +38,8 @@ class TfFile:
     # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
     option_values: dict[str, dict[str, object]] = field(default_factory=dict)
     option_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # a notebook's cell: the names the notebook's imports bind (in any cell) -> their paths
+    notebook_imports: dict[str, str] = field(default_factory=dict)
 
     @property
     def tf1(self) -> bool:
@@ -67,15 +76,21 @@ def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
 
 
 def tf_file(
-    imports: list[ast.Import | ast.ImportFrom], source: bytes, table: TfMigrationTable
+    imports: list[ast.Import | ast.ImportFrom],
+    source: bytes,
+    table: TfMigrationTable,
+    notebook_style: str = "",
 ) -> TfFile | None:
-    """The file's TensorFlow facts, or None for a file that imports no TensorFlow."""
+    """The file's TensorFlow facts, or None for a file that imports no TensorFlow;
+    ``notebook_style``: a cell of a TensorFlow notebook of that style (its imports may be in
+    another cell)."""
     horovod: dict[str, str] = {}
-    is_tf = False
+    is_tf = torch = False
     for node in imports:
         for path in _roots(node):
             if path.split(".")[0] in table.import_roots:
                 is_tf = True
+            torch = torch or path.split(".")[0] == "torch"
         for alias in node.names:
             if isinstance(node, ast.Import):
                 path, bound = alias.name, alias.asname
@@ -87,16 +102,33 @@ def tf_file(
             if kind is not None and bound:
                 horovod[bound] = kind
                 is_tf = True
-    if not is_tf:
+    if not is_tf and not notebook_style:
         return None
-    style = "tf1" if any(m in source for m in table.tf1_markers) else "tf2"
+    style = notebook_style or ("tf1" if any(m in source for m in table.tf1_markers) else "tf2")
     return TfFile(
         style=style,
         horovod=horovod,
         entry=b"__main__" in source,
         calls_initialize_system=b"initialize_system" in source,
+        torch=torch,
+        tf1_runtime=any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
     )
+
+
+def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
+    """What a node names, TensorFlow's ``compat.v1`` taken out (tables/tf_migration_table.py's
+    ``tf_name``); in a notebook's cell, a name another cell imports (``tf`` of ``import
+    tensorflow as tf``) is resolved through that import."""
+    qualified = ctx.qname(node)
+    if qualified is None and ctx.tf is not None and ctx.tf.notebook_imports:
+        dotted = full_name(node)
+        if dotted:
+            root, _, rest = dotted.partition(".")
+            path = ctx.tf.notebook_imports.get(root)
+            if path is not None:
+                qualified = f"{path}.{rest}" if rest else path
+    return tf_name(qualified)
 
 
 def tf_anchor_words(table: TfMigrationTable, bound: dict[str, str]) -> tuple[str, ...]:
