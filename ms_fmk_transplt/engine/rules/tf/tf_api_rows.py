@@ -40,7 +40,13 @@ class TfApiRows(SpanConcern):
         table = self.tables.tf_migration
         self.tpu: dict[str, str] = table.raw["tpu_apis"]
         self.handled = frozenset(
-            [*table.gpu_settings, *table.renames, *table.strategies, *table.custom_kernels]
+            [
+                *table.gpu_settings,
+                *table.renames,
+                *table.strategies,
+                *table.custom_kernels,
+                *table.raw["support_list_exceptions"],
+            ]
         )
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
@@ -63,7 +69,7 @@ class TfApiRows(SpanConcern):
             return  # (TensorFlow's own deprecations are not the NPU's work)
         name = tf_name(raw)
         if name in self.handled:
-            return  # a GPU setting (tf.gpu_setting) or a migrated API
+            return  # a GPU setting (tf.gpu_setting), a migrated API, a listed exception
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and self._entry(listed, ctx.qname(parent)):
             return  # the longer name gets the row

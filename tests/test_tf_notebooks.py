@@ -1,0 +1,72 @@
+"""TensorFlow notebooks: every code cell is migrated as TensorFlow code of the notebook's style
+(a cell's `tf` is the `import tensorflow as tf` of another cell), the adapter's lines are
+inserted once after the notebook's first TensorFlow import, and the PyTorch rules stay out."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import tables_for
+
+from ms_fmk_transplt.events import FileStatus
+from ms_fmk_transplt.notebook import migrate_notebook
+
+
+def _notebook(*cells: str) -> bytes:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "metadata": {}, "outputs": [], "source": c} for c in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 4,
+        },
+        indent=1,
+    ).encode()
+
+
+def _sources(data: bytes) -> list[str]:
+    return [c["source"] for c in json.loads(data)["cells"]]
+
+
+def test_tf1_notebook_cells_use_the_import_of_another_cell() -> None:
+    data = _notebook(
+        "import os\nimport tensorflow as tf\nos.environ['CUDA_VISIBLE_DEVICES'] = ''\n",
+        "sess = tf.Session()\nx = tf.placeholder(tf.float32)\nbackend = 'nccl'\n",
+    )
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    assert result.status == FileStatus.CHANGED and result.framework == "tensorflow"
+    first, second = _sources(result.output)
+    assert first == (
+        "import os\nimport tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "os.environ['CUDA_VISIBLE_DEVICES'] = ''\n"
+    )
+    assert second == (
+        "sess = tf.Session(config=npu_config_proto())\nx = tf.placeholder(tf.float32)\n"
+        "backend = 'nccl'\n"
+    )
+    rules = sorted(e.rule for e in result.events)
+    assert rules == ["tf.adapter_import", "tf.session_config"]
+    rows = [(n.file, n.lines(True)[0], n.rule) for n in result.notices if n.open_work]
+    # the row names the cell's line as the migrated notebook shows it (after the insert)
+    assert rows == [("nb.ipynb#cell0", 4, "tf.gpu_setting")]
+
+
+def test_tf2_notebook_opens_the_npu_device_once() -> None:
+    data = _notebook(
+        "import tensorflow as tf\n", "model = tf.keras.Sequential()\nmodel.fit(x, y)\n"
+    )
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    first, second = _sources(result.output)
+    assert first == "import tensorflow as tf\nimport npu_device\nnpu_device.open().as_default()"
+    assert second == "model = tf.keras.Sequential()\nmodel.fit(x, y)\n"
+    again = migrate_notebook(result.output, "nb.ipynb", tables_for(), None)
+    assert again.status == FileStatus.UNCHANGED  # idempotent
+
+
+def test_a_notebook_importing_torch_and_tensorflow_is_migrated_as_pytorch() -> None:
+    data = _notebook("import torch\nimport tensorflow as tf\n", "x = torch.ones(2).cuda()\n")
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    assert result.framework == ""
+    assert _sources(result.output)[1] == "x = torch.ones(2).npu()\n"
