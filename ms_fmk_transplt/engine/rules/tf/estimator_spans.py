@@ -80,7 +80,8 @@ class TfEstimatorSpans(SpanConcern):
         self.ctx.replace(start, end, new)
         self.ctx.claim(node)
         rule = RUN_CONFIG if new == "NPURunConfig" else ESTIMATOR
-        tf_record(self.ctx, node, rule, f"{name} -> {new}", before, new)
+        shown = name.replace("tensorflow.", "tf.", 1)
+        tf_record(self.ctx, node, rule, f"{shown} -> {new}", before, new)
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
