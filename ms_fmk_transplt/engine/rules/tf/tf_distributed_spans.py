@@ -128,19 +128,10 @@ class TfDistributedSpans(SpanConcern):
             )
             return
         call = entry.get("keras_call", entry["call"]) if kind == "keras" else entry["call"]
-        extra = [kw.arg for kw in node.keywords]
-        if (entry["call"] == "NPUDistributedOptimizer" and (len(node.args) != 1 or extra)) or any(
-            isinstance(a, ast.Starred) for a in node.args
-        ):
-            tf_row(
-                ctx,
-                node,
-                DISTRIBUTED_API,
-                api,
-                "manual",
-                f"{call}(optimizer) takes the optimizer only: remove Horovod's other "
-                "arguments, then use it",
-            )
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            tf_row(ctx, node, DISTRIBUTED_API, api, "manual", f"use {call} (its arguments by hand)")
+            return
+        if entry["call"] == "NPUDistributedOptimizer" and not self._optimizer_only(node, api, call):
             return
         start, end = ctx.source.span(func)
         ctx.replace(start, end, call)
@@ -160,21 +151,24 @@ class TfDistributedSpans(SpanConcern):
             tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
             return
         call = str(entry["call"])
-        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
-            tf_row(
-                ctx,
-                node,
-                DISTRIBUTED_API,
-                api,
-                "manual",
-                f"{call}(optimizer) takes the optimizer only: remove Horovod's other "
-                "arguments, then use it",
-            )
+        if not self._optimizer_only(node, api, call):
             return
         before = ctx.snippet(node)
         start, end = ctx.source.span(func)
         ctx.replace(start, end, call)
         tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node), adapter=False)
+
+    def _optimizer_only(self, node: ast.Call, api: str, call: str) -> bool:
+        """Whether Horovod's optimizer wrapper is given the optimizer alone (the adapter's
+        wrappers take nothing else); a row otherwise."""
+        if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            return True
+        tip = (
+            f"{call}(optimizer) takes the optimizer only: remove Horovod's other arguments, "
+            "then use it"
+        )
+        tf_row(self.ctx, node, DISTRIBUTED_API, api, "manual", tip)
+        return False
 
     def _strategy(self, node: ast.Call, name: str, strategy: str) -> None:
         ctx = self.ctx
