@@ -33,7 +33,7 @@ from ms_fmk_transplt.engine.rules.optout.optout_comments import (
 )
 from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
 from ms_fmk_transplt.engine.rules.registry import BY_NAME
-from ms_fmk_transplt.engine.rules.tf.tf_edits import TF_FOLDED_PER_API
+from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TF_FOLDED_PER_API
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable

@@ -195,8 +195,9 @@ def _tensorflow(
     tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
-    if tf is not None and len(kept) == 1:
-        tf.add_tree(kept[0][1], ctx.tables.tf_migration)
+    if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
+        for piece, tree in kept:
+            tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
     return tf
 
 

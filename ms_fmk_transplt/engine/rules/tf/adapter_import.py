@@ -69,6 +69,7 @@ class TfAdapterInsert(TorchNpuInsert):
             return
         data = ctx.source.data
         inserted: list[tuple[str, str, str]] = []
+        opening: list[tuple[str, str, str]] = []
         if tf.needs_adapter and b"npu_bridge" not in data:
             statement = self.table.text("adapter_import")
             inserted.append((statement, ADAPTER_IMPORT, f"{statement} inserted"))
@@ -79,11 +80,31 @@ class TfAdapterInsert(TorchNpuInsert):
             if tf.entry and b"npu_device.open(" not in data:
                 for name, value in self._device_options():
                     line = f"npu_device.global_options().{name} = {literal(value)}"
-                    inserted.append((line, NPU_DEVICE, f"--npu-option {name} set"))
+                    opening.append((line, NPU_DEVICE, f"--npu-option {name} set"))
                 statement = self.table.text("npu_device_open")
-                inserted.append((statement, NPU_DEVICE, "NPU device opened as the default"))
+                opening.append((statement, NPU_DEVICE, "NPU device opened as the default"))
+        if opening and not self._in_main_guard(opening):
+            inserted += opening  # a script without a __main__ guard: at module level
         if inserted:
             self._insert(index, False, inserted)
+
+    def _in_main_guard(self, lines: list[tuple[str, str, str]]) -> bool:
+        """The lines as the first of the ``__main__`` guard's body (importing the module then
+        opens no device); False when there is none, or its body starts on the ``if`` line."""
+        ctx, tf = self.ctx, self.ctx.tf
+        if tf is None or tf.main_guard is None:
+            return False
+        line, column = tf.main_guard
+        start = ctx.source.starts[line - 1]
+        indent = ctx.source.data[start : start + column]
+        if indent.strip(b" \t"):
+            return False
+        newline = ctx.source.newline
+        text = "".join(indent.decode() + code + newline for code, _, _ in lines)
+        ctx.replace(start, start, text, checked=True)
+        for code, rule, message in lines:
+            ctx.record_insert(line, rule, message, code, first=True)
+        return True
 
     def _device_options(self) -> list[tuple[str, object]]:
         options = self.ctx.tables.tf_adapter.options

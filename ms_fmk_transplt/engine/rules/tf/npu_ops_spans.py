@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_record
-from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
+from ms_fmk_transplt.engine.rules.tf.tf_edits import short, tf_qname, tf_record
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -58,7 +57,13 @@ class TfNpuOpsSpans(SpanConcern):
             start, end = ctx.source.span(node.func)
             ctx.replace(start, end, new)
             tf_record(
-                ctx, node, LOSS_SCALE, f"{name} -> {new}", before, ctx.snippet(node), adapter=False
+                ctx,
+                node,
+                LOSS_SCALE,
+                f"{short(name)} -> {new}",
+                before,
+                ctx.snippet(node),
+                adapter=False,
             )
 
     def _npu_op(self, node: ast.Call, name: str, entry: dict[str, object], v1: bool) -> None:
@@ -80,4 +85,4 @@ class TfNpuOpsSpans(SpanConcern):
         before = ctx.snippet(node)
         start, end = ctx.source.span(node.func)
         ctx.replace(start, end, new)
-        tf_record(ctx, node, NPU_OPS, f"{name} -> {new}", before, ctx.snippet(node))
+        tf_record(ctx, node, NPU_OPS, f"{short(name)} -> {new}", before, ctx.snippet(node))

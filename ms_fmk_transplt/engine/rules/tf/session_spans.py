@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, add_keywords, tf_record, tf_row
-from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
+from ms_fmk_transplt.engine.rules.tf.tf_edits import (
+    CATEGORY,
+    add_keywords,
+    tf_qname,
+    tf_record,
+    tf_row,
+)
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_row
-from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
+from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
+from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
+from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_qname, tf_row
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -29,6 +30,11 @@ CUSTOM_KERNEL = declare(
     "must be ported to Ascend C custom operators, or replaced by built-in ones.",
     kind=OPEN_WORK,
 )
+
+
+# rules whose rows are folded into one per file and API (engine/migrate.py): a TF 2.x file
+# reading hvd.rank() sixteen times, a Keras model subclassing a listed layer in every class
+TF_FOLDED_PER_API = frozenset({UNSUPPORTED_API, CUSTOM_KERNEL, DISTRIBUTED_API, GPU_SETTING})
 
 
 class TfApiRows(SpanConcern):

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, tf_record, tf_row
-from ms_fmk_transplt.engine.rules.tf.tf_files import tf_qname
+from ms_fmk_transplt.engine.rules.tf.tf_edits import (
+    add_keywords,
+    short,
+    tf_qname,
+    tf_record,
+    tf_row,
+)
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -187,7 +192,7 @@ class TfDistributedSpans(SpanConcern):
         start, end = ctx.owned(node)
         new = f"{self.table.text('strategy_module')}.{strategy}()"
         ctx.replace(start, end, new)
-        tf_record(ctx, node, DISTRIBUTE_STRATEGY, f"{name} -> {new}", before, new)
+        tf_record(ctx, node, DISTRIBUTE_STRATEGY, f"{short(name)} -> {new}", before, new)
 
     def _batch(self, node: ast.Call, func: ast.Attribute) -> None:
         ctx = self.ctx

@@ -7,15 +7,32 @@ from __future__ import annotations
 import ast
 import json
 
+from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.tables.tf_migration_table import tf_name
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 CATEGORY = "tensorflow"  # the category of the family's open-work rows
-# rules whose rows are folded into one per file and API (engine/migrate.py): a TF 2.x file
-# reading hvd.rank() sixteen times, a Keras model subclassing a listed layer in every class
-TF_FOLDED_PER_API = frozenset(
-    {"tf.unsupported_api", "tf.distributed_api", "tf.gpu_setting", "tf.custom_kernel"}
-)
+
+
+def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
+    """What a node names, TensorFlow's ``compat.v1`` taken out (tables/tf_migration_table.py's
+    ``tf_name``); in a notebook's cell, a name another cell imports (``tf`` of ``import
+    tensorflow as tf``) is resolved through that import."""
+    qualified = ctx.qname(node)
+    if qualified is None and ctx.tf is not None and ctx.tf.notebook_imports:
+        dotted = full_name(node)
+        if dotted:
+            root, _, rest = dotted.partition(".")
+            path = ctx.tf.notebook_imports.get(root)
+            if path is not None:
+                qualified = f"{path}.{rest}" if rest else path
+    return tf_name(qualified)
+
+
+def short(name: str) -> str:
+    """A TensorFlow name as code spells it: ``tf.estimator.RunConfig``."""
+    return name.replace("tensorflow.", "tf.", 1) if name.startswith("tensorflow.") else name
 
 
 def tf_record(

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from ms_fmk_transplt.engine.scope_model import full_name
-from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable, tf_name
-
-if TYPE_CHECKING:
-    from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 
 @dataclass
@@ -33,7 +28,9 @@ class TfFile:
     needs_adapter: bool = (
         False  # a change names something `from npu_bridge.npu_init import *` gives
     )
-    config_names: set[str] = field(default_factory=set)  # names bound to a ConfigProto(...) call
+    config_bound: set[str] = field(default_factory=set)  # names bound to ConfigProto(...) calls
+    other_bound: set[str] = field(default_factory=set)  # ... and names bound to anything else
+    main_guard: tuple[int, int] | None = None  # (line, column) of the __main__ guard's body
     needs_npu_device: bool = False  # a change names npu_device (TF 2.x)
     # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
     option_values: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -45,14 +42,23 @@ class TfFile:
     def tf1(self) -> bool:
         return self.style == "tf1"
 
+    @property
+    def config_names(self) -> set[str]:
+        """Names the file binds only to ``ConfigProto(...)`` calls (their sessions need no
+        wrapping)."""
+        return self.config_bound - self.other_bound
+
     def add_tree(self, tree: ast.Module, table: TfMigrationTable) -> None:
-        """What the module's tree says: module-level calls make it an entry point; the names
-        it binds only to ``ConfigProto(...)`` calls (their sessions need no wrapping)."""
+        """What (a piece of) the module's tree says: module-level calls make it an entry point,
+        as its ``__main__`` guard does; the names it binds to ``ConfigProto(...)`` calls."""
         body = tree.body
         if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
             self.entry = True
-        config: set[str] = set()
-        other: set[str] = set()
+        for stmt in body:
+            if self.main_guard is None and _is_main_guard(stmt):
+                first = stmt.body[0]  # type: ignore[attr-defined]
+                self.main_guard = (first.lineno, first.col_offset)
+        config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -64,7 +70,6 @@ class TfFile:
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                     built = last in ("ConfigProto", table.text("config_proto_wrapper"))
                     (config if built else other).add(target.id)
-        self.config_names = config - other
 
 
 def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -116,19 +121,18 @@ def tf_file(
     )
 
 
-def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
-    """What a node names, TensorFlow's ``compat.v1`` taken out (tables/tf_migration_table.py's
-    ``tf_name``); in a notebook's cell, a name another cell imports (``tf`` of ``import
-    tensorflow as tf``) is resolved through that import."""
-    qualified = ctx.qname(node)
-    if qualified is None and ctx.tf is not None and ctx.tf.notebook_imports:
-        dotted = full_name(node)
-        if dotted:
-            root, _, rest = dotted.partition(".")
-            path = ctx.tf.notebook_imports.get(root)
-            if path is not None:
-                qualified = f"{path}.{rest}" if rest else path
-    return tf_name(qualified)
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` at module level."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    test = stmt.test
+    sides = [test.left, *test.comparators]
+    return (
+        len(sides) == 2
+        and isinstance(test.ops[0], ast.Eq)
+        and any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+        and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides)
+    )
 
 
 def tf_anchor_words(table: TfMigrationTable, bound: dict[str, str]) -> tuple[str, ...]:
