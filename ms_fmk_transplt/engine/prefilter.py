@@ -67,8 +67,10 @@ def names_library(source: bytes, roots: tuple[bytes, ...]) -> bool:
 
 
 def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) -> bool:
-    if options.tf_notebook_style:
-        return True  # a cell of a TensorFlow notebook: its import may be in another cell
+    if options.tf_notebook_style and any(
+        name.encode() in source for name, _ in options.tf_notebook_imports
+    ):
+        return True  # a cell of a TensorFlow notebook naming what another cell imports
     if any(token in source for token in triggers(tables)):
         return True
     if names_library(source, library_roots(tables)):

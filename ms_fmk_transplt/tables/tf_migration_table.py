@@ -43,6 +43,7 @@ class TfMigrationTable:
     horovod_modules: dict[str, str]
     tf1_markers: tuple[bytes, ...]
     tf1_runtime_markers: tuple[bytes, ...]
+    tf2_markers: tuple[bytes, ...]  # TF 2.x compute (a file with none opens no NPU device)
     renames: dict[str, str]
     canned: frozenset[str]
     config_proto: frozenset[str]
@@ -80,6 +81,7 @@ def load_tf_migration(raw: dict[str, Any]) -> TfMigrationTable:
         horovod_modules=dict(raw["horovod_modules"]),
         tf1_markers=tuple(m.encode() for m in raw["tf1_markers"]),
         tf1_runtime_markers=tuple(m.encode() for m in raw["tf1_runtime_markers"]),
+        tf2_markers=tuple(m.encode() for m in raw["tf2_markers"]),
         renames=dict(raw["renames"]),
         canned=frozenset(raw["canned_estimators"]),
         config_proto=frozenset(raw["config_proto"]),

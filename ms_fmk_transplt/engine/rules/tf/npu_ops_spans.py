@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import short, tf_qname, tf_record
+from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_record
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -49,7 +49,7 @@ class TfNpuOpsSpans(SpanConcern):
             return
         name = tf_qname(ctx, node.func)
         if ctx.tf.tf1 and name in self.table.npu_ops:
-            v1 = ".compat.v1." in (ctx.qname(node.func) or "") or ctx.tf.tf1_runtime
+            v1 = ".compat.v1." in (raw_qname(ctx, node.func) or "") or ctx.tf.tf1_runtime
             self._npu_op(node, name, self.table.npu_ops[name], v1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]

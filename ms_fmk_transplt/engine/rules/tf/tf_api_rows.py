@@ -8,7 +8,7 @@ import ast
 
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
-from ms_fmk_transplt.engine.rules.tf.tf_edits import tf_qname, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, tf_qname, tf_row
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -69,7 +69,7 @@ class TfApiRows(SpanConcern):
         if self._tpu(node):
             return
         listed = self.lists[ctx.tf.style]
-        raw = ctx.qname(node)
+        raw = raw_qname(ctx, node)
         entry = self._entry(listed, raw)
         if entry is None or entry[0] != "unsupported":
             return  # (TensorFlow's own deprecations are not the NPU's work)
@@ -77,7 +77,7 @@ class TfApiRows(SpanConcern):
         if name in self.handled:
             return  # a GPU setting (tf.gpu_setting), a migrated API, a listed exception
         parent = ctx.parent(node)
-        if isinstance(parent, ast.Attribute) and self._entry(listed, ctx.qname(parent)):
+        if isinstance(parent, ast.Attribute) and self._entry(listed, raw_qname(ctx, parent)):
             return  # the longer name gets the row
         tip = entry[1]
         shown = name.replace("tensorflow.", "tf.", 1)

@@ -12,6 +12,7 @@ import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
+    raw_qname,
     short,
     tf_qname,
     tf_record,
@@ -87,7 +88,9 @@ class TfDistributedSpans(SpanConcern):
         func = node.func
         root = _root(func)
         if root is not None and root.id in tf.horovod and ctx.qname(root) is not None:
-            if isinstance(func, ast.Attribute) and func.value is root:
+            if isinstance(func, ast.Attribute) and not tf.tf1:
+                self._horovod_tf2(node, func)
+            elif isinstance(func, ast.Attribute) and func.value is root:
                 self._horovod(node, func, tf.horovod[root.id])
             else:
                 names = ctx.names_in(func)  # (last first: hvd.callbacks.X -> X, callbacks, hvd)
@@ -123,7 +126,8 @@ class TfDistributedSpans(SpanConcern):
         before = ctx.snippet(node)
         if "statement" in entry:
             stmt = ctx.parent(node)
-            if not isinstance(stmt, ast.Expr) or node.args or node.keywords:
+            eager = b"enable_eager_execution" in ctx.source.data  # init_resource builds a graph
+            if not isinstance(stmt, ast.Expr) or node.args or node.keywords or eager:
                 tf_row(ctx, node, DISTRIBUTED_API, api, "manual", entry["note"])
                 return
             start, end = ctx.owned(node, stmt)
@@ -149,8 +153,10 @@ class TfDistributedSpans(SpanConcern):
         rewritten, the rest listed with npu_device's way."""
         ctx = self.ctx
         table: dict[str, object] = self.table.raw["horovod_tf2"]
-        api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        api = ".".join(reversed(ctx.names_in(func)))
         entry = table.get(func.attr)
+        if isinstance(func.value, ast.Attribute):  # hvd.callbacks.X, hvd.elastic.run, ...
+            entry = table.get(func.value.attr)
         if not isinstance(entry, dict):
             tip = str(entry if entry is not None else table["*"])
             tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
@@ -200,7 +206,7 @@ class TfDistributedSpans(SpanConcern):
             return
         if any(isinstance(a, ast.Starred) for a in node.args):
             return
-        root = ctx.root_qname(func)
+        root = raw_qname(ctx, _root(func) or func)
         if func.attr != "map_and_batch" and root and root.split(".")[0] in self.table.import_roots:
             # tf.train.batch / tf.compat.v1.train.batch: other signatures; a dataset is a value
             return

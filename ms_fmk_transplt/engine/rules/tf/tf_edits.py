@@ -17,8 +17,13 @@ CATEGORY = "tensorflow"  # the category of the family's open-work rows
 
 def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
     """What a node names, TensorFlow's ``compat.v1`` taken out (tables/tf_migration_table.py's
-    ``tf_name``); in a notebook's cell, a name another cell imports (``tf`` of ``import
-    tensorflow as tf``) is resolved through that import."""
+    ``tf_name``)."""
+    return tf_name(raw_qname(ctx, node))
+
+
+def raw_qname(ctx: SpanContext, node: ast.AST) -> str | None:
+    """What a node names, as resolved; in a notebook's cell, a name another cell imports
+    (``tf`` of ``import tensorflow as tf``) is resolved through that import."""
     qualified = ctx.qname(node)
     if qualified is None and ctx.tf is not None and ctx.tf.notebook_imports:
         dotted = full_name(node)
@@ -27,7 +32,7 @@ def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
             path = ctx.tf.notebook_imports.get(root)
             if path is not None:
                 qualified = f"{path}.{rest}" if rest else path
-    return tf_name(qualified)
+    return qualified
 
 
 def short(name: str) -> str:

@@ -21,6 +21,7 @@ class TfFile:
     horovod: dict[str, str]  # names bound to Horovod's TensorFlow modules -> "tf1" / "keras"
     entry: bool  # a __main__ guard or module-level calls: where TF2's NPU device is opened
     calls_initialize_system: bool  # the code runs npu_ops.initialize_system() already
+    computes: bool  # it names TF 2.x compute (Keras, tf.function, tf.data, ...)
     torch: bool  # it imports torch too: the PyTorch rules run as well
     tf1_runtime: bool  # it calls TF 1.x-only APIs through `tensorflow` itself: it runs TF 1.x
     # the code adds the NpuOptimizer to its session configs itself (the documented way)
@@ -52,7 +53,8 @@ class TfFile:
         """What (a piece of) the module's tree says: module-level calls make it an entry point,
         as its ``__main__`` guard does; the names it binds to ``ConfigProto(...)`` calls."""
         body = tree.body
-        if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
+        calls = any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body)
+        if calls and self.computes:
             self.entry = True
         for stmt in body:
             if self.main_guard is None and _is_main_guard(stmt):
@@ -113,8 +115,10 @@ def tf_file(
     return TfFile(
         style=style,
         horovod=horovod,
-        entry=b"__main__" in source,
+        # an entry point that computes with TensorFlow (a test file of tokenizers: none)
+        entry=b"__main__" in source and any(m in source for m in table.tf2_markers),
         calls_initialize_system=b"initialize_system" in source,
+        computes=any(m in source for m in table.tf2_markers),
         torch=torch,
         tf1_runtime=any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
