@@ -45,7 +45,8 @@ def target_label(result: RunResult) -> str:
     """What the output targets, short: ``torch_npu 2.14.0``, with the TF adapter when the run
     has TensorFlow files."""
     counts = framework_counts(result.files)
-    if counts and all(c.name == FRAMEWORK_NAMES["tensorflow"] for c in counts):
+    torch_work = [c for c in counts if c.name != FRAMEWORK_NAMES["tensorflow"] and c.buckets.total]
+    if counts and not torch_work:  # no PyTorch file has anything to migrate
         return TF_TARGET
     torch = f"torch_npu {target_version(result)}"
     return f"{torch} + {TF_TARGET}" if counts else torch
