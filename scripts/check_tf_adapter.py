@@ -12,6 +12,13 @@ every option a constructor place names is a parameter of that constructor in the
 signature in tf_adapter/python/npu_bridge/estimator/npu/npu_config.py (parsed with ``ast``, never
 imported), and every "session" option is a name tf_adapter/util/npu_attrs.cc reads.
 
+With ``--source``, rules/tf_migration.json is checked too: every name the TensorFlow migration
+writes exists in the adapter: the npu_bridge names (NPURunConfig, npu_config_proto,
+get_npu_rank_id, NPUBroadcastGlobalVariablesHook, init_resource, npu_strategy.NPUStrategy,
+npu_ops.dropout, ...) are bound by tf_adapter/python/npu_bridge/npu_init.py (or, after a module
+it binds, defined in that module), the npu_device paths
+(npu_device.train.optimizer.NpuLossScaleOptimizer, ...) by npu_device's ``_api`` packages.
+
 ``--estimator``: "RunConfig" equals ``inspect.signature`` of tf.estimator.RunConfig from an
 importable tensorflow_estimator (skipped, with a line saying so, when it is not importable).
 
@@ -105,6 +112,69 @@ def source_problems(data: dict[str, object], git_dir: str, rev: str) -> list[str
     return problems
 
 
+NPU_INIT = "tf_adapter/python/npu_bridge/npu_init.py"
+NPU_DEVICE = "tf_adapter_2.x/python/npu_device"
+MIGRATION = ROOT / "rules" / "tf_migration.json"
+
+
+def bound_names(source: str) -> dict[str, str]:
+    """Module-level names of a Python source -> what binds them ("def", or the import path)."""
+    out: dict[str, str] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out[node.name] = "def"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Assign):
+            out.update((t.id, "assign") for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def written_names(migration: dict[str, object]) -> tuple[set[str], set[str]]:
+    """(npu_bridge names, npu_device paths) the migration writes into code."""
+    raw: dict = migration  # type: ignore[type-arg]
+    bridge = set(raw["renames"].values()) | {raw["run_config_init"], raw["config_proto_wrapper"]}
+    for entry in raw["horovod"].values():
+        bridge.update(entry[k] for k in ("call", "keras_call") if k in entry)
+        for text in (entry.get("statement", ""), entry.get("append", "")):
+            bridge.update(re.findall(r"(\w+)\(", text))
+    bridge.update(f"{raw['strategy_module']}.{s}" for s in raw["strategies"].values())
+    bridge.update(e["call"] for e in raw["npu_ops"].values())
+    device = {p for p in raw["loss_scale"].values()}
+    device.update(e["call"] for e in raw["horovod_tf2"].values() if isinstance(e, dict))
+    device.add(raw["npu_device_open"].split("(")[0])
+    return bridge, device
+
+
+def migration_problems(git_dir: str, rev: str) -> list[str]:
+    migration = json.loads(MIGRATION.read_text(encoding="utf-8"))
+    bridge, device = written_names(migration)
+    init = bound_names(git_show(git_dir, rev, NPU_INIT))
+    problems = []
+    for name in sorted(bridge):
+        head, _, attr = name.partition(".")
+        if head not in init:
+            problems.append(
+                f"tf_migration.json writes {name}: {NPU_INIT}@{rev} does not bind {head}"
+            )
+        elif attr and init[head] != "def":
+            module = init[head].replace(".", "/")
+            path = f"tf_adapter/python/{module}.py"
+            if attr not in bound_names(git_show(git_dir, rev, path)):
+                problems.append(f"tf_migration.json writes {name}: {path}@{rev} has no {attr}")
+    for path in sorted(device):
+        parts = path.split(".")[1:]  # (npu_device.)train.optimizer.NpuLossScaleOptimizer
+        package = "/".join(["_api", *parts[:-1]]) if len(parts) > 1 else ""
+        where = f"{NPU_DEVICE}/{package + '/' if package else ''}__init__.py"
+        if parts[-1] not in bound_names(git_show(git_dir, rev, where)):
+            problems.append(f"tf_migration.json writes {path}: {where}@{rev} has no {parts[-1]}")
+    return problems
+
+
 def estimator_problems(data: dict[str, object]) -> tuple[list[str], str]:
     try:
         module = importlib.import_module("tensorflow_estimator.python.estimator.run_config")
@@ -134,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     notes = [f"{len(data.get('options', []))} options checked for shape"]
     if not problems and args.source:
         problems += source_problems(data, args.source, args.rev)
+        problems += migration_problems(args.source, args.rev)
         notes.append(f"--source: compared with {args.rev} of {Path(args.source).name}")
+        bridge, device = written_names(json.loads(MIGRATION.read_text(encoding="utf-8")))
+        notes.append(f"--source: {len(bridge) + len(device)} names tf_migration.json writes found")
     if not problems and args.estimator:
         found, note = estimator_problems(data)
         problems += found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import subprocess
@@ -226,6 +227,7 @@ def test_source_mode_reports_a_wrong_signature(tmp_path: Path) -> None:
     attrs.parent.mkdir(parents=True)
     session = [e["name"] for e in RAW["options"] if "session" in e["places"]]
     attrs.write_text("".join(f'params.count("{n}");\n' for n in session[1:]), encoding="utf-8")
+    _adapter_modules(repo, missing="init_resource")
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "init", "-q", "-b", "master"], check=True)
     subprocess.run([*git, "add", "."], check=True)
@@ -238,3 +240,39 @@ def test_source_mode_reports_a_wrong_signature(tmp_path: Path) -> None:
     assert f"option {session[0]!r}: tf_adapter/util/npu_attrs.cc@master does not read it" in (
         done.stdout
     )
+    # every name the migration writes is checked: the one npu_init.py lacks is named
+    init = "tf_adapter/python/npu_bridge/npu_init.py"
+    assert done.stdout.count("tf_migration.json writes") == 1, done.stdout
+    assert f"tf_migration.json writes init_resource: {init}@master does not bind" in done.stdout
+
+
+def _adapter_modules(repo: Path, missing: str) -> None:
+    """npu_init.py and npu_device packages binding every name rules/tf_migration.json writes
+    but ``missing``."""
+    migration = json.loads((ROOT / "rules" / "tf_migration.json").read_text(encoding="utf-8"))
+    spec = importlib.util.spec_from_file_location("check_tf_adapter", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    bridge, device = script.written_names(migration)
+    python = repo / "tf_adapter" / "python"
+    lines = []
+    for name in sorted(bridge - {missing}):
+        module, _, attr = name.rpartition(".")
+        if module:
+            (python / "fake").mkdir(parents=True, exist_ok=True)
+            (python / "fake" / f"{module}.py").write_text(f"def {attr}(): pass\n", "utf-8")
+            lines.append(f"from fake import {module}")
+        else:
+            lines.append(f"def {attr}(): pass")
+    init = python / "npu_bridge" / "npu_init.py"
+    init.parent.mkdir(parents=True, exist_ok=True)
+    init.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for path in device:
+        parts = path.split(".")[1:]
+        folder = repo / "tf_adapter_2.x" / "python" / "npu_device"
+        if len(parts) > 1:
+            folder = folder.joinpath("_api", *parts[:-1])
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "__init__.py").open("a", encoding="utf-8") as fh:
+            fh.write(f"def {parts[-1]}(): pass\n")
