@@ -119,6 +119,10 @@ class TfDistributedSpans(SpanConcern):
             return
         entry = self.table.horovod.get(func.attr)
         api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        if b"enable_eager_execution" in ctx.source.data:
+            # eager TF 1.x: init_resource() builds a graph, and the get_npu_* facts need it
+            tf_row(ctx, node, DISTRIBUTED_API, api, "manual", self.table.text("horovod_eager"))
+            return
         if entry is None:
             tip = self.table.horovod_manual.get(func.attr, self.table.horovod_manual["*"])
             tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
@@ -126,8 +130,7 @@ class TfDistributedSpans(SpanConcern):
         before = ctx.snippet(node)
         if "statement" in entry:
             stmt = ctx.parent(node)
-            eager = b"enable_eager_execution" in ctx.source.data  # init_resource builds a graph
-            if not isinstance(stmt, ast.Expr) or node.args or node.keywords or eager:
+            if not isinstance(stmt, ast.Expr) or node.args or node.keywords:
                 tf_row(ctx, node, DISTRIBUTED_API, api, "manual", entry["note"])
                 return
             start, end = ctx.owned(node, stmt)
