@@ -2,7 +2,8 @@
 (pre-commit fix, or migrating inside your own checkout).
 
     ms_fmk_transplt --check [PATHS]...    exit 1 when a file would change or has open work
-    ms_fmk_transplt --diff [PATHS]...     print the unified diff, write nothing, exit 0
+    ms_fmk_transplt --diff [PATHS]...     print the unified diff, write nothing; exit 1 if any
+                                          file would change (as ruff --diff)
     ms_fmk_transplt --inplace [PATHS]...  rewrite the files in place (atomically)
 
 PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); none is fine.
@@ -103,7 +104,12 @@ class Checked:
 @click.option(
     "--check", "mode", flag_value="check", help="Report, write nothing; exit 1 on findings."
 )
-@click.option("--diff", "mode", flag_value="diff", help="Print the diff, write nothing; exit 0.")
+@click.option(
+    "--diff",
+    "mode",
+    flag_value="diff",
+    help="Print the diff, write nothing; exit 1 if a file would change (as ruff --diff).",
+)
 @click.option("--inplace", "mode", flag_value="inplace", help="Migrate the files in place.")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option(
@@ -185,6 +191,8 @@ def paths_main(
     failed = sum(1 for c in checked if c.status == FileStatus.FAILED)
     if mode == "check":
         code = EXIT_FILE_FAILURES if (failing or failed) else EXIT_OK
+    elif mode == "diff":  # as ruff --diff: 1 when a file would change
+        code = EXIT_FILE_FAILURES if failed or any(c.changed for c in checked) else EXIT_OK
     else:
         unfixed = any(c.not_written for c in checked)
         code = EXIT_FILE_FAILURES if failed or unfixed else EXIT_OK

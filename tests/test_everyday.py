@@ -54,11 +54,14 @@ def test_check_severity(tmp_path: Path) -> None:
     assert f"{path.as_posix()}:2:1: unsupported.backend_switch torch.backends" in failing.stdout
 
 
-def test_diff_writes_nothing(script: Path) -> None:
+def test_diff_writes_nothing(script: Path, tmp_path: Path) -> None:
     proc = tool("--diff", str(script))
-    assert proc.returncode == 0
+    assert proc.returncode == 1  # a file would change (as ruff --diff)
     assert "-x = torch.ones(2).cuda()\n+x = torch.ones(2).npu()\n" in proc.stdout
     assert script.read_text() == CUDA
+    clean = tmp_path / "clean.py"
+    clean.write_text("x = 1\n")
+    assert tool("--diff", str(clean)).returncode == 0
 
 
 def test_inplace_then_check_passes(script: Path, tmp_path: Path) -> None:
