@@ -262,3 +262,13 @@ def test_check_is_coloured_on_a_terminal_only(script: Path) -> None:
     assert proc.returncode == 1
     assert b"\x1b[" in shown and b"tensor_methods.cuda_call" in shown  # ANSI colours
     assert "\x1b[" not in tool("--check", str(script)).stdout  # piped: plain text
+
+
+def test_two_findings_on_a_line_get_a_column_each(tmp_path: Path) -> None:
+    """The same literal twice on a line: each finding names its own occurrence (both said
+    column 8 before, and SARIF then held two identical results)."""
+    path = tmp_path / "two.py"
+    path.write_text('import torch\nc, d = "cuda", "cuda"\n')
+    proc = tool("--check", str(path))
+    found = [line for line in proc.stdout.splitlines() if "device_strings.literal" in line]
+    assert [line.split(":")[2] for line in found] == ["8", "16"], proc.stdout

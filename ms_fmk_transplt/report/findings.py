@@ -40,13 +40,26 @@ class Finding:
         return asdict(self)
 
 
-def _column(lines: list[str], line: int, needles: Iterable[str]) -> int:
-    """1-based column of the first needle found on the line (first non-blank character if none)."""
+Taken = dict[str, set[int]]  # a line's needles -> the columns findings were given
+
+
+def _column(lines: list[str], line: int, needles: Iterable[str], taken: Taken | None = None) -> int:
+    """1-based column of the first needle found on the line (first non-blank character if none);
+    ``taken``: the occurrences of each needle earlier findings of the line were given: a finding
+    with the same needle gets the next one (two equal literals on a line get a column each)."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
+    first = 0
     for needle in needles:
+        used = taken.setdefault(needle, set()) if taken is not None else set()
         at = text.find(needle) if needle else -1
-        if at >= 0:
-            return at + 1
+        while at >= 0:
+            first = first or at + 1
+            if at + 1 not in used:
+                used.add(at + 1)
+                return at + 1
+            at = text.find(needle, at + 1)
+    if first:
+        return first
     return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
 
 
@@ -65,16 +78,16 @@ def _cell_lines(source: str, path: str) -> list[str]:
     return ("".join(text) if isinstance(text, list) else str(text)).splitlines()
 
 
-def of_change(e: ChangeEvent, path: str, lines: list[str]) -> Finding:
+def of_change(e: ChangeEvent, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
     before = e.before.replace("…", "")[:40]
-    col = 1 if e.operation == Operation.INSERT else _column(lines, e.start_line, [before])
+    col = 1 if e.operation == Operation.INSERT else _column(lines, e.start_line, [before], taken)
     return Finding(path, e.start_line, col, e.end_line, e.rule, "change", e.message)
 
 
-def of_notice(n: Notice, path: str, lines: list[str]) -> Finding:
+def of_notice(n: Notice, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
     kind = n.action if n.open_work else "advice" if n.advice else "note"
     leaf = n.api.rsplit(".", 1)[-1] if n.api else ""
-    col = _column(lines, n.line, [n.api, leaf])
+    col = _column(lines, n.line, [n.api, leaf], taken)
     message = n.message.splitlines()[0]
     return Finding(
         path, n.line, col, max(n.line, n.end_line), n.rule, kind, message, n.category, n.api, n.tip
@@ -93,8 +106,14 @@ def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
             cache[path] = _cell_lines(text, path)
         return path, cache[path]
 
-    out = [of_change(e, *where(e.file)) for e in result.events]
-    out += [of_notice(n, *where(n.file)) for n in result.notices]
+    taken: dict[tuple[str, int], Taken] = {}  # per line: the columns given to each needle
+    out = [
+        of_change(e, *where(e.file), taken.setdefault((e.file, e.start_line), {}))
+        for e in result.events
+    ]
+    out += [
+        of_notice(n, *where(n.file), taken.setdefault((n.file, n.line), {})) for n in result.notices
+    ]
     return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
 
 
