@@ -12,9 +12,8 @@ import keyword
 import sys
 
 import click
-from rich.console import Console
 
-from ms_fmk_transplt import __version__
+from ms_fmk_transplt import __version__, terminal
 from ms_fmk_transplt.errors import (
     EXIT_BAD_INPUT,
     EXIT_FILE_FAILURES,
@@ -32,6 +31,7 @@ from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.shards import parse_shard
 from ms_fmk_transplt.tables import resolve_version
+from ms_fmk_transplt.terminal import COLOR_CHOICES
 from ms_fmk_transplt.zoo import HEADER, run_zoo
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -203,6 +203,13 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     show_default=True,
     help="json: print a machine-readable run summary (counts, per-file results, report paths).",
 )
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
 def main(
@@ -230,6 +237,7 @@ def main(
     no_todo_comments: bool,
     npu_options: tuple[str, ...],
     report_format: str,
+    color: str,
 ) -> None:
     """Migrate CUDA PyTorch training code to Ascend NPUs (torch_npu).
 
@@ -262,13 +270,14 @@ def main(
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose
     ctx.meta["json"] = report_format == "json"
+    ctx.meta["color"] = color
     if zoo:
         if ctx.invoked_subcommand is not None:
             _fail("--zoo cannot be combined with distributed")
-        _execute_zoo(ctx.obj, quiet, verbose)
+        _execute_zoo(ctx.obj, quiet, verbose, color)
         return
     if ctx.invoked_subcommand is None:
-        _execute(ctx.obj, quiet, verbose, report_format == "json")
+        _execute(ctx.obj, quiet, verbose, report_format == "json", color)
 
 
 def _version_and_shard(
@@ -346,13 +355,14 @@ def distributed(
         ctx.meta.get("quiet", False),
         ctx.meta.get("verbose", False),
         ctx.meta.get("json", False),
+        ctx.meta.get("color", "auto"),
     )
 
 
-def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
+def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "auto") -> None:
     from rich.table import Table
 
-    console = Console(stderr=False, quiet=quiet)
+    console = terminal.console(color, stderr=False, quiet=quiet)
     try:
         result = run_zoo(options)
     except UserError as exc:
@@ -378,9 +388,13 @@ def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool) -> None:
 
 
 def _execute(
-    options: RunOptions, quiet: bool, verbose: bool = False, as_json: bool = False
+    options: RunOptions,
+    quiet: bool,
+    verbose: bool = False,
+    as_json: bool = False,
+    color: str = "auto",
 ) -> None:
-    console = Console(stderr=False, quiet=quiet or as_json)
+    console = terminal.console(color, stderr=False, quiet=quiet or as_json)
     try:
         with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
             result = run(options, progress=bar)

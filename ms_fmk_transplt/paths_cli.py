@@ -22,7 +22,7 @@ import click
 from rich.console import Console
 from rich.syntax import Syntax
 
-from ms_fmk_transplt import __version__, inplace_write
+from ms_fmk_transplt import __version__, inplace_write, terminal
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
@@ -35,6 +35,7 @@ from ms_fmk_transplt.report.findings import Finding
 from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
+from ms_fmk_transplt.terminal import COLOR_CHOICES
 
 FAILING = {
     "change": {"change"},
@@ -142,6 +143,13 @@ class Checked:
     help="text (path:line:col: rule message), json, github (workflow annotations), sarif (2.1.0).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
+)
 def paths_main(
     mode: str,
     paths: tuple[str, ...],
@@ -155,6 +163,7 @@ def paths_main(
     statistics: bool,
     output_format: str,
     quiet: bool,
+    color: str,
 ) -> None:
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
     try:
@@ -178,7 +187,7 @@ def paths_main(
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    console = Console(highlight=False, soft_wrap=True, markup=False)
+    console = terminal.console(color, highlight=False, soft_wrap=True, markup=False)
     try:
         with inplace_write.stopped_by_signals(mode):
             checked = [

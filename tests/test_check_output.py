@@ -5,6 +5,7 @@ numbering per report."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -272,3 +273,37 @@ def test_two_findings_on_a_line_get_a_column_each(tmp_path: Path) -> None:
     proc = tool("--check", str(path))
     found = [line for line in proc.stdout.splitlines() if "device_strings.literal" in line]
     assert [line.split(":")[2] for line in found] == ["8", "16"], proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "coloured"),
+    [
+        ((), {}, False),  # a pipe: no colour
+        (("--color", "always"), {}, True),
+        (("--color", "never"), {"FORCE_COLOR": "1"}, False),
+        ((), {"FORCE_COLOR": "1"}, True),  # auto honours FORCE_COLOR ...
+        (("--color", "auto"), {"NO_COLOR": "1", "TERM": "xterm"}, False),  # ... and NO_COLOR
+    ],
+)
+def test_color_option_and_environment(
+    script: Path, tmp_path: Path, flags: tuple[str, ...], env: dict[str, str], coloured: bool
+) -> None:
+    """--color auto|always|never (as ruff), NO_COLOR / FORCE_COLOR for auto: the diff of the
+    path modes and the summary of a run."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    command = [sys.executable, "-m", "ms_fmk_transplt"]
+    diff = subprocess.run(
+        [*command, "--diff", *flags, str(script)],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+    )
+    assert ("\x1b[" in diff.stdout) is coloured, diff.stdout[:200]
+    run = subprocess.run(
+        [*command, "-i", str(script), "-o", str(tmp_path / "out"), *flags],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+    )
+    assert run.returncode == 0, run.stderr
+    assert ("\x1b[" in run.stdout) is coloured, run.stdout[:200]
