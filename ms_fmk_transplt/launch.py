@@ -5,6 +5,7 @@ imports what it uses. Modes that exclude each other stop here with exit code 2."
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 PATH_MODES = ("--check", "--diff", "--inplace")
 EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
@@ -57,4 +58,52 @@ def entry() -> None:
     else:
         from ms_fmk_transplt.cli import main
 
-        main(prog_name="ms_fmk_transplt")
+        _one_line_usage_errors(main, args)
+
+
+def _one_line_usage_errors(command: Any, args: list[str]) -> None:
+    """Runs the click command; a usage error is one line (``ms_fmk_transplt: error: ...``, exit
+    2) instead of click's three, with a hint for the usual slips: a mistyped path mode, a bare
+    path, the run's options written after ``distributed``."""
+    import click
+
+    try:
+        code = command.main(args, prog_name="ms_fmk_transplt", standalone_mode=False)
+    except click.UsageError as exc:
+        _refuse(_usage_message(exc, args))
+    except click.ClickException as exc:
+        print(f"ms_fmk_transplt: error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_message(exc: Any, args: list[str]) -> str:
+    import difflib
+    import os
+
+    import click
+
+    if isinstance(exc, click.NoSuchOption):
+        known = [*PATH_MODES, *(exc.possibilities or ())]
+        close = difflib.get_close_matches(exc.option_name, known, 1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return f"no such option {exc.option_name}{hint}"
+    message = str(exc.format_message()).rstrip(".")
+    if "distributed" in args:
+        after = args[args.index("distributed") + 1 :]
+        moved = [a for a in after if a in TAKES_VALUE[:6] or a in ("--overwrite", "-s", "-sim")]
+        if moved:
+            return (
+                f"{', '.join(moved)} belong to the run, before `distributed`: "
+                "ms_fmk_transplt -i INPUT -o OUTPUT [options] distributed -m MAIN -t MODEL"
+            )
+    bare = [a for a in args if not a.startswith("-") and os.path.exists(a)]
+    if bare and not {"-i", "--input"} & set(args):
+        path = bare[0]
+        return (
+            f"{path}: a path needs a mode: --check {path} (report), --diff or --inplace "
+            f"{path}, or -i {path} -o OUTPUT (write a migrated copy)"
+        )
+    return message

@@ -194,3 +194,41 @@ def test_the_tool_never_imports_torch(project: Path, tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--chek", "x.py"], "no such option --chek; did you mean --check?"),
+        (["-i", "x"], "Missing option '-o' / '--output'"),
+        (
+            ["distributed", "-m", "main.py", "-i", "X", "-o", "Y"],
+            "-i, -o belong to the run, before `distributed`: ms_fmk_transplt -i INPUT -o "
+            "OUTPUT [options] distributed -m MAIN -t MODEL",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line(args: list[str], message: str) -> None:
+    """click's three-line usage errors become the one line README promises, with a hint for
+    the usual slips."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"ms_fmk_transplt: error: {message}\n"
+
+
+def test_a_bare_path_is_told_the_modes(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", "src"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "ms_fmk_transplt: error: src: a path needs a mode: --check src (report), --diff or "
+        "--inplace src, or -i src -o OUTPUT (write a migrated copy)\n"
+    )
