@@ -36,7 +36,8 @@ def test_versions_of_the_original_tool_are_known() -> None:
     versions = known_versions()
     assert {"2.1.0", "2.6.0", "2.7.1", "2.8.0"} <= set(versions)
     assert load_tables().torch_npu_version == versions[-1]
-    assert resolve_version("2.1.0.post17") == "2.1.0"
+    assert resolve_version("2.1.0.post17") == "2.1.0.post17"  # that release's names
+    assert resolve_version("2.1") == "2.1.0"
     assert resolve_version("2.6") == "2.6.0"
 
 
@@ -128,3 +129,23 @@ def test_analyse_sizes_the_work(tmp_path: Path) -> None:
     assert int(file_row["Advice"]) > 0 and int(file_row["Automatic"]) > 0
     wb = load_workbook(tmp_path / "npu_target_analysis" / "unsupported_op.xlsx")
     assert "Effort" in wb.sheetnames
+
+
+def test_a_post_release_given_explicitly_targets_its_names() -> None:
+    """-v 2.1.0.post17 is that release: torch.npu.MemPool arrived in 2.1.0.post12, so it is
+    there (it said "upgrade to 2.1.0.post12" to a user on post17); -v 2.1.0 targets every
+    2.1.0 release and -v 2.1.0.post11 one that lacks it."""
+    from ms_fmk_transplt.engine.migrate import migrate_source
+
+    source = b"import torch\npool = torch.cuda.MemPool()\n"
+    got = {}
+    for version in ("2.1.0", "2.1.0.post11", "2.1.0.post17"):
+        result = migrate_source(source, "t.py", load_tables(resolve_version(version)))
+        rows = [n.tip for n in result.notices if n.category == "version_gap"]
+        got[version] = (b"torch.npu.MemPool()" in result.output, rows)
+    assert got["2.1.0.post17"] == (True, [])
+    for version in ("2.1.0", "2.1.0.post11"):
+        migrated, rows = got[version]
+        assert not migrated and len(rows) == 1 and "needs torch_npu >= 2.1.0.post12" in rows[0]
+    assert "targets 2.1.0.post11," in got["2.1.0.post11"][1][0]
+    assert "targets every 2.1.0 release" in got["2.1.0"][1][0]

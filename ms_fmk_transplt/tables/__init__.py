@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -101,10 +102,13 @@ class Tables:
             qualified,
             "version_gap",
             "manual",
-            f"torch.npu.{member} needs torch_npu >= {needs} (this migration targets every "
-            f"{self.torch_npu_version} release, set with -v): upgrade torch_npu, or remove the "
-            "call",
+            f"torch.npu.{member} needs torch_npu >= {needs} (this migration targets "
+            f"{self._target_releases()}, set with -v): upgrade torch_npu, or remove the call",
         )
+
+    def _target_releases(self) -> str:
+        version = self.torch_npu_version
+        return version if ".post" in version else f"every {version} release"
 
     def target_has(self, name: str) -> bool:
         """Whether the target torch_npu provides ``name`` (``torch.npu.X``,
@@ -184,8 +188,9 @@ def resolve_version(text: str) -> str:
     versions = known_versions()
     wanted = text.strip().lower().lstrip("v")
     base = wanted.split(".post")[0].split("+")[0]
-    if base in versions:
-        return base
+    post = re.fullmatch(r"[^+]*\.post(\d+)(\+.*)?", wanted)
+    if base in versions:  # a post release given explicitly targets that release's names
+        return f"{base}.post{int(post.group(1))}" if post else base
     matches = [v for v in versions if v.startswith(base + ".")]
     if base.count(".") == 1 and len(matches) == 1:
         return matches[0]
@@ -206,11 +211,30 @@ def load_tables(version: str = "") -> Tables:
     return _load_tables(version or known_versions()[-1])
 
 
+def _post_release(names: dict[str, Any], post: int | None) -> dict[str, Any]:
+    """A line's name table as one of its post releases has it: the names of
+    ``later_posts`` that release has moved into the lists (None: every release of the line)."""
+    if post is None:
+        return names
+    out = dict(names)
+    later = {key: dict(v) for key, v in names.get("later_posts", {}).items()}
+    for key, first in later.items():
+        arrived = {n for n, p in first.items() if int(p.rsplit(".post", 1)[1]) <= post}
+        if key in out:
+            out[key] = sorted(set(out[key]) | arrived)
+        later[key] = {n: p for n, p in first.items() if n not in arrived}
+    out["later_posts"] = later
+    return out
+
+
 @cache
 def _load_tables(version: str) -> Tables:
     base = rules_dir()
     raw = _load_json(base / "interface_table.json")
-    names = _load_json(base / NAMES_DIR / f"{version}.json")
+    line, _, post = version.partition(".post")  # 2.1.0.post17: that release of the 2.1.0 line
+    names = _post_release(
+        _load_json(base / NAMES_DIR / f"{line}.json"), int(post) if post else None
+    )
     member_sets = {
         "npu_amp_names": frozenset(names["npu_amp_names"]),
         "npu_names": frozenset(names["npu_names"]),
@@ -232,13 +256,13 @@ def _load_tables(version: str) -> Tables:
         torch_npu_version=version,
         later_posts=names.get("later_posts", {}).get("npu_names", {}),
         newer_names=tuple(
-            (v, *_npu_names(v)) for v in known_versions() if version_key(v) > version_key(version)
+            (v, *_npu_names(v)) for v in known_versions() if version_key(v) > version_key(line)
         ),
         target_names={
             "npu_names": member_sets["npu_names"],
             **{k: frozenset(names[k]) for k in ("optim_names", "npu_functions") if k in names},
         },
-        operators=load_operator_table(base, version),
+        operators=load_operator_table(base, line),
         advice=load_advice_table(base),
         foreign_roots=frozenset(raw["foreign_cuda_roots"]["roots"]),
         unsupported=UnsupportedTable(
