@@ -40,6 +40,8 @@ EPILOG = """\b
 Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATHS]...
 (see ms_fmk_transplt --check -h).
 \b
+Rule pages: ms_fmk_transplt rule [ID] (every rule without an ID; also --explain ID).
+\b
 Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
 listed in the log); 2 bad command line, input or output (nothing written); 3 internal error
 (nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or
