@@ -137,6 +137,47 @@ def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # not a blank page
 
 
+PROBE = Path(__file__).resolve().parent / "data" / "layout_probe.js"
+
+
+def measured_layout(folder: Path, tmp_path: Path) -> dict:
+    """The numbers tests/data/layout_probe.js measures on a copy of the folder's report.html."""
+    page = page_of(folder).replace(
+        "</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>"
+    )
+    probed = tmp_path / "layout_probe.html"
+    probed.write_text(page, encoding="utf-8")
+    dom = chromium(
+        "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom", probed.as_uri()
+    )
+    assert "Uncaught" not in dom.stderr, dom.stderr
+    found = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_diffs_and_excerpts_are_readable_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
+    layout = measured_layout(imagenet, tmp_path)
+    (unified,) = layout["unified"]  # one code column: it takes the width the numbers leave
+    assert unified > 0.5, layout["unified"]
+    old, new = layout["split"]  # side by side: two code columns of a fair share each
+    assert old > 0.3 and new > 0.3, layout["split"]
+    lines = layout["excerpt"]
+    assert len(lines) >= 3 and all(line["code"] is not None for line in lines), lines
+    for line in lines:  # each line number sits on the line of its code
+        assert abs(line["number"] - line["code"]) <= 2, line
+    tops = [line["number"] for line in lines]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one line under the other
+    rows = layout["rows"]
+    assert len(rows) == page_of(imagenet).count("<tr data-category=") > 0
+    assert all(r["height"] > 0 for r in rows), rows  # the table is shown
+    for above, below in zip(rows, rows[1:]):
+        assert below["top"] >= above["bottom"] - 1, (above, below)  # rows do not overlap
+
+
 def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:
     zoo = tmp_path / "zoo"
     for name in ("imagenet", "ddp"):

@@ -39,12 +39,13 @@ code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospa
   font-size: 12.5px; }
 pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
   overflow-x: auto; }
-pre.excerpt span { display: block; padding: 0 8px; white-space: pre; }
-pre.excerpt span.hit { background: #fff4cc; }
-.ln { color: var(--muted); display: inline-block; min-width: 4em; user-select: none; }
+pre.excerpt > span { display: block; padding: 0 8px; white-space: pre; }
+pre.excerpt > span.hit { background: #fff4cc; }
+pre.excerpt .ln { display: inline-block; min-width: 3em; padding-right: 1em; text-align: right; }
+.ln { color: var(--muted); user-select: none; }
 .diff { width: 100%; table-layout: fixed; margin: 6px 0 14px;
   font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
-.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; word-break: break-all; }
+.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .diff td.ln { width: 4.5em; text-align: right; }
 .diff td.rules { width: 16em; white-space: normal; font-size: 12px; }
 .diff tr.add td.text, .diff td.add { background: var(--add); }
