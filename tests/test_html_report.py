@@ -56,6 +56,8 @@ def test_every_open_item_is_a_row_with_its_rule_link(imagenet: Path) -> None:
     actions = re.findall(r'<td class="action-(\w+)">', body)
     assert actions == sorted(actions, key=["manual", "caveat", "advice"].index)
     assert "<code>main.py:105</code>" in body and "torch.nn.DataParallel(model).npu()" in body
+    assert '<code>main.py:105</code> <a class="to-diff" href="#file-0">diff</a>' in body
+    assert "<code>torch.<wbr>nn.<wbr>DataParallel</code>" in body  # wraps at its dots
 
 
 def test_summary_and_changed_files(imagenet: Path) -> None:
@@ -93,6 +95,7 @@ def test_analysis_report_uses_input_lines(tmp_path: Path) -> None:
     page = page_of(folder)
     assert "Lines are those of the input file" in page and "<code>main.py:104</code>" in page
     assert "Files that would change (1)" in page and 'class="diff"' not in page
+    assert 'class="to-diff"' not in page  # no diff to link to
 
 
 def test_workbook_rule_cells_link_to_the_page(imagenet: Path) -> None:
@@ -135,6 +138,54 @@ def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
     chromium("--window-size=1280,900", "--virtual-time-budget=3000", f"--screenshot={shot}", top)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # not a blank page
+
+
+PROBE = Path(__file__).resolve().parent / "data" / "layout_probe.js"
+
+
+@pytest.fixture(scope="module")
+def layout(imagenet: Path, tmp_path_factory) -> dict:
+    """The numbers tests/data/layout_probe.js measures on a copy of imagenet's report.html."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    page = page_of(imagenet).replace(
+        "</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>"
+    )
+    probed = tmp_path_factory.mktemp("probe") / "layout_probe.html"
+    probed.write_text(page, encoding="utf-8")
+    dom = chromium(
+        "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom", probed.as_uri()
+    )
+    assert "Uncaught" not in dom.stderr, dom.stderr
+    found = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_diffs_and_excerpts_are_readable_in_a_real_browser(layout: dict) -> None:
+    (unified,) = layout["unified"]  # one code column: it takes the width the numbers leave
+    assert unified > 0.5, layout["unified"]
+    old, new = layout["split"]  # side by side: two code columns of a fair share each
+    assert old > 0.3 and new > 0.3, layout["split"]
+    lines = layout["excerpt"]
+    assert len(lines) >= 3 and all(line["code"] is not None for line in lines), lines
+    for line in lines:  # each line number sits on the line of its code
+        assert abs(line["number"] - line["code"]) <= 2, line
+    tops = [line["number"] for line in lines]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one line under the other
+
+
+def test_open_work_table_in_a_real_browser(imagenet: Path, layout: dict) -> None:
+    rows = layout["rows"]
+    assert len(rows) == page_of(imagenet).count("<tr data-category=") > 0
+    assert all(r["height"] > 0 for r in rows), rows  # the table is shown
+    for above, below in zip(rows, rows[1:]):
+        assert below["top"] >= above["bottom"] - 1, (above, below)  # rows do not overlap
+    cells = layout["breaks"]
+    assert len(cells) == 5 * len(rows)  # location, API, category, action, rule of each row
+    for cell in cells:  # a name wraps between its parts, never inside a word
+        assert all(pair[0] in "._/ " or pair[1] == " " for pair in cell["breaks"]), cell
+    assert layout["link"] == "#file-0" and layout["linked"]  # a location's diff link opens it
 
 
 def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:

@@ -30,23 +30,26 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .action-advice { color: var(--advice); font-weight: 600; }
 details > summary { cursor: pointer; }
 #open-work { table-layout: fixed; }
-#open-work td { overflow-wrap: anywhere; }
-#open-work col.loc { width: 27%; } #open-work col.api { width: 17%; }
-#open-work col.cat { width: 9%; } #open-work col.act { width: 6%; }
-#open-work col.rule { width: 13%; }
+#open-work td { overflow-wrap: break-word; }
+#open-work col.loc { width: 20%; } #open-work col.api { width: 20%; }
+#open-work col.cat { width: 11%; } #open-work col.act { width: 7%; }
+#open-work col.rule { width: 14%; }
+#open-work a.to-diff { font-size: 12px; margin-left: 4px; }
 #open-work pre.excerpt { max-width: 100%; }
 code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
   font-size: 12.5px; }
 pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
   overflow-x: auto; }
-pre.excerpt span { display: block; padding: 0 8px; white-space: pre; }
-pre.excerpt span.hit { background: #fff4cc; }
-.ln { color: var(--muted); display: inline-block; min-width: 4em; user-select: none; }
+pre.excerpt > span { display: block; padding: 0 8px; white-space: pre; }
+pre.excerpt > span.hit { background: #fff4cc; }
+pre.excerpt .ln { display: inline-block; min-width: 3em; padding-right: 1em; text-align: right; }
+.ln { color: var(--muted); user-select: none; }
 .diff { width: 100%; table-layout: fixed; margin: 6px 0 14px;
   font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
 .diff td { border: 0; padding: 0 6px; white-space: pre-wrap; word-break: break-all; }
 .diff td.ln { width: 4.5em; text-align: right; }
-.diff td.rules { width: 16em; white-space: normal; font-size: 12px; }
+.diff td.rules { width: 16em; white-space: normal; font-size: 12px; word-break: normal;
+  overflow-wrap: anywhere; }
 .diff tr.add td.text, .diff td.add { background: var(--add); }
 .diff tr.del td.text, .diff td.del { background: var(--del); }
 .diff tr.hunk td { background: var(--head); color: var(--muted); }
@@ -74,7 +77,12 @@ JS = r"""
     (rules || []).forEach(function (id, i) {
       if (i) td.appendChild(document.createTextNode(' '));
       const a = document.createElement('a');
-      a.href = '#rule-' + id; a.textContent = id; td.appendChild(a);
+      a.href = '#rule-' + id;
+      id.split('.').forEach(function (part, j, parts) {  // wraps at its dots
+        a.appendChild(document.createTextNode(j < parts.length - 1 ? part + '.' : part));
+        if (j < parts.length - 1) a.appendChild(document.createElement('wbr'));
+      });
+      td.appendChild(a);
     });
   }
   function renderUnified(table, file) {
@@ -173,9 +181,12 @@ JS = r"""
     });
   });
   document.querySelectorAll('details.file[open]').forEach(render);
-  if (location.hash.startsWith('#file-')) {
+  function openLinkedFile() {  // report.html#file-N, and a location's "diff" link
+    if (!location.hash.startsWith('#file-')) return;
     const d = document.getElementById(location.hash.slice(1));
     if (d && d.tagName === 'DETAILS') d.open = true;
   }
+  openLinkedFile();
+  window.addEventListener('hashchange', openLinkedFile);
 })();
 """

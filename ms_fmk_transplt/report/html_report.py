@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -42,8 +43,17 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+_BREAK_AFTER = re.compile(r"([._/]+)")
+
+
+def breakable(text: object) -> str:
+    """Escaped, with a line break allowed after dots, underscores and slashes (identifiers wrap
+    at their parts in a narrow column, never in the middle of a word)."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", esc(text))
+
+
 def rule_link(rule_id: str) -> str:
-    shown = esc(rule_id).replace(".", ".<wbr>")
+    shown = esc(rule_id).replace(".", ".<wbr>")  # its parts are short: wraps at dots only
     return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{shown}</a>'
 
 
@@ -88,7 +98,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         "<main>",
         _cards(result),
         _nav(notices, files, used),
-        _open_work(notices, sources, migrated),
+        _open_work(notices, sources, migrated, {f.path: i for i, f in enumerate(files)}),
         _charts(result, notices),
         _folders(result),
         _changed_files(files, diffs) if migrated else _would_change(files),
@@ -168,16 +178,20 @@ def _nav(notices: list[Notice], files: list[FileRecord], used: list[str]) -> str
     )
 
 
-def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
+def _open_work(
+    notices: list[Notice], sources: _Sources, migrated: bool, diff_of: dict[str, int]
+) -> str:
+    """The open-work table; ``diff_of`` numbers the files whose diff the page shows."""
     rows = [n for n in notices if n.open_work or n.advice]
     order = {"manual": 0, "caveat": 1}
     rows.sort(key=lambda n: (order.get(n.action, 2), file_order(n.file), n.line))
     numbering = "migrated file" if migrated else "input file"
+    hint = ", follow <i>diff</i> to see the file's changes" if migrated else ""
     options = _filters(rows)
     out = [
         f'<h2 id="open-work-title">Open work (<span id="open-count">{len(rows)}</span>)</h2>',
         f'<p class="muted">Manual items first, then caveats, then advice. Lines are those of the '
-        f"{numbering}; open a location to see the code around it.</p>",
+        f"{numbering}; open a location to see the code around it{hint}.</p>",
         options,
         '<table id="open-work" data-filterable><colgroup><col class="loc"><col class="api">'
         '<col class="cat"><col class="act"><col class="tip"><col class="rule"></colgroup>'
@@ -187,12 +201,15 @@ def _open_work(notices: list[Notice], sources: _Sources, migrated: bool) -> str:
     for n in rows:
         start, end = n.lines(migrated)
         action = n.action if n.open_work else "advice"
+        index = diff_of.get(n.file.split("#", 1)[0]) if migrated else None
+        to_diff = "" if index is None else f' <a class="to-diff" href="#file-{index}">diff</a>'
+        place = esc(shown(n.file)).replace("/", "/<wbr>")
         out.append(
             f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
             f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
-            f"{esc(shown(n.file))}:{start}</code></summary>"
+            f"{place}:{start}</code>{to_diff}</summary>"
             f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
-            f"<td><code>{esc(n.api)}</code></td><td>{esc(n.category)}</td>"
+            f"<td><code>{breakable(n.api)}</code></td><td>{breakable(n.category)}</td>"
             f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'
             f"<td>{rule_link(n.rule)}</td></tr>"
         )

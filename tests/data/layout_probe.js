@@ -1,0 +1,70 @@
+// Appended to a copy of report.html by tests/test_html_report.py: after the page's own script ran,
+// follow the first "diff" link of the open-work table, open the first changed file's diff and the
+// first open-work excerpt, measure the layout and write the numbers as JSON into a pre element,
+// id layout-result (read back from --dump-dom).
+(function () {
+  function box(el) { return el.getBoundingClientRect(); }
+  function textTop(line) {  // the top of the code text of an excerpt line (not its number)
+    const node = Array.from(line.childNodes).find(function (n) {
+      return n.nodeType === Node.TEXT_NODE && n.textContent.trim();
+    });
+    if (!node) return null;
+    const range = document.createRange(); range.selectNodeContents(node);
+    return range.getBoundingClientRect().top;
+  }
+  function codeShare(details) {  // each code cell of a changed row / the table's width
+    const table = details.querySelector('table.diff');
+    const cell = table.querySelector('td.add') || table.querySelector('tr.add td.text');
+    return Array.from(cell.parentNode.querySelectorAll('td.text')).map(function (c) {
+      return box(c).width / box(table).width;
+    });
+  }
+  function breaks(el) {  // the two characters around each line break inside el
+    const found = [];
+    let before = '', top = null;
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const range = document.createRange(); range.setStart(n, i); range.setEnd(n, i + 1);
+        const rect = range.getClientRects()[0];  // none for a space collapsed at a break
+        if (rect && top !== null && rect.top > top + 2) found.push(before + n.data[i]);
+        if (rect) top = rect.top;
+        before = n.data[i];
+      }
+    }
+    return found;
+  }
+  const out = {};
+  function finish() {
+    const pre = document.createElement('pre'); pre.id = 'layout-result';
+    pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+  }
+  function measure(file, place) {
+    out.unified = codeShare(file);
+    const mode = document.getElementById('diff-mode');
+    mode.value = 'split'; mode.dispatchEvent(new Event('change'));
+    out.split = codeShare(file);
+    out.excerpt = Array.from(place.querySelectorAll('pre.excerpt > span')).map(function (l) {
+      return { number: box(l.querySelector('.ln')).top, code: textTop(l), text: l.textContent };
+    });
+    out.rows = Array.from(document.querySelectorAll('#open-work tbody tr')).map(function (r) {
+      const b = box(r); return { top: b.top, bottom: b.bottom, height: b.height };
+    });
+    finish();
+  }
+  function openAll() {
+    const target = out.link && document.getElementById(out.link.slice(1));
+    out.linked = Boolean(target && target.open && target.querySelector('table.diff'));
+    out.breaks = Array.from(document.querySelectorAll(
+      '#open-work summary code, #open-work tbody td:not(:first-child):not(:nth-child(5))'
+    )).map(function (c) { return { text: c.textContent, breaks: breaks(c) }; });
+    const file = document.querySelector('details.file');
+    const place = document.querySelector('#open-work details');
+    file.open = true; place.open = true;
+    setTimeout(function () { measure(file, place); }, 200);  // after the toggle events
+  }
+  const link = document.querySelector('#open-work a.to-diff');
+  out.link = link ? link.getAttribute('href') : null;
+  if (link) link.click();
+  setTimeout(openAll, 200);  // after the hashchange
+})();
