@@ -181,7 +181,7 @@ JS = r"""
     });
   });
   document.querySelectorAll('details.file[open]').forEach(render);
-  function openLinkedFile() {  // report.html#file-N, and a location's "diff" link
+  function openLinkedFile() {  // the page opened at #file-N, and a location's "diff" link
     if (!location.hash.startsWith('#file-')) return;
     const d = document.getElementById(location.hash.slice(1));
     if (d && d.tagName === 'DETAILS') d.open = true;
