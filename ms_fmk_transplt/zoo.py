@@ -56,12 +56,21 @@ class ZooResult:
         return sum(1 for r in self.rows if r[9] not in ("ok", "needs work"))
 
 
+# folders of a zoo that are not models even when they hold Python (Sphinx's conf.py, the build
+# scripts of C++ code)
+NOT_MODELS = frozenset({"docs", "doc", "cpp", "csrc", "third_party"})
+
+
 def models(root: Path) -> list[Path]:
-    """The model folders: sub-folders holding Python code (``docs/``, ``cpp/`` ... are not)."""
+    """The model folders: sub-folders holding Python code, but ``docs/``, ``cpp/`` ..."""
     return sorted(
         p
         for p in root.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and not p.is_symlink() and _has_code(p)
+        if p.is_dir()
+        and not p.name.startswith(".")
+        and p.name.lower() not in NOT_MODELS
+        and not p.is_symlink()
+        and _has_code(p)
     )
 
 
@@ -168,6 +177,13 @@ def _part_rows(part: Path) -> list[tuple[Any, ...]]:
 NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9)
 
 
+def totals(rows: list[tuple[Any, ...]]) -> list[Any]:
+    """The totals row of the zoo sheet and page: the counts summed, how many models need work."""
+    needs = sum(1 for r in rows if r[9] != "ok")
+    counts = [sum(int(r[i]) for r in rows) for i in range(1, 8)]
+    return ["Total", *counts, "", f"{needs} of {len(rows)} need work", ""]
+
+
 def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
     """The zoo sheet: one row per model (its name links to its report.html), a totals row."""
     wb = Workbook()
@@ -180,9 +196,7 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
         report = Path(str(row[10])) / "report.html"
         if row[10] and report.is_file():
             style.link(ws.cell(row=ws.max_row, column=1), url_between(report, path.parent))
-    totals = ["Total"] + [sum(int(r[i]) for r in rows) for i in range(1, 8)]
-    needs = sum(1 for r in rows if r[9] != "ok")
-    style.totals_row(ws, [*totals, "", f"{needs} of {len(rows)} need work", ""], NUMERIC)
+    style.totals_row(ws, totals(rows), NUMERIC)
     style.widths(ws, (28, 8, 12, 13, 9, 12, 18, 12, 15, 22, 60))
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
@@ -197,5 +211,5 @@ def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooRes
     xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
     _write_xlsx(xlsx_path, rows)
     html_path = out / f"{root.name}_zoo_report.html"
-    zoo_html.write(html_path, root.name, HEADER, rows, NUMERIC)
+    zoo_html.write(html_path, root.name, HEADER, rows, NUMERIC, totals(rows))
     return ZooResult(root, rows, csv_path, xlsx_path, html_path)

@@ -197,4 +197,10 @@ def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:
     index = (tmp_path / "out" / "zoo_zoo_report.html").read_text(encoding="utf-8")
     links = re.findall(r'<a href="([^"]+)">(\w+)</a>', index)
     assert links == [("ddp_msft/report.html", "ddp"), ("imagenet_msft/report.html", "imagenet")]
+    # a totals row as the sheet has: the files of both models, how many need work
+    foot = re.search(r"<tfoot><tr>(.*?)</tr></tfoot>", index)
+    assert foot is not None, "no totals row"
+    cells = re.findall(r"<th[^>]*>([^<]*)</th>", foot.group(1))
+    files = sum(1 for m in ("imagenet", "ddp") for p in (zoo / m).rglob("*") if p.is_file())
+    assert cells[0] == "Total" and cells[1] == str(files) and cells[-1].endswith("need work")
     assert all((tmp_path / "out" / link).is_file() for link, _ in links)

@@ -168,8 +168,11 @@ def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -
         shutil.copytree(ROOT / "fixtures/projects" / name, zoo / name)
     (zoo / "docs").mkdir()
     (zoo / "docs" / "index.md").write_text("# models\n")
+    (zoo / "docs" / "conf.py").write_text("project = 'zoo'\n")  # Sphinx: Python, not a model
     (zoo / "cpp" / "kernels").mkdir(parents=True)
     (zoo / "cpp" / "kernels" / "gelu.cu").write_text("__global__ void k() {}\n")
+    (zoo / "cpp" / "tools").mkdir()
+    (zoo / "cpp" / "tools" / "gen.py").write_text("print('build helper')\n")
     result = cli("-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo")
     assert result.exit_code == 0, result.output
     out = tmp_path / "out"

@@ -18,9 +18,11 @@ def write(
     header: tuple[str, ...],
     rows: list[tuple[Any, ...]],
     numeric: tuple[int, ...],
+    totals: list[Any],
 ) -> None:
     """``rows`` are the zoo summary's (the last column is the model's output folder);
-    ``numeric``: the 1-based columns holding numbers (as in the sheet)."""
+    ``numeric``: the 1-based columns holding numbers (as in the sheet); ``totals``: the sheet's
+    totals row."""
     numbers = {header[i - 1] for i in numeric}
     heads = "".join(
         f'<th class="sort{" num" if h in numbers else ""}">{html.escape(h)}</th>'
@@ -41,12 +43,17 @@ def write(
             link = url_between(report, path.parent)
             cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(shown(row[0]))}</a></td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
+    foot = "".join(
+        f'<th class="{"num" if h in numbers else ""}">{html.escape(shown(v))}</th>'
+        for h, v in zip(header[:-1], totals)
+    )
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(shown(zoo))}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
         f"</head><body><header><h1>{html.escape(shown(zoo))}: model zoo migration</h1>"
         f'<div class="run">{len(rows)} models · open a model for its report</div></header>'
         f'<main><table id="zoo"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}'
-        f"</tbody></table></main><script>{JS}</script></body></html>\n"
+        f"</tbody><tfoot><tr>{foot}</tr></tfoot></table></main><script>{JS}</script>"
+        "</body></html>\n"
     )
     path.write_bytes(page.encode("utf-8"))
