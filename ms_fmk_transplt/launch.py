@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-PATH_MODES = ("--check", "--diff", "--inplace")
+PATH_MODES = ("--check", "--diff", "--inplace", "--fix")  # --fix: --inplace, as ruff says
 EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
 TAKES_VALUE = ("-i", "--input", "-o", "--output", "-r", "--rule", "--cache-dir", "-m", "--main")
 

@@ -4,7 +4,7 @@
     ms_fmk_transplt --check [PATHS]...    exit 1 when a file would change or has open work
     ms_fmk_transplt --diff [PATHS]...     print the unified diff, write nothing; exit 1 if any
                                           file would change (as ruff --diff)
-    ms_fmk_transplt --inplace [PATHS]...  rewrite the files in place (atomically)
+    ms_fmk_transplt --inplace [PATHS]...  rewrite the files in place (atomically); --fix too
 
 PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); none is fine.
 """
@@ -111,7 +111,13 @@ class Checked:
     flag_value="diff",
     help="Print the diff, write nothing; exit 1 if a file would change (as ruff --diff).",
 )
-@click.option("--inplace", "mode", flag_value="inplace", help="Migrate the files in place.")
+@click.option(
+    "--inplace",
+    "--fix",
+    "mode",
+    flag_value="inplace",
+    help="Migrate the files in place (--fix, as ruff spells it).",
+)
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option(
     "-r", "--rule", "rule_file", metavar="JSON", help="User rules (see -h of the main mode)."

@@ -76,6 +76,8 @@ def test_inplace_then_check_passes(script: Path, tmp_path: Path) -> None:
     assert other.read_text() == CUDA  # never touches files it was not given
     assert tool("--check", str(script)).returncode == 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files left
+    assert tool("--fix", str(other)).returncode == 0  # --fix is --inplace, as ruff spells it
+    assert "x = torch.ones(2).npu()" in other.read_text()
 
 
 def test_folders_and_missing_paths(tmp_path: Path, script: Path) -> None:
