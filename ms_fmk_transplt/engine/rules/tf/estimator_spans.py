@@ -11,9 +11,11 @@ import ast
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     literal,
+    short,
     tf_qname,
     tf_record,
     tf_row,
+    wrap,
 )
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -85,8 +87,7 @@ class TfEstimatorSpans(SpanConcern):
         self.ctx.replace(start, end, new)
         self.ctx.claim(node)
         rule = RUN_CONFIG if new == "NPURunConfig" else ESTIMATOR
-        shown = name.replace("tensorflow.", "tf.", 1)
-        tf_record(self.ctx, node, rule, f"{shown} -> {new}", before, new)
+        tf_record(self.ctx, node, rule, f"{short(name)} -> {new}", before, new)
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -174,10 +175,7 @@ class TfEstimatorSpans(SpanConcern):
         else:
             if isinstance(config.value, ast.Call) and ctx.last_name(config.value.func) == wrapper:
                 return
-            start, end = ctx.owned(config.value, config.node)
-            ctx.replace(start, start, f"{wrapper}(run_config=", checked=True)
-            ctx.replace(end, end, ")", checked=True)
-        ctx.tf.needs_adapter = True  # type: ignore[union-attr]
+            wrap(ctx, config.value, wrapper, "run_config")
         tf_record(
             ctx,
             node,

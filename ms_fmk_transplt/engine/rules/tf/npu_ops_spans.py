@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_record
+from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, rename_callee, short, tf_qname
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -53,18 +53,7 @@ class TfNpuOpsSpans(SpanConcern):
             self._npu_op(node, name, self.table.npu_ops[name], v1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]
-            before = ctx.snippet(node)
-            start, end = ctx.source.span(node.func)
-            ctx.replace(start, end, new)
-            tf_record(
-                ctx,
-                node,
-                LOSS_SCALE,
-                f"{short(name)} -> {new}",
-                before,
-                ctx.snippet(node),
-                adapter=False,
-            )
+            rename_callee(ctx, node, new, LOSS_SCALE, f"{short(name)} -> {new}", adapter=False)
 
     def _npu_op(self, node: ast.Call, name: str, entry: dict[str, object], v1: bool) -> None:
         """``v1``: the call names ``tf.compat.v1``, or the file calls TF 1.x-only APIs through
@@ -82,7 +71,4 @@ class TfNpuOpsSpans(SpanConcern):
             if "keep_prob" not in keywords and (len(node.args) < 2 or not v1):
                 return
         new = str(entry["call"])
-        before = ctx.snippet(node)
-        start, end = ctx.source.span(node.func)
-        ctx.replace(start, end, new)
-        tf_record(ctx, node, NPU_OPS, f"{short(name)} -> {new}", before, ctx.snippet(node))
+        rename_callee(ctx, node, new, NPU_OPS, f"{short(name)} -> {new}")

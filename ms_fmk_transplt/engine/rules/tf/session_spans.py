@@ -11,9 +11,11 @@ import ast
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
+    short,
     tf_qname,
     tf_record,
     tf_row,
+    wrap,
 )
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -71,7 +73,7 @@ class TfSessionSpans(SpanConcern):
             self._session(node, name, self.table.sessions[name])
         setting = self.table.gpu_settings.get(name)
         if setting is not None and self._applies(node, setting):
-            self._row(node, name.replace("tensorflow.", "tf.", 1), setting)
+            self._row(node, short(name), setting)
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
             if kw_setting is not None and self._keyword_applies(kw, kw_setting):
@@ -91,15 +93,12 @@ class TfSessionSpans(SpanConcern):
         if self.ctx.tf is None:
             return
         setting = self.table.gpu_attributes.get(node.attr)
-        if setting is None or not isinstance(node.ctx, ast.Load) and not self._stored(node):
+        if setting is None or isinstance(node.ctx, ast.Del):
             return
         parent = self.ctx.parent(node)
         if isinstance(parent, ast.Attribute) and parent.attr in self.table.gpu_attributes:
             return  # one row for config.gpu_options.x.y (its outer setting)
         self._row(node, self.ctx.snippet(node, updated=False), setting)
-
-    def _stored(self, node: ast.Attribute) -> bool:
-        return isinstance(node.ctx, ast.Store)
 
     def _applies(self, node: ast.Call, setting: Setting) -> bool:
         if not setting.argument:
@@ -128,9 +127,7 @@ class TfSessionSpans(SpanConcern):
         if isinstance(parent, ast.Call) and ctx.last_name(parent.func) == self.wrapper:
             return  # already npu_config_proto(config_proto=ConfigProto())
         before = ctx.snippet(node)
-        start, end = ctx.owned(node)
-        ctx.replace(start, start, f"{self.wrapper}(config_proto=", checked=True)
-        ctx.replace(end, end, ")", checked=True)
+        wrap(ctx, node, self.wrapper, "config_proto")
         tf_record(
             ctx,
             node,
@@ -158,9 +155,7 @@ class TfSessionSpans(SpanConcern):
         elif self._built_here(config_value):
             return
         else:
-            start, end = ctx.owned(config_value)
-            ctx.replace(start, start, f"{self.wrapper}(config_proto=", checked=True)
-            ctx.replace(end, end, ")", checked=True)
+            wrap(ctx, config_value, self.wrapper, "config_proto")
             message = f"{short}: its config through {self.wrapper}()"
         tf_record(ctx, node, SESSION_CONFIG, message, before, ctx.snippet(node))
 

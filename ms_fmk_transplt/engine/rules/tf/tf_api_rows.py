@@ -8,7 +8,7 @@ import ast
 
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
-from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, tf_qname, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -80,7 +80,7 @@ class TfApiRows(SpanConcern):
         if isinstance(parent, ast.Attribute) and self._entry(listed, raw_qname(ctx, parent)):
             return  # the longer name gets the row
         tip = entry[1]
-        shown = name.replace("tensorflow.", "tf.", 1)
+        shown = short(name)
         tf_row(ctx, node, UNSUPPORTED_API, shown, "manual", tip)
 
     def _tpu(self, node: ast.Attribute | ast.Name) -> bool:
@@ -96,7 +96,7 @@ class TfApiRows(SpanConcern):
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and tf_qname(ctx, parent).startswith(name + "."):
             return True  # the longer name gets the row
-        tf_row(ctx, node, UNSUPPORTED_API, name.replace("tensorflow.", "tf.", 1), "manual", tip)
+        tf_row(ctx, node, UNSUPPORTED_API, short(name), "manual", tip)
         return True
 
     @staticmethod
@@ -114,4 +114,4 @@ class TfApiRows(SpanConcern):
         name = tf_qname(ctx, node.func)
         tip = self.kernels.get(name)
         if tip is not None:
-            tf_row(ctx, node, CUSTOM_KERNEL, name.replace("tensorflow.", "tf.", 1), "manual", tip)
+            tf_row(ctx, node, CUSTOM_KERNEL, short(name), "manual", tip)

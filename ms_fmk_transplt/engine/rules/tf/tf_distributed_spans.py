@@ -12,7 +12,9 @@ import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
+    append_argument,
     raw_qname,
+    rename_callee,
     short,
     tf_qname,
     tf_record,
@@ -112,11 +114,8 @@ class TfDistributedSpans(SpanConcern):
                 self._batch(node, func)
 
     def _horovod(self, node: ast.Call, func: ast.Attribute, kind: str) -> None:
+        """TF 1.x (leave_Call sends TF 2.x code to _horovod_tf2)."""
         ctx = self.ctx
-        assert ctx.tf is not None
-        if not ctx.tf.tf1:
-            self._horovod_tf2(node, func)
-            return
         entry = self.table.horovod.get(func.attr)
         api = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
         if b"enable_eager_execution" in ctx.source.data:
@@ -145,11 +144,9 @@ class TfDistributedSpans(SpanConcern):
             return
         if entry["call"] == "NPUDistributedOptimizer" and not self._optimizer_only(node, api, call):
             return
-        start, end = ctx.source.span(func)
-        ctx.replace(start, end, call)
         if "append" in entry:
-            add_keywords_text(ctx, node, entry["append"])
-        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node))
+            append_argument(ctx, node, entry["append"])
+        rename_callee(ctx, node, call, HOROVOD, f"{api} -> {call}", before=before)
 
     def _horovod_tf2(self, node: ast.Call, func: ast.Attribute) -> None:
         """TF 2.x: the adapter is npu_device, not npu_bridge: the optimizer wrapper is
@@ -165,12 +162,8 @@ class TfDistributedSpans(SpanConcern):
             tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
             return
         call = str(entry["call"])
-        if not self._optimizer_only(node, api, call):
-            return
-        before = ctx.snippet(node)
-        start, end = ctx.source.span(func)
-        ctx.replace(start, end, call)
-        tf_record(ctx, node, HOROVOD, f"{api} -> {call}", before, ctx.snippet(node), adapter=False)
+        if self._optimizer_only(node, api, call):
+            rename_callee(ctx, node, call, HOROVOD, f"{api} -> {call}", adapter=False)
 
     def _optimizer_only(self, node: ast.Call, api: str, call: str) -> bool:
         """Whether Horovod's optimizer wrapper is given the optimizer alone (the adapter's
@@ -192,7 +185,7 @@ class TfDistributedSpans(SpanConcern):
                 ctx,
                 node,
                 DISTRIBUTED_API,
-                name.replace("tensorflow.", "tf.", 1),
+                short(name),
                 "manual",
                 self.table.text("strategy_tf2_tip"),
             )
@@ -257,16 +250,3 @@ def _root(func: ast.expr) -> ast.Name | None:
     while isinstance(func, ast.Attribute):
         func = func.value
     return func if isinstance(func, ast.Name) else None
-
-
-def add_keywords_text(ctx: SpanContext, node: ast.Call, text: str) -> None:
-    """A positional argument appended to the call (``NPUBroadcastGlobalVariablesHook(0,
-    get_npu_rank_id())``)."""
-    source = ctx.source
-    end = source.span(node)[1] - 1
-    if node.args or node.keywords:
-        last = max((*node.args, *node.keywords), key=lambda a: source.span(a)[1])
-        last_end = source.span(last)[1]
-        ctx.replace(last_end, last_end, f", {text}", checked=True)
-    else:
-        ctx.replace(end, end, text, checked=True)

@@ -81,6 +81,32 @@ def literal(value: object) -> str:
     return repr(value)
 
 
+def rename_callee(
+    ctx: SpanContext,
+    node: ast.Call,
+    new: str,
+    rule: str,
+    message: str,
+    adapter: bool = True,
+    before: str | None = None,
+) -> None:
+    """The called expression replaced by ``new`` (``tf.nn.dropout(...)`` ->
+    ``npu_ops.dropout(...)``) and recorded; ``before``: the call's text before the concern's
+    first edit of it (default: as it reads now)."""
+    if before is None:
+        before = ctx.snippet(node)
+    start, end = ctx.source.span(node.func)
+    ctx.replace(start, end, new)
+    tf_record(ctx, node, rule, message, before, ctx.snippet(node), adapter)
+
+
+def wrap(ctx: SpanContext, node: ast.expr, function: str, keyword: str) -> None:
+    """``node`` passed to ``function`` (``npu_config_proto(config_proto=<node>)``)."""
+    start, end = ctx.owned(node)
+    ctx.replace(start, start, f"{function}({keyword}=", checked=True)
+    ctx.replace(end, end, ")", checked=True)
+
+
 def add_keywords(
     ctx: SpanContext, call: ast.Call, items: list[tuple[str, object]], literal_values: bool = True
 ) -> list[str]:
@@ -89,15 +115,19 @@ def add_keywords(
     with repr), else source text."""
     if not items:
         return []
-    text = ", ".join(f"{k}={literal(v) if literal_values else v}" for k, v in items)
+    append_argument(
+        ctx, call, ", ".join(f"{k}={literal(v) if literal_values else v}" for k, v in items)
+    )
+    return [k for k, _ in items]
+
+
+def append_argument(ctx: SpanContext, call: ast.Call, text: str) -> None:
+    """``text`` (arguments) added at the end of ``call``, after a trailing comma if there is
+    one."""
     source = ctx.source
     end = source.span(call)[1] - 1  # the closing parenthesis
-    has_args = bool(call.args or call.keywords)
-    if has_args:
-        last = max(
-            (*call.args, *call.keywords),
-            key=lambda a: source.span(a)[1],
-        )
+    if call.args or call.keywords:
+        last = max((*call.args, *call.keywords), key=lambda a: source.span(a)[1])
         last_end = source.span(last)[1]
         between = source.data[last_end:end]
         if b"," in between.split(b"#")[0]:
@@ -107,4 +137,3 @@ def add_keywords(
             ctx.replace(last_end, last_end, f", {text}", checked=True)
     else:
         ctx.replace(end, end, text, checked=True)
-    return [k for k, _ in items]
