@@ -144,8 +144,9 @@ class TfDistributedSpans(SpanConcern):
             return
         if entry["call"] == "NPUDistributedOptimizer" and not self._optimizer_only(node, api, call):
             return
-        if "append" in entry:
-            append_argument(ctx, node, entry["append"])
+        if "append" in entry:  # by its keyword after keyword arguments (NPU...Hook(root_rank=0))
+            keyword = f"{entry['append_keyword']}=" if node.keywords else ""
+            append_argument(ctx, node, keyword + entry["append"])
         rename_callee(ctx, node, call, HOROVOD, f"{api} -> {call}", before=before)
 
     def _horovod_tf2(self, node: ast.Call, func: ast.Attribute) -> None:
