@@ -10,7 +10,7 @@ import ast
 
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
-from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
+from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
@@ -118,19 +118,9 @@ class TfAdapterInsert(TorchNpuInsert):
         """The index of the line after the first module-level TensorFlow import."""
         roots = self.table.import_roots
         for i, line in enumerate(self.lines):
-            if self._imports_tf(line, roots):
+            if any(self._root_is(node, root) for node in line.imports for root in roots):
                 return i + 1  # (after a compound statement holding it: a try block)
         return None
-
-    @staticmethod
-    def _imports_tf(line: Line, roots: frozenset[str]) -> bool:
-        for node in line.imports:
-            if isinstance(node, ast.Import):
-                if any(a.name.split(".")[0] in roots for a in node.names):
-                    return True
-            elif not node.level and node.module and node.module.split(".")[0] in roots:
-                return True
-        return False
 
     def _imports_npu_device(self) -> bool:
         return any(
