@@ -15,6 +15,7 @@ from unittest import mock
 
 from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.rules.advice.same_item import joined_advice
 from ms_fmk_transplt.engine.rules.registry import family_modules
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
@@ -173,7 +174,10 @@ def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
         source = [shown(x) for x in case.read_text("utf-8", errors="replace").splitlines()]
         output = [shown(x) for x in result.output.decode("utf-8", errors="replace").splitlines()]
         events = [e for e in result.events if e.rule == rule.id][:EXAMPLE_ROWS]
-        notices = [n for n in result.notices if n.rule == rule.id][:EXAMPLE_ROWS]
+        notices = [  # with the rows an advice is part of
+            n for n in result.notices if n.rule == rule.id or rule.id in joined_advice(n)
+        ]
+        notices = notices[:EXAMPLE_ROWS]
         if not events and not notices:
             continue
         name = f"fixtures/rules/{rule.id}/{case.name}"

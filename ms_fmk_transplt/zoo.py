@@ -37,6 +37,7 @@ HEADER = (
     "Unsupported",
     "Needs manual work",
     "Failed files",
+    "CUDA-specific items",
     "Conversion rate",
     "Status",
     "Output",
@@ -53,7 +54,7 @@ class ZooResult:
 
     @property
     def failed(self) -> int:
-        return sum(1 for r in self.rows if r[9] not in ("ok", "needs work"))
+        return sum(1 for r in self.rows if r[10] not in ("ok", "needs work"))
 
 
 # folders of a zoo that are not models even when they hold Python (Sphinx's conf.py, the build
@@ -94,6 +95,7 @@ def _row(name: str, result: RunResult) -> tuple[Any, ...]:
         open_work(result.notices),
         b.manual,
         failed,
+        b.total,
         round(b.conversion_rate, 4),
         "some files failed" if failed else "needs work" if b.manual else "ok",
         str(result.output_dir),
@@ -121,11 +123,11 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
             rows.append(_row(shown(model.name), result))
         except UserError as exc:
             rows.append(
-                (shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", "")
+                (shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0, 0.0, f"not migrated: {exc.problem}", "")
             )
         except InternalError as exc:  # a bug stopped this model's run; the others go on
             status = f"not migrated: internal error (see {exc.log})"
-            rows.append((shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
+            rows.append((shown(model.name), 0, 0, 0, 0, 0, 0, 0, 0, 0.0, status, ""))
     if options.shard is not None:
         out.mkdir(parents=True, exist_ok=True)
         part = _part_path(root, out, options.shard)
@@ -163,7 +165,7 @@ def _part_rows(part: Path) -> list[tuple[Any, ...]]:
         rows = json.loads(part.read_text("utf-8", "surrogateescape"))["rows"]
     except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise UserError(part, f"cannot read the rows of this part ({type(exc).__name__})") from exc
-    kinds: tuple[Any, ...] = (str, *(int,) * 7, (int, float), str, str)
+    kinds: tuple[Any, ...] = (str, *(int,) * 8, (int, float), str, str)
     for row in rows if isinstance(rows, list) else [None]:
         if not (
             isinstance(row, list)
@@ -174,14 +176,18 @@ def _part_rows(part: Path) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in rows]
 
 
-NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9)
+NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 
 def totals(rows: list[tuple[Any, ...]]) -> list[Any]:
-    """The totals row of the zoo sheet and page: the counts summed, how many models need work."""
-    needs = sum(1 for r in rows if r[9] != "ok")
-    counts = [sum(int(r[i]) for r in rows) for i in range(1, 8)]
-    return ["Total", *counts, "", f"{needs} of {len(rows)} need work", ""]
+    """The totals row of the zoo sheet and page: the counts summed, the zoo's conversion rate
+    (its converted items over its items: each item weighs the same, not each model), how many
+    models need work."""
+    needs = sum(1 for r in rows if r[10] != "ok")
+    counts = [sum(int(r[i]) for r in rows) for i in range(1, 9)]
+    items, manual = counts[7], counts[5]
+    rate = round((items - manual) / items, 4) if items else 1.0
+    return ["Total", *counts, rate, f"{needs} of {len(rows)} need work", ""]
 
 
 def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
@@ -192,14 +198,15 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
     style.header(ws, HEADER, NUMERIC)
     for row in rows:
         style.body_row(ws, row, NUMERIC)
-        ws.cell(row=ws.max_row, column=9).number_format = "0.0%"
-        report = Path(str(row[10])) / "report.html"
-        if row[10] and report.is_file():
+        ws.cell(row=ws.max_row, column=10).number_format = "0.0%"
+        report = Path(str(row[11])) / "report.html"
+        if row[11] and report.is_file():
             style.link(ws.cell(row=ws.max_row, column=1), url_between(report, path.parent))
     style.totals_row(ws, totals(rows), NUMERIC)
-    style.widths(ws, (28, 8, 12, 13, 9, 12, 18, 12, 15, 22, 60))
+    ws.cell(row=ws.max_row, column=10).number_format = "0.0%"
+    style.widths(ws, (28, 8, 12, 13, 9, 12, 18, 12, 19, 15, 22, 60))
     ws.freeze_panes = "A2"
-    ws.auto_filter.ref = f"A1:K{len(rows) + 1}"
+    ws.auto_filter.ref = f"A1:L{len(rows) + 1}"
     style.printable(ws)
     wb.save(path)
 

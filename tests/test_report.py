@@ -99,11 +99,16 @@ def test_summary_sheet(out: Path) -> None:
     caveat_changes = sum(1 for r in changes if RULES[r[5]].caveat)
     caveats = sum(1 for r in rows if r[6] == "caveat")
     assert caveat_changes == 1  # the environment key
-    assert values["needs manual work"] == len(rows) - caveats
-    assert values["migrated with a caveat"] == caveats + caveat_changes
-    assert values["migrated automatically"] == len(changes) - caveat_changes
+    assert values["needs manual work (manual rows, sheet Unsupported)"] == len(rows) - caveats
+    assert values["caveat rows (sheet Unsupported)"] == caveats
+    assert values["  of them with a caveat"] == caveat_changes
+    assert values["changes (change_list.csv rows)"] == len(csv_rows(out / "change_list.csv")) - 1
     total = len(changes) + len(rows)
-    assert values["conversion rate"] == pytest.approx((len(changes) + caveats) / total)
+    assert values["CUDA-specific items (changes without bookkeeping + rows)"] == total
+    assert values["converted (items - manual)"] == len(changes) + caveats
+    assert values["conversion rate (converted / items)"] == pytest.approx(
+        (len(changes) + caveats) / total
+    )
     assert values["target torch_npu version"] == load_tables().torch_npu_version
     advice = csv_rows(out / "advice.csv")[1:]
     assert values["advice rows (sheet Advice, not counted above)"] == len(advice)
@@ -116,7 +121,7 @@ def test_log_and_terminal_show_the_open_work(tmp_path: Path) -> None:
     assert code == 0
     assert "Top open work" in text and "torch.nn.DataParallel" in text
     log = (tmp_path / "legacy_gpu_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
-    assert "needs manual work 9" in log and "conversion rate" in log  # apex: one row per file
+    assert "9 need manual work" in log and "% converted (" in log  # apex: one row per file
 
 
 def test_analyse_writes_reports_only(tmp_path: Path) -> None:

@@ -186,7 +186,15 @@ def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -
     assert ws.page_setup.orientation == "landscape"
     total = [c.value for c in ws[ws.max_row]]
     assert total[0] == "Total" and total[1] == sum(int(r["Files"]) for r in rows.values())
-    assert total[9] == "1 of 2 need work"
+    assert total[10] == "1 of 2 need work"
+    # the zoo's conversion rate: all its converted items over all its items
+    items = sum(int(r["CUDA-specific items"]) for r in rows.values())
+    manual = sum(int(r["Needs manual work"]) for r in rows.values())
+    assert total[8] == items and total[9] == round((items - manual) / items, 4)
+    assert ws.cell(row=ws.max_row, column=10).number_format == "0.0%"
+    page = (out / "zoo_zoo_report.html").read_text(encoding="utf-8")
+    foot = page.split("<tfoot>", 1)[1]
+    assert f'<th class="num">{(items - manual) / items:.1%}</th>' in foot
     assert ws["A2"].hyperlink.target == "amp_loop_msft/report.html"
     assert ws["B1"].alignment.horizontal == "right" == ws["B2"].alignment.horizontal
 

@@ -19,6 +19,7 @@ from collections import Counter
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.rules.advice.same_item import fold_advice_into_rows
 from ms_fmk_transplt.engine.rules.device_api.device_api_spans import ANSWERED_ADVICE
 from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import FOLDED_PER_FILE
 from ms_fmk_transplt.engine.rules.libraries.library_rows import (
@@ -106,7 +107,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     libraries = tables.unsupported.libraries
     notices = fold_library_rows(result.notices, libraries, migrated, source)
     notices = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
-    result.notices[:] = fold_rows_per_file(notices, TF_FOLDED_PER_API, migrated, by_api=True)
+    notices = fold_rows_per_file(notices, TF_FOLDED_PER_API, migrated, by_api=True)
+    result.notices[:] = fold_advice_into_rows(notices)
     result.libcst_stages = stages
     if isinstance(done, PassOutput):
         result.framework = done.framework

@@ -147,18 +147,24 @@ def _header(result: RunResult) -> str:
 def _cards(result: RunResult) -> str:
     h = headline_counts(result.files)
     b, failed = h.buckets, h.not_migrated
+    analyse = result.options.analyse
     cards = [
         ("", h.python, "Python files scanned"),
-        ("", h.changed, "changed"),
+        ("", h.changed, "would change" if analyse else "changed"),
         ("manual" if failed else "", failed, "not migrated (failed / skipped)"),
-        ("", f"{b.conversion_rate:.0%}", "conversion rate"),
-        ("", b.automatic, "changes"),
+        (
+            "",
+            f"{b.conversion_rate:.1%}",
+            f"{'convertible' if analyse else 'converted'} "
+            f"({b.converted} of {b.total} CUDA-specific items)",
+        ),
+        ("", b.changes, "changes proposed" if analyse else "changes (change_list.csv)"),
         ("manual", b.manual, "need manual work"),
         ("caveat", b.caveat, f"caveats to check ({caveat_split(b)})"),
-        ("advice", h.advice, "advice"),
+        ("advice", h.advice, "advice rows"),
     ]
     for c in framework_counts(result.files):  # a run with TensorFlow files: both shares
-        rate = f"{c.buckets.conversion_rate:.0%}"
+        rate = f"{c.buckets.conversion_rate:.1%}"
         cards.append(("", c.files, f"{c.name} files ({c.changed} changed, {rate} converted)"))
     items = "".join(f'<div class="card {c}"><b>{esc(v)}</b>{esc(t)}</div>' for c, v, t in cards)
     return f'<div class="cards" id="summary">{items}</div>'

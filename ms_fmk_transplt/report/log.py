@@ -10,6 +10,7 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import (
+    COUNT_LABELS,
     FRAMEWORK_NAMES,
     caveat_split,
     framework_counts,
@@ -110,7 +111,8 @@ def _file_lines(result: RunResult) -> list[str]:
 def _tail(result: RunResult, end: datetime) -> list[str]:
     out: list[str] = []
     counts = summary_counts(result)
-    out.append(_line(end, "INFO", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
+    summary = ", ".join(f"{COUNT_LABELS[k].strip()} {v}" for k, v in counts.items())
+    out.append(_line(end, "INFO", "summary: " + summary))
     for rule, n in rule_counts(result):
         out.append(_line(end, "INFO", f"changes by rule: {rule} {n}"))
     frameworks = framework_counts(result.files)
@@ -121,9 +123,9 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
         _line(
             end,
             "INFO",
-            f"migrated automatically {b.automatic}, with a caveat "
-            f"{b.caveat} ({caveat_split(b)}), needs manual work {b.manual}: conversion rate "
-            f"{b.conversion_rate:.1%} (details in unsupported_op.xlsx)",
+            f"{b.items_line(result.options.analyse)}: {b.manual} need manual work, "
+            f"{b.caveat} caveats to check ({caveat_split(b)}), {b.automatic} migrated without "
+            "a caveat (details in unsupported_op.xlsx)",
         )
     )
     seconds = (end - result.started).total_seconds()

@@ -1,7 +1,19 @@
 """All the counting of a run, shared by every output (terminal summary, log, workbook, JSON,
-report.html, the zoo summary): the planning buckets (migrated automatically / with a caveat /
-needs manual work) counted from recorded events and notices (a run's, or one file's), the
-summary counts, changes by rule, the open work in report order, and the phase timings."""
+report.html, the zoo summary). One definition per number (README "What the numbers mean"):
+
+* changes: rows of change_list.csv, every edit made (``bookkeeping`` of them are the
+  ``import torch_npu`` / adapter import lines and ``# msft: TODO`` comments the tool adds, not
+  constructs of the user's code; ``changes_with_caveat``: the changes whose rule carries a
+  caveat);
+* open work: rows of unsupported_op.xlsx/.csv, ``manual`` (needs work) or caveat rows (left as
+  written: run, but do nothing or differ on the NPU);
+* caveats to check: changes with a caveat + caveat rows;
+* advice: rows of advice.csv (an advice about the construct of an open-work row is part of that
+  row: engine/rules/advice/same_item.py);
+* items: the CUDA-specific constructs found = changes - bookkeeping + open work; converted =
+  items - manual; conversion rate = converted / items.
+
+Also: changes by rule, the open work in report order, and the phase timings."""
 
 from __future__ import annotations
 
@@ -32,36 +44,64 @@ def file_order(path: str) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class Buckets:
-    automatic: int
+    automatic: int  # changes without a caveat, not counting added imports
     caveat_changes: int  # changes whose rule carries a caveat (marked in change_list.csv)
     caveat_rows: int  # caveat rows of unsupported_op
-    manual: int
+    manual: int  # manual rows of unsupported_op
+    bookkeeping: int = 0  # added import torch_npu / adapter imports, # msft: TODO comments
+
+    @property
+    def changes(self) -> int:
+        """Rows of change_list.csv."""
+        return self.automatic + self.caveat_changes + self.bookkeeping
 
     @property
     def caveat(self) -> int:
+        """Caveats to check: changes with a caveat and caveat rows."""
         return self.caveat_changes + self.caveat_rows
 
     @property
+    def open_work(self) -> int:
+        """Rows of unsupported_op."""
+        return self.manual + self.caveat_rows
+
+    @property
     def total(self) -> int:
+        """Items: the CUDA-specific constructs found (changed or left as open work)."""
         return self.automatic + self.caveat + self.manual
 
     @property
+    def converted(self) -> int:
+        return self.automatic + self.caveat
+
+    @property
     def conversion_rate(self) -> float:
-        """Share of the CUDA-specific items the tool migrated (with or without a caveat)."""
-        return 1.0 if not self.total else (self.automatic + self.caveat) / self.total
+        """Share of the items the tool migrated (with or without a caveat)."""
+        return 1.0 if not self.total else self.converted / self.total
+
+    def items_line(self, analyse: bool = False) -> str:
+        """``76.2% converted (77 of 101 CUDA-specific items)``"""
+        verb = "convertible" if analyse else "converted"
+        items = "item" if self.total == 1 else "items"
+        return (
+            f"{self.conversion_rate:.1%} {verb} "
+            f"({self.converted} of {self.total} CUDA-specific {items})"
+        )
 
 
 def caveat_split(b: Buckets) -> str:
-    """Where the caveats are: rows of unsupported_op, and changes (marked in change_list.csv)."""
+    """Where the caveats are: changes (marked in change_list.csv) and rows of unsupported_op."""
     rows = "row" if b.caveat_rows == 1 else "rows"
     changes = "change" if b.caveat_changes == 1 else "changes"
-    return f"{b.caveat_rows} {rows}, {b.caveat_changes} {changes}"
+    return f"{b.caveat_changes} {changes}, {b.caveat_rows} {rows}"
 
 
 def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
+    events = list(events)
     counted = [e for e in events if e.rule not in NOT_COUNTED]
     open_work = [n for n in notices if n.open_work]
     return Buckets(
+        bookkeeping=len(events) - len(counted),
         automatic=sum(1 for e in counted if not e.caveat),
         caveat_changes=sum(1 for e in counted if e.caveat),
         caveat_rows=sum(1 for n in open_work if n.action == "caveat"),
@@ -182,29 +222,55 @@ def folder_counts(
     return stats
 
 
+# the terminal table's and the log's words for the keys of summary_counts (JSON uses the keys)
+COUNT_LABELS = {
+    "files_scanned": "files scanned",
+    "python_files": "Python files",
+    "prefiltered": "pre-filtered (not parsed)",
+    "from_cache": "from cache",
+    "changed": "changed",
+    "unchanged_python": "unchanged Python",
+    "copied": "copied (not Python)",
+    "skipped": "skipped (cannot parse)",
+    "failed": "failed",
+    "changes": "changes (change_list.csv rows)",
+    "changes_with_caveat": "  with a caveat",
+    "bookkeeping": "  added imports / TODO comments",
+    "open_work": "open work (unsupported_op rows)",
+    "manual": "  need manual work",
+    "caveat_rows": "  caveat rows",
+    "advice": "advice (advice.csv rows)",
+    "warnings": "warnings (log only)",
+    "tensorflow_files": "TensorFlow files",
+}
+
+
 def summary_counts(result: RunResult) -> dict[str, int]:
+    """The run's counts by key (labels: COUNT_LABELS)."""
     py = [f for f in result.files if f.python]
+    b = run_buckets(result)
+    tensorflow = sum(1 for f in py if f.framework == "tensorflow")
     return {
-        "files scanned": len(result.files),
-        "python files": len(py),
-        "pre-filtered (not parsed)": sum(1 for f in py if not f.analysed),
-        "from cache": sum(1 for f in py if f.cached),
+        "files_scanned": len(result.files),
+        "python_files": len(py),
+        "prefiltered": sum(1 for f in py if not f.analysed),
+        "from_cache": sum(1 for f in py if f.cached),
         "changed": result.count(FileStatus.CHANGED),
-        "unchanged python": result.count(FileStatus.UNCHANGED, python=True),
-        "copied (not python)": result.count(FileStatus.UNCHANGED, python=False),
-        "skipped (cannot parse)": result.count(FileStatus.SKIPPED),
+        "unchanged_python": result.count(FileStatus.UNCHANGED, python=True),
+        "copied": result.count(FileStatus.UNCHANGED, python=False),
+        "skipped": result.count(FileStatus.SKIPPED),
         "failed": result.count(FileStatus.FAILED),
-        "changes": len(result.events),
-        "unsupported (open work)": open_work(result.notices),
+        "changes": b.changes,
+        "changes_with_caveat": b.caveat_changes,
+        "bookkeeping": b.bookkeeping,
+        "open_work": b.open_work,
+        "manual": b.manual,
+        "caveat_rows": b.caveat_rows,
         "advice": advice_count(result.notices),
-        "warnings (log only)": sum(
+        "warnings": sum(
             1 for n in result.notices if n.severity != Severity.INFO and not n.category
         ),
-        **{
-            f"{c.name} files": c.files
-            for c in framework_counts(result.files)
-            if c.name == FRAMEWORK_NAMES["tensorflow"]
-        },
+        **({"tensorflow_files": tensorflow} if tensorflow else {}),
     }
 
 

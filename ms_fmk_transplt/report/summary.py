@@ -13,6 +13,7 @@ from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import target_label, target_version
 from ms_fmk_transplt.report.statistics import (
+    COUNT_LABELS,
     advice_count,
     caveat_split,
     framework_counts,
@@ -36,8 +37,11 @@ def show(result: RunResult, console: Console) -> None:
     table.add_column("What")
     table.add_column("Count", justify="right")
     for key, value in summary_counts(result).items():
-        table.add_row(key, str(value))
-    for rule, n in rule_counts(result):
+        table.add_row(COUNT_LABELS[key], str(value))
+    rules = rule_counts(result)
+    if rules:
+        table.add_row("changes by rule:", "")
+    for rule, n in rules:
         table.add_row(f"  {escape(rule)}", str(n))
     console.print(table)
     top = top_apis(result)
@@ -72,22 +76,27 @@ def _n(count: int, noun: str) -> str:
 
 
 def headline(result: RunResult) -> list[str]:
-    """The closing lines: what was converted, what is left, where to look."""
+    """The closing lines: what was converted, what is left, where to look (the numbers of
+    statistics.py, worded as README's "What the numbers mean")."""
     h = headline_counts(result.files)
     b = h.buckets
+    analyse = result.options.analyse
     seconds = ""
     if result.finished is not None:
         seconds = f" in {max((result.finished - result.started).total_seconds(), 0):.1f} s"
     manual = f"[bold red]{b.manual} need manual work[/]" if b.manual else "0 need manual work"
     html = result.report_paths.get("html")
     frameworks = framework_counts(result.files)
+    changed = f"{h.changed} would change" if analyse else f"{h.changed} changed"
+    not_migrated = "could not be migrated" if analyse else "not migrated"
     return [
         f"[bold]{escape(shown(result.project.name))} -> "
-        f"{escape(target_label(result))}: "
-        f"{b.conversion_rate:.1%} converted[/] ({_n(b.automatic, 'change')}, "
-        f"{_n(b.caveat, 'caveat')})",
-        f"{manual} · {b.caveat} caveats to check ({caveat_split(b)}) · {h.advice} advice rows",
-        f"{h.python} Python files: {h.changed} changed, {h.not_migrated} not migrated{seconds}",
+        f"{escape(target_label(result))}: {b.items_line(analyse)}[/]",
+        f"{manual} · {_n(b.caveat, 'caveat')} to check"
+        f"{f' ({caveat_split(b)})' if b.caveat else ''} · "
+        f"{_n(h.advice, 'advice row')}",
+        f"{_n(h.python, 'Python file')}: {changed} ({_n(b.changes, 'change')}"
+        f"), {h.not_migrated} {not_migrated}{seconds}",
         *([framework_line(frameworks)] if frameworks else []),
         *([f"review: {escape(shown(html))}"] if html else []),
     ]
@@ -130,7 +139,11 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "buckets": {
             "automatic": b.automatic,
             "caveat": b.caveat,
+            "caveat_changes": b.caveat_changes,
+            "caveat_rows": b.caveat_rows,
             "manual": b.manual,
+            "items": b.total,
+            "converted": b.converted,
             "conversion_rate": round(b.conversion_rate, 4),
         },
         "files": [

@@ -20,6 +20,7 @@ from ms_fmk_transplt.report.links import relative_url
 from ms_fmk_transplt.report.statistics import (
     api_counts,
     category_counts,
+    caveat_split,
     framework_counts,
     open_work_notices,
     run_buckets,
@@ -87,10 +88,15 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
         ("target torch_npu version", target.torch_npu_version),
         ("line numbers are those of the", numbering),
         ("operator support list used", target.operators.document_version or "none"),
-        ("migrated automatically", b.automatic),
-        ("migrated with a caveat", b.caveat),
-        ("needs manual work", b.manual),
-        ("conversion rate", b.conversion_rate),
+        ("changes (change_list.csv rows)", b.changes),
+        ("  of them with a caveat", b.caveat_changes),
+        ("  of them added imports / TODO comments", b.bookkeeping),
+        ("needs manual work (manual rows, sheet Unsupported)", b.manual),
+        ("caveat rows (sheet Unsupported)", b.caveat_rows),
+        (f"caveats to check ({caveat_split(b)})", b.caveat),
+        ("CUDA-specific items (changes without bookkeeping + rows)", b.total),
+        ("converted (items - manual)", b.converted),
+        ("conversion rate (converted / items)", b.conversion_rate),
         ("advice rows (sheet Advice, not counted above)", len(advice_csv.rows(result))),
     ]
     for c in framework_counts(result.files):  # a run with TensorFlow files: each share
@@ -98,10 +104,10 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
         items.append((f"{c.name}: conversion rate", c.buckets.conversion_rate))
     for item in items:
         style.body_row(summary, item, (2,))
-        if str(item[0]).endswith("conversion rate"):
+        if "conversion rate" in str(item[0]):
             summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
     summary.append([])
-    style.header(summary, ("Category", "Count", "Manual", "Caveat", "Description"), (2, 3, 4))
+    style.header(summary, ("Category", "Rows", "Manual", "Caveat rows", "Description"), (2, 3, 4))
     notices = open_work_notices(result)  # the rows of ``data``, in the same order
     by_cat, manual = category_counts(notices), category_counts(notices, manual_only=True)
     tensorflow = bool(framework_counts(result.files))

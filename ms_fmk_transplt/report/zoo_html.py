@@ -32,10 +32,8 @@ def write(
     for row in rows:
         cells = []
         for name, value in zip(header[:-1], row):
-            if name == "Conversion rate":
-                cells.append(f'<td class="num">{float(value):.1%}</td>')
-            elif name in numbers:
-                cells.append(f'<td class="num">{html.escape(shown(value))}</td>')
+            if name in numbers:
+                cells.append(f'<td class="num">{html.escape(_cell(name, value))}</td>')
             else:
                 cells.append(f"<td>{html.escape(shown(value))}</td>")
         report = Path(str(row[-1])) / "report.html"
@@ -44,7 +42,7 @@ def write(
             cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(shown(row[0]))}</a></td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
     foot = "".join(
-        f'<th class="{"num" if h in numbers else ""}">{html.escape(shown(v))}</th>'
+        f'<th class="{"num" if h in numbers else ""}">{html.escape(_cell(h, v))}</th>'
         for h, v in zip(header[:-1], totals)
     )
     page = (
@@ -57,3 +55,7 @@ def write(
         "</body></html>\n"
     )
     path.write_bytes(page.encode("utf-8"))
+
+
+def _cell(column: str, value: Any) -> str:
+    return f"{float(value):.1%}" if column == "Conversion rate" else shown(value)

@@ -208,7 +208,7 @@ FAMILIES: tuple[Family, ...] = (
         option="distributed -m",
     ),
     Family("todo", "after", ("todo_comments",)),
-    Family("advice", "scan", ("advice_rows",), (f"{_ADVICE}#entries",)),
+    Family("advice", "scan", ("advice_rows", "same_item"), (f"{_ADVICE}#entries",)),
     Family("operator_support", "scan", ("operator_rows",), ("rules/operator_support",)),
     Family("engine", "run", ("engine_errors", "unmodelled"), (_UNSUPPORTED,)),
 )

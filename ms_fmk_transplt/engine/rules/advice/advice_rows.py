@@ -32,7 +32,9 @@ from ms_fmk_transplt.tables.target_tables import AdviceEntry
 _DETAILS = (
     "Advice, not must-fix work: the code runs on the NPU as it is, and its rows go to the Advice "
     "sheet of unsupported_op.xlsx and to advice.csv, never into the manual-work counts or the "
-    "conversion rate. One row per file, advice and API, at the first use. What to do, the expected "
+    "conversion rate. One row per file, advice and API, at the first use; an advice about the "
+    "construct of an unsupported_op row (same line and API, e.g. cudnn.benchmark's caveat row) is "
+    "part of that row (its tip follows the row's), not a second item. What to do, the expected "
     "effect, what triggers it and where it is documented come from rules/advice.json (below); "
     "advice relying on a torch_npu name the `-v` target lacks is not given."
 )
