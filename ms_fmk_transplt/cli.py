@@ -7,32 +7,16 @@ be added as a sub-command; without one, the group itself runs the migration.
 from __future__ import annotations
 
 import dataclasses
-import json
 import keyword
-import sys
 
 import click
 
-from ms_fmk_transplt import __version__, terminal
-from ms_fmk_transplt.errors import (
-    EXIT_BAD_INPUT,
-    EXIT_FILE_FAILURES,
-    EXIT_INTERNAL_ERROR,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    InternalError,
-    UserError,
-)
-from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import rule_patterns, run
-from ms_fmk_transplt.records import RunOptions
-from ms_fmk_transplt.report import summary
-from ms_fmk_transplt.report.progress import Progress
-from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.shards import parse_shard
+from ms_fmk_transplt import __version__
+from ms_fmk_transplt.config_file import configured
+from ms_fmk_transplt.errors import fail
+from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.tables import resolve_version
 from ms_fmk_transplt.terminal import COLOR_CHOICES
-from ms_fmk_transplt.zoo import HEADER, run_zoo
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -47,24 +31,6 @@ listed in the log); 2 bad command line, input or output (nothing written); 3 int
 (nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or
 SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far it got).
 """
-
-
-def _fail(message: str) -> None:
-    click.echo(f"ms_fmk_transplt: error: {message}", err=True)
-    sys.exit(EXIT_BAD_INPUT)
-
-
-def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
-    log = getattr(exc, "log", None)
-    where = f"; log: {log}" if log else ""
-    what = (
-        "the model in progress was not written (models finished before are complete; "
-        "no zoo summary was written)"
-        if zoo
-        else "nothing was written (the partial output was removed)"
-    )
-    click.echo(f"ms_fmk_transplt: interrupted: {what}{where}", err=True)
-    sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(context_settings=CONTEXT, invoke_without_command=True, epilog=EPILOG)
@@ -107,6 +73,7 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     "-v",
     "--target-version",
     metavar="X.Y.Z",
+    shell_complete=complete_versions,
     help="torch_npu version the output targets (2.1.0, 2.6.0, 2.7.1, 2.8.0, ...; default the "
     "newest known): torch.npu names it lacks are left alone and reported, operator support "
     "and advice follow its documentation.",
@@ -174,12 +141,14 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     "--select",
     multiple=True,
     metavar="IDS",
+    shell_complete=complete_rule_ids,
     help="Apply only these rule ids or id prefixes (comma-separated or repeated).",
 )
 @click.option(
     "--ignore",
     multiple=True,
     metavar="IDS",
+    shell_complete=complete_rule_ids,
     help="Do not apply these rule ids or id prefixes (as `# msft: ignore[...]` on every line).",
 )
 @click.option(
@@ -212,8 +181,15 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     show_default=True,
     help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
 )
+@click.option(
+    "--isolated",
+    is_flag=True,
+    help="Ignore pyproject.toml configuration (by default [tool.ms_fmk_transplt] of the nearest "
+    "pyproject.toml having one, at or above INPUT, gives the options not given here).",
+)
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
+@configured("run", lambda params: str(params["input_path"]))
 def main(
     ctx: click.Context,
     input_path: str,
@@ -247,6 +223,10 @@ def main(
     unsupported_op.xlsx/.csv (what is left to do on the NPU) and msFmkTranspltlog.txt at its root.
     The input is never modified.
     """
+    from ms_fmk_transplt import run_cli
+    from ms_fmk_transplt.pipeline import rule_patterns
+    from ms_fmk_transplt.records import RunOptions
+
     version, shard_part = _version_and_shard(target_version, shard, merge_shards)
     ctx.obj = RunOptions(
         input=input_path,
@@ -275,11 +255,11 @@ def main(
     ctx.meta["color"] = color
     if zoo:
         if ctx.invoked_subcommand is not None:
-            _fail("--zoo cannot be combined with distributed")
-        _execute_zoo(ctx.obj, quiet, verbose, color)
+            fail("--zoo cannot be combined with distributed")
+        run_cli.execute_zoo(ctx.obj, quiet, verbose, color)
         return
     if ctx.invoked_subcommand is None:
-        _execute(ctx.obj, quiet, verbose, report_format == "json", color)
+        run_cli.execute(ctx.obj, quiet, verbose, report_format == "json", color)
 
 
 def _version_and_shard(
@@ -292,15 +272,17 @@ def _version_and_shard(
         try:
             version = resolve_version(target_version)
         except ValueError as exc:
-            _fail(f"-v/--target-version: {exc}")
+            fail(f"-v/--target-version: {exc}")
     shard_part = None
     if shard is not None:
+        from ms_fmk_transplt.shards import parse_shard
+
         try:
             shard_part = parse_shard(shard)
         except ValueError as exc:
-            _fail(f"--shard: {exc}")
+            fail(f"--shard: {exc}")
         if merge_shards:
-            _fail("--shard and --merge-shards cannot be combined: merge once every part is done")
+            fail("--shard and --merge-shards cannot be combined: merge once every part is done")
     return version, shard_part
 
 
@@ -345,76 +327,19 @@ def distributed(
     bad = [n for n in names if not n.isidentifier() or keyword.iskeyword(n)]
     if bad or not names:
         what = "a Python keyword, not" if bad and keyword.iskeyword(bad[0]) else "not"
-        _fail(f"distributed -t: {bad[0] if bad else '(empty)'!r} is {what} a variable name")
+        fail(f"distributed -t: {bad[0] if bad else '(empty)'!r} is {what} a variable name")
+    from ms_fmk_transplt import run_cli
+
     options = dataclasses.replace(
         ctx.obj,
         distributed_main=main_file,
         distributed_target=",".join(dict.fromkeys(names)),
         rank_guards=not no_rank_guards,
     )
-    _execute(
+    run_cli.execute(
         options,
         ctx.meta.get("quiet", False),
         ctx.meta.get("verbose", False),
         ctx.meta.get("json", False),
         ctx.meta.get("color", "auto"),
     )
-
-
-def _execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "auto") -> None:
-    from rich.table import Table
-
-    console = terminal.console(color, stderr=False, quiet=quiet)
-    try:
-        result = run_zoo(options)
-    except UserError as exc:
-        _fail(str(exc))
-        return
-    except KeyboardInterrupt as exc:
-        _interrupted(exc, zoo=True)
-    table = Table(title=f"model zoo: {shown(result.root.name)}")
-    for name in HEADER[:-1]:
-        table.add_column(name)
-    for row in result.rows:
-        values = list(row[:-1])
-        values[8] = f"{row[8]:.1%}"
-        table.add_row(*(shown(v) for v in values))
-    console.print(table)
-    console.print(
-        f"zoo summary: {shown(result.summary_csv)}, {shown(result.summary_xlsx)}, "
-        f"{shown(result.index_html)}",
-        highlight=False,
-        soft_wrap=True,
-    )
-    sys.exit(EXIT_FILE_FAILURES if result.failed else EXIT_OK)
-
-
-def _execute(
-    options: RunOptions,
-    quiet: bool,
-    verbose: bool = False,
-    as_json: bool = False,
-    color: str = "auto",
-) -> None:
-    console = terminal.console(color, stderr=False, quiet=quiet or as_json)
-    try:
-        with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
-            result = run(options, progress=bar)
-    except UserError as exc:
-        _fail(str(exc))
-        return
-    except KeyboardInterrupt as exc:
-        _interrupted(exc)
-    except InternalError as exc:
-        click.echo(
-            f"ms_fmk_transplt: internal error: {exc}; nothing was written "
-            f"(traceback in {exc.log}); please report it",
-            err=True,
-        )
-        sys.exit(EXIT_INTERNAL_ERROR)
-    code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
-    if as_json:
-        click.echo(json.dumps(summary.as_json(result, code), indent=2))
-    else:
-        summary.show(result, console)
-    sys.exit(code)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from typing import NoReturn
+
 from ms_fmk_transplt.safe_names import shown
 
 EXIT_OK = 0
@@ -9,6 +12,14 @@ EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files 
 EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
 EXIT_INTERNAL_ERROR = 3  # the run itself crashed (a bug): the partial output was removed
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: the partial output was removed
+
+
+def fail(message: str) -> NoReturn:
+    """The one line ``ms_fmk_transplt: error: <message>`` on stderr, then exit EXIT_BAD_INPUT."""
+    import click
+
+    click.echo(f"ms_fmk_transplt: error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 class UserError(Exception):

@@ -4,6 +4,7 @@ imports what it uses. Modes that exclude each other stop here with exit code 2."
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -39,6 +40,10 @@ def _sub_command_help(args: list[str]) -> bool:
 
 def entry() -> None:
     args = sys.argv[1:]
+    if "_MS_FMK_TRANSPLT_COMPLETE" in os.environ:  # shell completion: the words are in COMP_WORDS
+        from ms_fmk_transplt.completion import complete
+
+        complete()
     if args[:1] == ["rule"] or "--explain" in args:
         from ms_fmk_transplt.rule_cli import rule_main
 
@@ -81,7 +86,6 @@ def _one_line_usage_errors(command: Any, args: list[str]) -> None:
 
 def _usage_message(exc: Any, args: list[str]) -> str:
     import difflib
-    import os
 
     import click
 

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.syntax import Syntax
 
 from ms_fmk_transplt import __version__, inplace_write, terminal
+from ms_fmk_transplt.config_file import configured
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
 from ms_fmk_transplt.events import FileResult, FileStatus
@@ -34,6 +35,7 @@ from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.report.findings import Finding
 from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
 from ms_fmk_transplt.terminal import COLOR_CHOICES
 
@@ -125,7 +127,11 @@ class Checked:
 @click.option("-s", "--specify-device", is_flag=True, help="Device from DEVICE_ID (see README).")
 @click.option("-sim", "--similar", is_flag=True, help="Similar-API replacements (see README).")
 @click.option(
-    "-v", "--target-version", metavar="X.Y.Z", help="torch_npu version (default the newest)."
+    "-v",
+    "--target-version",
+    metavar="X.Y.Z",
+    help="torch_npu version (default the newest).",
+    shell_complete=complete_versions,
 )
 @click.option(
     "--fail-on",
@@ -134,8 +140,20 @@ class Checked:
     show_default=True,
     help="--check fails on changes, plus unsupported rows needing manual work, plus caveats.",
 )
-@click.option("--select", multiple=True, metavar="IDS", help="Only these rule ids or id prefixes.")
-@click.option("--ignore", multiple=True, metavar="IDS", help="Not these rule ids or id prefixes.")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="IDS",
+    help="Only these rule ids or id prefixes.",
+    shell_complete=complete_rule_ids,
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="IDS",
+    help="Not these rule ids or id prefixes.",
+    shell_complete=complete_rule_ids,
+)
 @click.option(
     "--statistics", is_flag=True, help="Counts per rule and per file instead of findings."
 )
@@ -156,6 +174,13 @@ class Checked:
     show_default=True,
     help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
 )
+@click.option(
+    "--isolated",
+    is_flag=True,
+    help="Ignore pyproject.toml configuration (by default [tool.ms_fmk_transplt] of the nearest "
+    "pyproject.toml having one, at or above the first PATH, gives the options not given here).",
+)
+@configured("paths", lambda params: (params["paths"] or (".",))[0])
 def paths_main(
     mode: str,
     paths: tuple[str, ...],

@@ -1,0 +1,217 @@
+"""``[tool.ms_fmk_transplt]`` in pyproject.toml: defaults for the command line, found as ruff
+finds its configuration.
+
+The file used is the nearest ``pyproject.toml`` holding a ``[tool.ms_fmk_transplt]`` table, in
+the folder of the input (``-i``; the first PATH of ``--check/--diff/--inplace``) or above it; a
+pyproject.toml without the table is passed over. Keys are spelled as ruff spells its own; an
+option given on the command line wins over the file; ``--isolated`` reads no file. The file is
+data only: it is parsed as TOML (never executed), read up to ``MAX_BYTES``, and anything wrong
+with it (unknown key, wrong type, bad TOML, binary, too large) is one error line naming the file
+(and the key), exit code 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from ms_fmk_transplt.errors import UserError, fail
+from ms_fmk_transplt.regular_files import open_regular
+from ms_fmk_transplt.rule_pages import known_ids, suggestions
+from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.tables import resolve_version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_version < "3.11"`)
+    import tomli as tomllib
+
+NAME = "pyproject.toml"
+TABLE = "ms_fmk_transplt"
+MAX_BYTES = 1 << 20  # a pyproject.toml is a few KiB; a larger one is not read as configuration
+RUN, PATHS = "run", "paths"  # the migration (-i/-o) and the path modes (--check/--diff/--inplace)
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key of the table: the click parameter it gives a value to, the modes that have that
+    parameter (elsewhere the key is accepted and not used) and what its value must be."""
+
+    param: str
+    modes: tuple[str, ...]
+    kind: str  # "version", "ids", "jobs", "mib", "path", "bool"
+
+
+KEYS = {
+    "target-version": Key("target_version", (RUN, PATHS), "version"),
+    "select": Key("select", (RUN, PATHS), "ids"),
+    "ignore": Key("ignore", (RUN, PATHS), "ids"),
+    "extend-ignore": Key("ignore", (RUN, PATHS), "ids"),  # added to ignore
+    "max-file-size": Key("max_file_mib", (RUN,), "mib"),
+    "jobs": Key("jobs", (RUN,), "jobs"),
+    "rule-file": Key("rule_file", (RUN, PATHS), "path"),
+    "todo-comments": Key("no_todo_comments", (RUN,), "bool"),  # false: --no-todo-comments
+}
+GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    values: dict[str, Any]  # key (as in the file) -> checked value
+
+
+def find(start: Path) -> Config | None:
+    """The configuration for ``start`` (a file or folder, which need not exist): the nearest
+    pyproject.toml with the table, in its folder or above; None when there is none."""
+    here = Path(os.path.abspath(start))
+    folder = here if here.is_dir() else here.parent
+    for candidate in (folder, *folder.parents):
+        path = candidate / NAME
+        if not os.path.lexists(path):
+            continue
+        table = _table(path)
+        if table is not None:
+            return Config(path, {key: _checked(path, key, v) for key, v in table.items()})
+    return None
+
+
+def _table(path: Path) -> dict[str, Any] | None:
+    """The ``[tool.ms_fmk_transplt]`` table of ``path``; None if it has none (a file that does
+    not name the tool at all is not parsed, so a broken pyproject.toml of another tool stays
+    its own business)."""
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
+    if TABLE.encode() not in data:
+        return None
+    if len(data) > MAX_BYTES:
+        raise UserError(path, f"larger than {MAX_BYTES >> 20} MiB: not read as configuration")
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(path, f"not UTF-8 text (byte {exc.start}): not valid TOML") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(path, f"not valid TOML ({' '.join(str(exc).split())})") from exc
+    except RecursionError as exc:
+        raise UserError(path, "not valid TOML (nested too deeply)") from exc
+    tool = parsed.get("tool")
+    if not isinstance(tool, dict) or TABLE not in tool:
+        return None
+    table = tool[TABLE]
+    if not isinstance(table, dict):
+        raise UserError(path, f"tool.{TABLE} must be a table ([tool.{TABLE}])")
+    return table
+
+
+def _checked(path: Path, key: str, value: object) -> Any:
+    """``value`` of ``key`` as the command line would have it, or a UserError naming both."""
+    spec = KEYS.get(key)
+    if spec is None:
+        close = difflib.get_close_matches(key.replace("_", "-"), KEYS, 1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(KEYS)})"
+        raise UserError(path, f"[tool.{TABLE}]: unknown key {key!r}{hint}")
+
+    def wrong(expected: str) -> UserError:
+        got = repr(value) if len(repr(value)) <= 40 else f"{type(value).__name__} value"
+        return UserError(path, f"[tool.{TABLE}] {key}: expected {expected}, got {got}")
+
+    if spec.kind == "ids":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise wrong('a list of rule ids or id prefixes (["device_api", ...])')
+        for pattern in value:
+            _check_rule_pattern(path, key, pattern)
+        return tuple(value)
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise wrong("true or false")
+        return value
+    if spec.kind == "jobs":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise wrong("a whole number >= 0 (0: one worker per core)")
+        return value
+    if spec.kind == "mib":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0.001:
+            raise wrong("a number of MiB >= 0.001")
+        return float(value)
+    if not isinstance(value, str) or not value.strip():
+        raise wrong("a string")
+    if spec.kind == "version":
+        try:
+            resolve_version(value)
+        except ValueError as exc:
+            raise UserError(path, f"[tool.{TABLE}] {key}: {exc}") from exc
+        return value
+    return str(path.parent / value)  # rule-file: relative to the pyproject.toml's folder
+
+
+def _check_rule_pattern(path: Path, key: str, pattern: str) -> None:
+    if not any(i == pattern or i.startswith(pattern + ".") for i in known_ids()):
+        close = suggestions(pattern)[:3]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UserError(path, f"[tool.{TABLE}] {key}: {pattern}: not a rule id or id prefix{hint}")
+
+
+def apply(ctx: click.Context, params: dict[str, Any], mode: str, config: Config) -> dict[str, Any]:
+    """``params`` with the file's values for the options the command line did not give."""
+    out = dict(params)
+    extra: dict[str, tuple[Any, ...]] = {}
+    for key, value in config.values.items():
+        spec = KEYS[key]
+        if mode not in spec.modes or ctx.get_parameter_source(spec.param) in GIVEN:
+            continue
+        if key in ("ignore", "extend-ignore"):
+            extra[key] = value
+        elif key == "todo-comments":
+            out[spec.param] = not value
+        else:
+            out[spec.param] = value
+    if extra:
+        out["ignore"] = (*extra.get("ignore", ()), *extra.get("extend-ignore", ()))
+    return out
+
+
+def configured(mode: str, start: Callable[[dict[str, Any]], str]) -> Callable[..., Any]:
+    """Decorator of a click command's function taking ``isolated``: the function is called with
+    the configuration applied to its parameters. ``start(params)`` is the path the search starts
+    from; with ``verbose`` in the parameters, one line on stderr names the file used."""
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **params: Any) -> None:
+            ctx = click.get_current_context()
+            isolated = params.pop("isolated")
+            config = None
+            if not isolated:
+                try:
+                    config = find(Path(start(params)))
+                except UserError as exc:
+                    fail(str(exc))
+                if config is not None:
+                    params = apply(ctx, params, mode, config)
+            if params.get("verbose"):
+                click.echo(f"ms_fmk_transplt: {_used(config, isolated, start(params))}", err=True)
+            function(*args, **params)
+
+        return wrapper
+
+    return decorate
+
+
+def _used(config: Config | None, isolated: bool, start: str) -> str:
+    if isolated:
+        return "configuration: none (--isolated: no pyproject.toml read)"
+    if config is None:
+        return f"configuration: none (no {NAME} with [tool.{TABLE}] at {shown(start)} or above)"
+    return f"configuration: {shown(config.path)} [tool.{TABLE}]"
