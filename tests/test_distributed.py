@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,60 @@ def test_launcher_passes_shellcheck(migrated: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout
+
+
+# A stand-in for python: rank 1 fails once rank 0 and rank 2 are up; the others would run for a
+# minute, each recording its pid (exec keeps it: the pid the launcher started is the sleep).
+FAKE_PYTHON = """#!/usr/bin/env bash
+if [ "$RANK" = 1 ]; then
+  for _ in $(seq 100); do [ -e "$TRACE/pid_0" ] && [ -e "$TRACE/pid_2" ] && break; sleep 0.1; done
+  exit 3
+fi
+echo "$DEVICE_ID" > "$TRACE/device_$RANK"
+echo $$ > "$TRACE/pid_$RANK.tmp" && mv "$TRACE/pid_$RANK.tmp" "$TRACE/pid_$RANK"
+exec sleep 60
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has stopped
+
+
+def test_launcher_stops_the_other_ranks_when_one_fails(migrated: Path, tmp_path: Path) -> None:
+    """run_distributed_npu.sh with 3 ranks, run by bash with a stand-in python: rank 1 exits 3
+    while ranks 0 and 2 still run; the launcher stops them and exits 3, without waiting."""
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    env = {
+        **os.environ,
+        "NPUS": "0,1,2",
+        "PYTHON": str(fake),
+        "LOG_DIR": str(tmp_path / "logs"),
+        "TRACE": str(trace),
+    }
+    start = time.monotonic()
+    proc = subprocess.run(
+        ["bash", str(migrated / "run_distributed_npu.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert time.monotonic() - start < 20  # the others were stopped, not waited for
+    assert "a rank failed (exit 3): stopping the others" in proc.stderr
+    pids = [int((trace / f"pid_{rank}").read_text()) for rank in (0, 2)]
+    assert not [pid for pid in pids if alive(pid)], pids
+    assert [(trace / f"device_{rank}").read_text() for rank in (0, 2)] == ["0\n", "2\n"]
 
 
 def test_change_list_records_every_insertion(migrated: Path) -> None:

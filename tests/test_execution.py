@@ -181,24 +181,38 @@ def test_disabling_a_rule_breaks_the_run(tmp_path: Path) -> None:
     assert "cuda" in (proc.stdout + proc.stderr).lower()
 
 
-def test_specify_device_and_similar_run(tmp_path: Path) -> None:
-    """-s pins the script to DEVICE_ID through MSFT_NPU_DEVICE; the run still trains."""
-    result = CliRunner().invoke(
-        main, ["-q", "-i", str(PROJECTS / "streams"), "-o", str(tmp_path), "-s", "-sim"]
-    )
-    assert result.exit_code == 0, result.output
-    cwd = tmp_path / "streams_msft"
-    assert "torch.cuda.nvtx" not in (cwd / "bench_streams.py").read_text()
-    env_run = subprocess.run(
-        [sys.executable, "bench_streams.py", "--nvtx"],
+def run_with_env(cwd: Path, argv: list[str], **env: str) -> subprocess.CompletedProcess:
+    """``execute`` with ``env`` added, and DEVICE_ID only when ``env`` names it."""
+    full = {k: v for k, v in python_env().items() if k != "DEVICE_ID"}
+    return subprocess.run(
+        [sys.executable, *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        env={**python_env(), "DEVICE_ID": "0"},
+        env={**full, **env},
     )
-    assert_trained(env_run)
+
+
+def test_specify_device_and_similar_run(tmp_path: Path) -> None:
+    """-s pins the script to DEVICE_ID through MSFT_NPU_DEVICE: amp_loop's hard-coded "cuda:0"
+    becomes the NPU DEVICE_ID names (3 here, 0 without it) and the run still trains; with -sim
+    the streams benchmark loses its NVTX calls and trains too."""
+    for name, extra in (("amp_loop", ["-s"]), ("streams", ["-s", "-sim"])):
+        args = ["-q", "-i", str(PROJECTS / name), "-o", str(tmp_path), *extra]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    amp = tmp_path / "amp_loop_msft"
+    assert 'os.environ.get("DEVICE_ID", "0")' in (amp / "train_amp.py").read_text()
+    for device_id in ("3", None):
+        env = {"STANDIN_NPU_COUNT": "4"} | ({"DEVICE_ID": device_id} if device_id else {})
+        proc = run_with_env(amp, ["train_amp.py"], **env)
+        assert_trained(proc)
+        assert f"Using cuda: npu:{device_id or 0}\n" in proc.stdout, proc.stdout[-2000:]
+    cwd = tmp_path / "streams_msft"
+    assert "torch.cuda.nvtx" not in (cwd / "bench_streams.py").read_text()
+    assert_trained(run_with_env(cwd, ["bench_streams.py", "--nvtx"], DEVICE_ID="0"))
 
 
 def test_flash_attention_replacement_is_numerically_equal() -> None:

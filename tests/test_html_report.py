@@ -3,6 +3,7 @@ real browser (Debian's headless chromium; skipped with the reason where it is ab
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -14,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.report.unsupported_op import rows
 from ms_fmk_transplt.rule_pages import known_ids
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -23,6 +23,7 @@ HOSTILE = """import torch
 NOTE = "</script><script>alert(1)</script> & <b>bold</b>"
 x = torch.ones(2).cuda()  # </details></td></tr></table><h1>broken</h1>
 torch.backends.cudnn.benchmark = True
+y = x.cuda()  # <img src=x onerror="window.msftInjected=1"><b>bold</b>
 """
 
 
@@ -77,13 +78,19 @@ def test_summary_and_changed_files(imagenet: Path) -> None:
     assert 'id="folders"' in page and "<svg" in page
 
 
-def test_user_code_is_escaped(tmp_path: Path) -> None:
-    src = tmp_path / "hostile"
-    src.mkdir()
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """A project whose code is HTML: every tag in it must reach the page as text."""
+    src = tmp_path_factory.mktemp("hostile")
     (src / "train.py").write_text(HOSTILE, encoding="utf-8")
-    page = page_of(migrate(src, tmp_path / "out"))
+    return migrate(src, tmp_path_factory.mktemp("out"))
+
+
+def test_user_code_is_escaped(hostile: Path) -> None:
+    page = page_of(hostile)
     assert page.count("<script") == 2 and page.count("</script>") == 2  # data + code only
     assert "<h1>broken</h1>" not in page and "<b>bold</b>" not in page
+    assert "<img" not in page
     data = re.search(r'id="msft-data">(.*?)</script>', page, re.S).group(1)
     assert "</" not in data and "\\u003c/script\\u003e" in data
     assert html.escape("# </details></td></tr></table><h1>broken</h1>") in page
@@ -110,7 +117,12 @@ def test_workbook_rule_cells_link_to_the_page(imagenet: Path) -> None:
     assert all(row[0].hyperlink.target == row[0].value for row in rows_)  # File -> the file
     assert links and all(t == f"report.html#rule-{v}" for v, t in links)
     assert all(v in known_ids() for v, _ in links)
-    assert rows  # (the csv shares the rows and has the same Rule column)
+    with (imagenet / "unsupported_op.csv").open(encoding="utf-8", newline="") as fh:
+        shared = list(csv.reader(fh))
+    assert shared[0] == header  # the csv shares the rows and has the same Rule column
+    assert [r[:3] + r[-1:] for r in shared[1:]] == [
+        [str(row[0].value), str(row[1].value), str(row[2].value), row[-1].value] for row in rows_
+    ]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -144,15 +156,14 @@ def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
 PROBE = Path(__file__).resolve().parent / "data" / "layout_probe.js"
 
 
-@pytest.fixture(scope="module")
-def layout(imagenet: Path, tmp_path_factory) -> dict:
-    """The numbers tests/data/layout_probe.js measures on a copy of imagenet's report.html."""
+def probe(folder: Path, where: Path) -> dict:
+    """The numbers tests/data/layout_probe.js measures on a copy of ``folder``'s report.html."""
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    page = page_of(imagenet).replace(
+    page = page_of(folder).replace(
         "</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>"
     )
-    probed = tmp_path_factory.mktemp("probe") / "layout_probe.html"
+    probed = where / "layout_probe.html"
     probed.write_text(page, encoding="utf-8")
     dom = chromium(
         "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom", probed.as_uri()
@@ -161,6 +172,11 @@ def layout(imagenet: Path, tmp_path_factory) -> dict:
     found = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
     assert found, dom.stdout[-2000:]
     return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def layout(imagenet: Path, tmp_path_factory) -> dict:
+    return probe(imagenet, tmp_path_factory.mktemp("probe"))
 
 
 def test_diffs_and_excerpts_are_readable_in_a_real_browser(layout: dict) -> None:
@@ -176,10 +192,31 @@ def test_diffs_and_excerpts_are_readable_in_a_real_browser(layout: dict) -> None
     assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one line under the other
 
 
+def test_user_code_is_text_in_a_real_browser(hostile: Path, tmp_path: Path) -> None:
+    """The hostile project's diff (unified, then side by side) and excerpts, opened in the
+    browser: no element inside them came from user code, no handler of it ran, and the tags
+    read as the literal text of the code."""
+    found = probe(hostile, tmp_path)
+    lines = HOSTILE.splitlines()
+    for mode in ("unified", "split"):
+        seen = found["userCode"][mode]
+        assert seen["diffs"] == 1 and seen["excerpts"] >= 2, seen
+        assert seen["foreign"] == 0 and not seen["ran"], seen
+        for line in lines[2:]:  # every line of user code, tags and all, as text
+            assert line in seen["diffText"], (mode, line)
+        assert "<h1>broken</h1>" in seen["excerptText"] and "onerror=" in seen["excerptText"]
+
+
 def test_open_work_table_in_a_real_browser(imagenet: Path, layout: dict) -> None:
     rows = layout["rows"]
     assert len(rows) == page_of(imagenet).count("<tr data-category=") > 0
-    assert all(r["height"] > 0 for r in rows), rows  # the table is shown
+    for row in rows:  # the table is shown: every row and cell visible, inside the window's width
+        for part in (row, *row["cells"]):
+            assert part["visible"] and part["height"] > 0 and part["width"] > 0, row
+            assert 0 <= part["left"] and part["right"] <= layout["viewport"] + 1, row
+        assert len(row["cells"]) == 6
+        for left, right in zip(row["cells"], row["cells"][1:]):  # cells side by side, apart
+            assert right["left"] >= left["right"] - 1, row
     for above, below in zip(rows, rows[1:]):
         assert below["top"] >= above["bottom"] - 1, (above, below)  # rows do not overlap
     cells = layout["breaks"]

@@ -71,7 +71,8 @@ def test_every_category_and_tip(out: Path) -> None:
     ]
     assert by_op["torch.nn.DataParallel"][4:] == [
         "data_parallel",
-        by_op["torch.nn.DataParallel"][5],
+        "DataParallel is not supported on the NPU: use DistributedDataParallel with one process "
+        "per NPU (ms_fmk_transplt ... distributed -m MAIN)",
         "manual",
         "unsupported.data_parallel",
     ]

@@ -204,6 +204,11 @@ def resolved_names(code: str) -> list[str]:
     return [f"{shown} = {name}" for (*_, shown), name in sorted(found.items()) if name]
 
 
+def test_every_case_has_its_names_and_every_name_list_its_case() -> None:
+    """The cases below run over CASES: a list in NAMES without a case would never be checked."""
+    assert sorted(CASES) == sorted(NAMES)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_scoping_cases(name: str) -> None:
     assert resolved_names(CASES[name]) == NAMES[name]

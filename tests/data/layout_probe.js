@@ -1,7 +1,8 @@
 // Appended to a copy of report.html by tests/test_html_report.py: after the page's own script ran,
-// follow the first "diff" link of the open-work table, open the first changed file's diff and the
-// first open-work excerpt, measure the layout and write the numbers as JSON into a pre element,
-// id layout-result (read back from --dump-dom).
+// follow the first "diff" link of the open-work table, open every changed file's diff and every
+// open-work excerpt, measure the layout, count the elements inside diffs and excerpts (both diff
+// modes) and write the numbers as JSON into a pre element, id layout-result (read back from
+// --dump-dom).
 (function () {
   function box(el) { return el.getBoundingClientRect(); }
   function textTop(line) {  // the top of the code text of an excerpt line (not its number)
@@ -34,6 +35,33 @@
     }
     return found;
   }
+  // elements user code would become if a diff or an excerpt were written as HTML
+  const FOREIGN = 'h1, b, script, img, iframe, object, embed, style, form, input, details, svg';
+  function userCode() {  // what the diffs and excerpts hold: foreign elements, their text
+    const boxes = Array.from(document.querySelectorAll('table.diff, pre.excerpt'));
+    return {
+      diffs: document.querySelectorAll('table.diff').length,
+      excerpts: document.querySelectorAll('pre.excerpt').length,
+      foreign: boxes.reduce(function (n, b) {
+        return n + b.querySelectorAll(FOREIGN).length;
+      }, 0),
+      diffText: Array.from(document.querySelectorAll('table.diff')).map(function (b) {
+        return b.textContent;
+      }).join('\n'),
+      excerptText: Array.from(document.querySelectorAll('pre.excerpt')).map(function (b) {
+        return b.textContent;
+      }).join('\n'),
+      ran: Boolean(window.msftInjected),  // set by an event handler in user code, if it ever ran
+    };
+  }
+  function shown(el) {  // its box, and whether CSS lets a person see it
+    const b = box(el), style = getComputedStyle(el);
+    return {
+      left: b.left, right: b.right, top: b.top, bottom: b.bottom, width: b.width, height: b.height,
+      visible: el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })
+        && style.display !== 'none' && style.visibility === 'visible',
+    };
+  }
   const out = {};
   function finish() {
     const pre = document.createElement('pre'); pre.id = 'layout-result';
@@ -41,14 +69,19 @@
   }
   function measure(file, place) {
     out.unified = codeShare(file);
+    out.userCode = { unified: userCode() };
     const mode = document.getElementById('diff-mode');
     mode.value = 'split'; mode.dispatchEvent(new Event('change'));
     out.split = codeShare(file);
+    out.userCode.split = userCode();
     out.excerpt = Array.from(place.querySelectorAll('pre.excerpt > span')).map(function (l) {
       return { number: box(l.querySelector('.ln')).top, code: textTop(l), text: l.textContent };
     });
+    out.viewport = document.documentElement.clientWidth;
     out.rows = Array.from(document.querySelectorAll('#open-work tbody tr')).map(function (r) {
-      const b = box(r); return { top: b.top, bottom: b.bottom, height: b.height };
+      const row = shown(r);
+      row.cells = Array.from(r.cells).map(shown);
+      return row;
     });
     finish();
   }
@@ -60,7 +93,9 @@
     )).map(function (c) { return { text: c.textContent, breaks: breaks(c) }; });
     const file = document.querySelector('details.file');
     const place = document.querySelector('#open-work details');
-    file.open = true; place.open = true;
+    document.querySelectorAll('details.file, #open-work details').forEach(function (d) {
+      d.open = true;
+    });
     setTimeout(function () { measure(file, place); }, 200);  // after the toggle events
   }
   const link = document.querySelector('#open-work a.to-diff');
