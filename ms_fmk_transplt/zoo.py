@@ -198,13 +198,13 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
     style.header(ws, HEADER, NUMERIC)
     for row in rows:
         style.body_row(ws, row, NUMERIC)
-        ws.cell(row=ws.max_row, column=10).number_format = "0.0%"
+        ws.cell(row=ws.max_row, column=10).number_format = style.PERCENT
         report = Path(str(row[11])) / "report.html"
         if row[11] and report.is_file():
             style.link(ws.cell(row=ws.max_row, column=1), url_between(report, path.parent))
     style.totals_row(ws, totals(rows), NUMERIC)
-    ws.cell(row=ws.max_row, column=10).number_format = "0.0%"
-    style.widths(ws, (28, 8, 12, 13, 9, 12, 18, 12, 19, 15, 22, 60))
+    ws.cell(row=ws.max_row, column=10).number_format = style.PERCENT
+    style.widths(ws, (40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 30, 60), whole=(1,))
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:L{len(rows) + 1}"
     style.printable(ws)

@@ -46,6 +46,12 @@ Classification (precision over recall: every row the tool prints must be real wo
     from the signature lines of the docstring and, for a class forwarding ``**kwargs``, from its
     bases). These parameters are the entry's ``keywords``: the tool reports a call only when it
     passes one of them as a keyword argument. The tip quotes the whole restriction text.
+
+The lists are in Chinese; the tool shows English. Each entry's ``tip`` is in English, the
+restriction translated through ``scripts/operator_support_en.json`` (keyed by the restriction
+text as extracted, product names through its ``terms``), and ``tip_original`` keeps the tip as
+the list words it, when that differs. A restriction with Chinese text the table lacks is
+printed and the script exits 1 (add its English to the table, then rerun).
 Left out (no entry)
     * restrictions that only list dtypes (```input`仅支持fp16，fp32``, ``不支持double``): the
       argument is a tensor whose dtype is not known statically, and those listing fp32 are
@@ -109,6 +115,9 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "rules" / "operator_support"
 # The tool's own table of CUDA-only APIs: what it lists is reported there, not here.
 UNSUPPORTED_TABLE = ROOT / "rules" / "unsupported_api.json"
+# English for the lists' Chinese restriction texts and product names (see the docstring).
+TRANSLATIONS = Path(__file__).resolve().parent / "operator_support_en.json"
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 REPO = "Ascend/pytorch"
 DOC_FOLDERS = ("docs/zh/api/native_api", "docs/zh/native_apis")  # newest layout first
 VERSION_DIR = re.compile(r"^pytorch_(\d+)-(\d+)-(\d+)$")
@@ -137,7 +146,9 @@ COMMENT = (
     "precision, performance or CPU fallback, or name an argument only under a condition; "
     "contradictions within the list; torch.Tensor methods, storages and class members (a "
     "receiver's type is not known statically); the CUDA namespace and what "
-    "rules/unsupported_api.json reports; names that do not resolve in torch {torch}."
+    "rules/unsupported_api.json reports; names that do not resolve in torch {torch}. tip is in "
+    "English (the list's Chinese restriction translated through "
+    "scripts/operator_support_en.json); tip_original, where present, is the list's wording."
 )
 
 DTYPE_WORDS = (
@@ -654,7 +665,7 @@ class Outcome:
     document: str
     status: str  # entry, or why it is left out
     category: str = ""
-    tip: str = ""
+    tip: str = ""  # in English
     keywords: tuple[str, ...] = ()
     clause_kinds: tuple[tuple[str, str], ...] = ()  # (kind, clause) of its restriction
 
@@ -680,13 +691,43 @@ class Build:
                 {
                     "api": e.api,
                     "category": e.category,
-                    "tip": e.tip,
+                    "tip": english(e.tip),
+                    **({"tip_original": e.tip} if english(e.tip) != e.tip else {}),
                     "keywords": list(e.keywords),
                     "document": e.document,
                 }
                 for e in sorted(self.entries.values(), key=lambda e: e.api)
             ],
         }
+
+
+@lru_cache(maxsize=1)
+def translations() -> tuple[dict[str, str], dict[str, str]]:
+    """(restriction text -> English, Chinese term -> English) of ``TRANSLATIONS``."""
+    raw = json.loads(TRANSLATIONS.read_text(encoding="utf-8"))
+    return raw["restrictions"], raw["terms"]
+
+
+UNTRANSLATED: set[str] = set()  # what english() could not translate, for main() to report
+
+
+def english(tip: str) -> str:
+    """``tip`` in English: its restriction (the text after ``restricted on the NPU: `` or
+    ``; restriction: ``) from the table, then the terms (product names); what keeps Chinese
+    text is added to ``UNTRANSLATED``."""
+    if not CJK.search(tip):
+        return tip
+    restrictions, terms = translations()
+    for marker in ("; restriction: ", "restricted on the NPU: "):
+        head, found, restriction = tip.partition(marker)
+        if found and restriction in restrictions:
+            tip = head + found + restrictions[restriction]
+            break
+    for term, meaning in terms.items():
+        tip = tip.replace(term, meaning)
+    if CJK.search(tip):
+        UNTRANSLATED.add(tip)
+    return tip
 
 
 @lru_cache(maxsize=1)
@@ -962,7 +1003,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  note ({source.version}): {note}", file=sys.stderr)
     if args.summary:
         print(summary(builds, args.examples))
-    return 1 if stale else 0
+    for tip in sorted(UNTRANSLATED):
+        print(f"untranslated (add it to {TRANSLATIONS.name}): {tip}", file=sys.stderr)
+    return 1 if stale or UNTRANSLATED else 0
 
 
 if __name__ == "__main__":

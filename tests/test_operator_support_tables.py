@@ -25,6 +25,8 @@ UNSUPPORTED_TABLE = ROOT / "rules" / "unsupported_api.json"
 
 KEYS = {"$comment", "source", "document_version", "rebuild", "entries"}
 ENTRY_KEYS = {"api", "category", "tip", "keywords", "document"}
+# tip is English; tip_original (the list's Chinese wording) only where it differs
+CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 CATEGORIES = {"unsupported_op", "restricted_op"}
 SOURCE = re.compile(
     r"^Ascend/pytorch docs/\S+/pytorch_(\d+)-(\d+)-(\d+) at commit [0-9a-f]{40} "
@@ -157,6 +159,17 @@ def plain_script_api(api: str) -> bool:
     return api in PLAIN_SCRIPT or api.startswith(PLAIN_SCRIPT_PREFIXES)
 
 
+def language_problems(entry: dict[str, Any]) -> list[str]:
+    """The tip must be English; the original, when kept, the Chinese wording it translates."""
+    api, tip, original = entry["api"], entry["tip"], entry.get("tip_original")
+    problems = []
+    if CHINESE.search(tip):
+        problems.append(f"{api}: tip is not in English: {tip!r}")
+    if original is not None and (original == tip or not CHINESE.search(original)):
+        problems.append(f"{api}: tip_original is not a Chinese original of the tip")
+    return problems
+
+
 def structure_problems(data: dict[str, Any], version: str) -> list[str]:
     """What is wrong with one table's structure (empty: nothing)."""
     problems: list[str] = []
@@ -180,9 +193,10 @@ def structure_problems(data: dict[str, Any], version: str) -> list[str]:
     exact, prefixes = owned_by_unsupported_table()
     for entry in data["entries"]:
         api = entry.get("api", "?")
-        if set(entry) != ENTRY_KEYS:
+        if set(entry) - {"tip_original"} != ENTRY_KEYS:
             problems.append(f"{api}: keys {sorted(entry)}")
             continue
+        problems.extend(language_problems(entry))
         if not API.match(api) or api.startswith(("torch.Tensor.", "torch.cuda.")):
             problems.append(f"{api}: not a module-level torch name")
         if api in exact or api.startswith(prefixes):
@@ -283,7 +297,7 @@ def test_the_checks_catch_bogus_tables() -> None:
     workers = with_entry(
         api="torch.utils.data.DataLoader",
         category="restricted_op",
-        tip="restricted on the NPU: `num_workers`仅支持0",
+        tip="restricted on the NPU: `num_workers` supports only 0",
         keywords=["num_workers"],
         document="torch-utils-data.md",
     )
@@ -322,4 +336,33 @@ def test_the_checks_catch_bogus_tables() -> None:
     )
     assert structure_problems(owned, version) == [
         "torch.nn.DataParallel: rules/unsupported_api.json reports it already"
+    ]
+    chinese = with_entry(
+        api="torch.zzz",
+        category="restricted_op",
+        tip="restricted on the NPU: 不支持`x`参数",
+        keywords=["x"],
+        document="torch.md",
+    )
+    assert "torch.zzz: tip is not in English: " in structure_problems(chinese, version)[0]
+    kept = with_entry(
+        api="torch.zzz",
+        category="restricted_op",
+        tip="restricted on the NPU: x",
+        tip_original="restricted on the NPU: x",
+        keywords=["x"],
+        document="torch.md",
+    )
+    assert "tip_original is not a Chinese original" in structure_problems(kept, version)[0]
+
+
+def test_every_chinese_restriction_is_translated_and_kept() -> None:
+    """The tables hold English tips, and each translated one keeps the list's wording."""
+    originals = [e for path in table_paths() for e in table(path)["entries"] if "tip_original" in e]
+    assert len(originals) >= 8 and all(CHINESE.search(e["tip_original"]) for e in originals)
+    assert not [
+        e["tip"]
+        for path in table_paths()
+        for e in table(path)["entries"]
+        if CHINESE.search(e["tip"])
     ]

@@ -30,7 +30,7 @@ HARD = frozenset(
 )
 LEVELS = ("low", "medium", "high")
 HEADER = ("Scope", "Path", "Files", "Automatic", "Caveat", "Manual", "Advice", "Effort")
-WIDTHS = (9, 60, 8, 11, 9, 9, 9, 9)
+CAPS = (10, 60, 8, 8, 8, 8, 8, 8)  # widest a column grows before its text wraps
 
 
 @dataclass
@@ -104,7 +104,7 @@ def add_sheet(wb: Workbook, result: RunResult) -> None:
     data = rows(result)
     for row in data:
         style.body_row(ws, row, numeric)
-    style.widths(ws, WIDTHS)
+    style.widths(ws, CAPS, whole=(2,))
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:{get_column_letter(len(HEADER))}{max(1, len(data) + 1)}"
     style.printable(ws)

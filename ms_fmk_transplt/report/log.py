@@ -69,6 +69,9 @@ def _head(result: RunResult) -> list[str]:
         ),
         _line(result.started, "INFO", f"target: {target_line(result)}"),
     ]
+    if result.tables.operators.note:  # once here and in the workbook's Summary, not per row
+        note = f"operator support: {result.tables.operators.note}"
+        out.append(_line(result.started, "INFO", note))
     numbering = (
         "analysis only: no code written; line numbers are those of the input files"
         if opts.analyse

@@ -8,6 +8,7 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from openpyxl import Workbook
+from openpyxl.comments import Comment
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -28,7 +29,13 @@ from ms_fmk_transplt.report.statistics import (
 from ms_fmk_transplt.safe_names import shown
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
-WIDTHS = (40, 11, 10, 45, 18, 120, 9, 30)
+# The CSV also has the documented wording of a translated tip (the operator-support lists are in
+# Chinese), after Tips so that Action and Rule stay the last columns; the workbook keeps it in a
+# note on the Tips cell instead: printed pages stay one table of English (no column of glyphs a
+# machine without a CJK font prints as boxes), and the note is there on screen.
+CSV_HEADER = (*HEADER[:6], "Tip (original)", *HEADER[6:])
+ORIGINAL_NOTE = "Original (zh): "
+CAPS = (45, 8, 8, 42, 18, 52, 8, 30)  # widest a column grows before its text wraps
 
 
 def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str]]:
@@ -39,8 +46,22 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
     ]
 
 
+def originals(result: RunResult) -> list[str]:
+    """Per row of ``rows``: the documented (untranslated) wording of its tip, or ""."""
+    operators = result.tables.operators
+    out = []
+    for n in open_work_notices(result):
+        entry = operators.entry(n.api) if n.category in OPERATOR_CATEGORIES else None
+        out.append(entry.tip_original if entry and entry.tip == n.tip else "")
+    return out
+
+
+OPERATOR_CATEGORIES = ("unsupported_op", "restricted_op")
+
+
 def write_csv(path: Path, result: RunResult) -> None:
-    write_rows(path, HEADER, rows(result))
+    data = [(*r[:6], o, *r[6:]) for r, o in zip(rows(result), originals(result))]
+    write_rows(path, CSV_HEADER, data)
 
 
 def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") -> None:
@@ -51,6 +72,9 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     ws = cast(Worksheet, wb.active)
     ws.title = "Unsupported"
     _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
+    for row, original in enumerate(originals(result), start=2):
+        if original:
+            _original_note(ws.cell(row=row, column=6), original)
     _summary_sheet(wb.create_sheet("Summary"), result, data)
     advice_csv.add_sheet(wb, result)
     if result.options.analyse:
@@ -75,19 +99,27 @@ def _rows_sheet(
     style.totals_row(
         ws, [f"Total: {len(data)} rows", "", "", "", "", "", f"{manual} manual", ""], numeric
     )
-    style.widths(ws, WIDTHS)
+    style.widths(ws, CAPS, whole=(1, 4, 8))
     style.printable(ws)
+
+
+def _original_note(cell: Any, original: str) -> None:
+    note = Comment(ORIGINAL_NOTE + original, "ms_fmk_transplt")
+    note.width, note.height = 320, 40 + 15 * (len(original) // 40)  # pixels
+    cell.comment = note
 
 
 def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, ...]]) -> None:
     b = run_buckets(result)
-    style.header(summary, ("Item", "Count"), (2,))
+    style.header(summary, ("Item", "Value"))
     target = result.tables
     numbering = "input files (--analyse)" if result.options.analyse else "migrated files"
-    items = [
+    operators = target.operators
+    used = operators.document_version or "none"
+    items: list[tuple[str, object]] = [
         ("target torch_npu version", target.torch_npu_version),
-        ("line numbers are those of the", numbering),
-        ("operator support list used", target.operators.document_version or "none"),
+        ("line numbers in", numbering),
+        ("operator support list used", f"{used} ({operators.note})" if operators.note else used),
         ("changes (change_list.csv rows)", b.changes),
         ("  of them with a caveat", b.caveat_changes),
         ("  of them added imports / TODO comments", b.bookkeeping),
@@ -105,7 +137,7 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
     for item in items:
         style.body_row(summary, item, (2,))
         if "conversion rate" in str(item[0]):
-            summary.cell(row=summary.max_row, column=2).number_format = "0.0%"
+            summary.cell(row=summary.max_row, column=2).number_format = style.PERCENT
     summary.append([])
     style.header(summary, ("Category", "Rows", "Manual", "Caveat rows", "Description"), (2, 3, 4))
     notices = open_work_notices(result)  # the rows of ``data``, in the same order
@@ -122,5 +154,5 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
     style.header(summary, ("API", "Category", "Count"), (3,))
     for (api, category), count in api_counts(notices).most_common():
         style.body_row(summary, (api, category, count), (3,))
-    style.widths(summary, (45, 18, 12, 12, 60))
-    style.printable(summary)
+    style.widths(summary, (50, 40, 10, 10, 60), whole=(1,))
+    style.printable(summary, title_row=False)  # several tables: no one header to repeat

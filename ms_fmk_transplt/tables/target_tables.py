@@ -20,8 +20,9 @@ def version_key(version: str) -> tuple[int, ...]:
 class OperatorEntry:
     api: str
     category: str  # unsupported_op | restricted_op
-    tip: str
+    tip: str  # in English
     keywords: frozenset[str]  # restricted_op: reported only when a call passes one of these
+    tip_original: str = ""  # the list's own (Chinese) wording, when the tip translates it
 
 
 class OperatorTable:
@@ -32,13 +33,18 @@ class OperatorTable:
         self.target = target
         self.document_version = raw["document_version"] if raw else ""
         self.source = raw["source"] if raw else ""
-        note = ""
+        # said once per run (the log, the workbook's Summary), not in every row's tip
+        self.note = ""
         if raw and self.document_version != target:
-            note = f" (no public list for {target}: the {self.document_version} list is used)"
+            self.note = f"no public list for {target}: the {self.document_version} list is used"
         self.entries: dict[str, OperatorEntry] = {}
         for e in raw["entries"] if raw else []:
             self.entries[e["api"]] = OperatorEntry(
-                e["api"], e["category"], e["tip"] + note, frozenset(e.get("keywords", ()))
+                e["api"],
+                e["category"],
+                e["tip"],
+                frozenset(e.get("keywords", ())),
+                e.get("tip_original", ""),
             )
         self.leaves = frozenset(api.rsplit(".", 1)[-1] for api in self.entries)
 
