@@ -4,13 +4,16 @@
     ms_fmk_transplt --check [PATHS]...    exit 1 when a file would change or has open work
     ms_fmk_transplt --diff [PATHS]...     print the unified diff, write nothing; exit 1 if any
                                           file would change (as ruff --diff)
-    ms_fmk_transplt --inplace [PATHS]...  rewrite the files in place (atomically); --fix too
+    ms_fmk_transplt --inplace [PATHS]...  rewrite the files in place (atomically); --fix too;
+                                          list what is left and exit 1 if --check would
+                                          fail on it (as ruff --fix)
 
 PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); none is fine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -97,6 +100,10 @@ class Checked:
     status: FileStatus
     findings: list[report.Finding] = field(default_factory=list)
     not_written: str = ""  # --inplace: why this file, which would change, was left as it is
+    # --inplace: the findings of the file as it now is (output lines once rewritten), and of
+    # those the ones --fail-on counts (what is left to do, listed as ruff --fix lists them)
+    now: list[report.Finding] = field(default_factory=list)
+    remaining: list[report.Finding] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -138,7 +145,8 @@ class Checked:
     type=click.Choice(["change", "manual", "caveat"]),
     default="manual",
     show_default=True,
-    help="--check fails on changes, plus unsupported rows needing manual work, plus caveats.",
+    help="--check (and what --inplace leaves) fails on changes, plus unsupported rows needing "
+    "manual work, plus caveats.",
 )
 @click.option(
     "--select",
@@ -233,10 +241,13 @@ def paths_main(
         code = EXIT_FILE_FAILURES if (failing or failed) else EXIT_OK
     elif mode == "diff":  # as ruff --diff: 1 when a file would change
         code = EXIT_FILE_FAILURES if failed or any(c.changed for c in checked) else EXIT_OK
-    else:
-        unfixed = any(c.not_written for c in checked)
+    else:  # as ruff --fix: 1 when something is left that --check would fail on
+        for c in checked:
+            c.remaining = [f for f in c.now if f.kind in FAILING[fail_on]]
+        unfixed = any(c.not_written or c.remaining for c in checked)
         code = EXIT_FILE_FAILURES if failed or unfixed else EXIT_OK
-    _render(checked, failing, mode, output_format, statistics, code)
+    colour = console.is_terminal and console.color_system is not None and not console.no_color
+    _render(checked, failing, mode, output_format, (statistics, colour), code)
     if output_format == "text" and not quiet:
         _closing(checked, failing, mode, failed)
     sys.exit(code)
@@ -259,6 +270,7 @@ def _one(
     result = FileResult(path.as_posix(), record.status, output, record.events, record.notices)
     checked = Checked(path, before, output, record.status)
     checked.findings = report.findings_of(result, shown(path.as_posix()), before)
+    checked.now = checked.findings
     if mode == "diff" and checked.changed and output_format == "text":
         _print_diff(console, shown(path.as_posix()), before, output)
     if mode == "inplace" and checked.changed:
@@ -278,9 +290,23 @@ def _one(
                 err=True,
             )
             sys.exit(EXIT_BAD_INPUT)
+        checked.now = _as_written(result, shown(path.as_posix()))
         if output_format == "text" and not quiet:
             console.print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
     return checked
+
+
+def _as_written(result: FileResult, given: str) -> list[Finding]:
+    """The findings of a rewritten file that are not its changes, at their lines in the file
+    as now written."""
+    notices = [
+        dataclasses.replace(
+            n, line=n.out_line or n.line, end_line=n.out_end_line or n.end_line or n.line
+        )
+        for n in result.notices
+    ]
+    written = FileResult(result.path, result.status, result.output, [], notices)
+    return report.findings_of(written, given, result.output)
 
 
 def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> None:
@@ -300,9 +326,11 @@ def _render(
     failing: list[Finding],
     mode: str,
     output_format: str,
-    statistics: bool,
+    flags: tuple[bool, bool],
     code: int,
 ) -> None:
+    """``flags``: --statistics, and whether findings are coloured (--color)."""
+    statistics, colour = flags
     everything = [f for c in checked for f in c.findings]
     if output_format == "json":
         click.echo(json.dumps(_as_json(checked, mode, code), indent=2))
@@ -316,14 +344,23 @@ def _render(
         for line in report.statistics(failing if mode == "check" else everything):
             click.echo(line)
     elif mode == "check":
-        colour = sys.stdout.isatty()
-        for f in failing:
-            text = f"{f.location}: {f.rule} {f.message}"
-            if colour:
-                where = click.style(f.location, bold=True)
-                rule = click.style(f.rule, fg=COLOURS[f.kind], bold=True)
-                text = f"{where}: {rule} {f.message}"
-            click.echo(text)
+        _print_findings(failing, colour)
+    elif mode == "inplace":  # as ruff --fix: what is left to do, in the files as now written
+        _print_findings([f for c in checked for f in c.remaining], colour)
+
+
+def _print_findings(findings: list[Finding], colour: bool) -> None:
+    """``path:line:col: rule message``, and under a finding with a tip ``  = tip: ...`` (as
+    ruff's ``= help:`` line under a diagnostic)."""
+    for f in findings:
+        where, rule, tip = f.location, f.rule, "= tip:"
+        if colour:
+            where = click.style(f.location, bold=True)
+            rule = click.style(f.rule, fg=COLOURS[f.kind], bold=True)
+            tip = click.style(tip, fg="cyan", bold=True)
+        click.echo(f"{where}: {rule} {f.message}", color=colour)
+        if f.tip:
+            click.echo(f"  {tip} {' '.join(f.tip.split())}", color=colour)
 
 
 def _closing(checked: list[Checked], failing: list[Finding], mode: str, failed: int) -> None:
@@ -340,6 +377,10 @@ def _closing(checked: list[Checked], failing: list[Finding], mode: str, failed: 
             "preview)",
             err=True,
         )
+    if mode == "inplace":  # as ruff --fix: "Found N errors (M fixed, K remaining)."
+        fixed = sum(f.kind == "change" for c in checked if c.changed for f in c.findings)
+        left = sum(len(c.remaining) for c in checked)
+        click.echo(f"Found {fixed + left} finding(s) ({fixed} fixed, {left} remaining).", err=True)
     if mode == "check" and failing:
         click.echo(
             f"what a rule does and how to opt out: ms_fmk_transplt rule {failing[0].rule}", err=True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,13 @@ from ms_fmk_transplt.discover import (
     resolve_project,
 )
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.optout.optout_comments import IGNORE_LINE, SKIP
+from ms_fmk_transplt.engine.rules.parse.guards import LIMIT
+from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
+from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import HELPER
+from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT, NPU_DEVICE
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
@@ -47,12 +55,43 @@ def _check_rule_pattern(flag: str, pattern: str) -> None:
         raise UserError(flag, f"{pattern}: not a rule id or id prefix{hint}")
 
 
+_INSERTED = "lines inserted for the file's other changes: they go when those changes go"
+_UNREAD = "the file is not migrated; `# msft: skip-file` leaves it out"
+_COMMENTS = "notes of your own `# msft:` comments: remove the comment instead"
+# rule ids --select / --ignore cannot turn off, and why (tests/test_rule_selection_warnings.py
+# checks that each one outlives --ignore on its fixtures)
+FIXED_RULES = {
+    **dict.fromkeys((TORCH_NPU, HELPER, ADAPTER_IMPORT, NPU_DEVICE), _INSERTED),
+    **dict.fromkeys((IGNORE_LINE, SKIP), _COMMENTS),
+    **dict.fromkeys((DECODE_ERROR, LIMIT, SYNTAX_ERROR, INTERNAL_ERROR), _UNREAD),
+}
+
+
+def fixed_rule_warning(flag: str, pattern: str) -> str | None:
+    """The warning for a --select / --ignore pattern that only names rules these options do not
+    act on (None for any other)."""
+    covered = [i for i in known_ids() if i == pattern or i.startswith(pattern + ".")]
+    if not covered or any(i not in FIXED_RULES for i in covered):
+        return None
+    reasons = "; ".join(dict.fromkeys(FIXED_RULES[i] for i in covered))
+    one = covered == [pattern]
+    names = "" if one else f" ({', '.join(covered)})"
+    what = "cannot be turned off"
+    if flag == "--select":
+        what = f"--select does not act on {'it' if one else 'them'}"
+    return f"ms_fmk_transplt: warning: {flag} {pattern}{names}: {what} ({reasons})"
+
+
 def engine_options(options: RunOptions, tables: Tables) -> EngineOptions:
-    """Validates what the user asked for (-r file) before anything is written."""
+    """Validates what the user asked for (-r file) before anything is written; a --select /
+    --ignore id that cannot be turned off gets a warning on stderr and the run goes on."""
     rules = load_user_rules(options.rule_file) if options.rule_file else None
     for flag, patterns in (("--select", options.select), ("--ignore", options.ignore)):
         for pattern in patterns:
             _check_rule_pattern(flag, pattern)
+            warning = fixed_rule_warning(flag, pattern)
+            if warning:
+                print(warning, file=sys.stderr)
     npu_options = _npu_options(options, tables)
     engine = EngineOptions(
         user_rules=rules,

@@ -181,6 +181,24 @@ def test_disabling_a_rule_breaks_the_run(tmp_path: Path) -> None:
     assert "cuda" in (proc.stdout + proc.stderr).lower()
 
 
+def test_user_rule_into_torch_npu_optim_runs(tmp_path: Path) -> None:
+    """A -r rename into torch_npu.optim gets the `import torch_npu` that loads it (it was left a
+    TODO with a NameError at run time): the migrated file trains with the fused optimizer."""
+    case = ROOT / "fixtures" / "rules" / "user_rules.FuncNameModifyRule" / "to_torch_npu_optim.py"
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(case, src / "train.py")
+    rules = ROOT / "rules" / "examples" / "npu_optimizer.json"
+    args = ["-q", "-i", str(src), "-o", str(tmp_path), "-r", str(rules)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "src_msft" / "train.py"
+    assert out.read_bytes() == case.with_name("to_torch_npu_optim.expected.py").read_bytes()
+    proc = execute(out.parent, ["train.py"])
+    assert_trained(proc)
+    assert "optimizer=NpuFusedAdamW" in proc.stdout
+
+
 def run_with_env(cwd: Path, argv: list[str], **env: str) -> subprocess.CompletedProcess:
     """``execute`` with ``env`` added, and DEVICE_ID only when ``env`` names it."""
     full = {k: v for k, v in python_env().items() if k != "DEVICE_ID"}

@@ -93,10 +93,14 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
             if e.rule in ANSWERED_ADVICE
             for line in range(e.start_line, e.end_line + 1)
         )
+        # and so is advice about an API a -r rule renamed away on that line
+        renamed = {
+            (e.start_line, e.before) for e in done.events if e.rule.startswith("user_rules.")
+        }
         done.notices.extend(
             n
             for n in target_notices(source, path, tables, done.tree, answered) or []
-            if not (n.advice and n.line in replaced)
+            if not (n.advice and (n.line in replaced or (n.line, n.api) in renamed))
         )
     else:
         done.notices.extend(_kept_notices(source, bidi, options))

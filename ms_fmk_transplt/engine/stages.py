@@ -128,12 +128,14 @@ def staged(
     span_pass raises."""
     code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
     after = stages.after
+    named = False  # whether -r made the file name torch_npu (it then needs the import)
     if stages.user_rules:
         first = _run_cst(source, path, tables, options, (UserRulesConcern,))
         if isinstance(first, FileResult):
             return first
         code, first_events, first_notices = first.output, first.ctx.events, first.ctx.notices
-    done = span_pass(code, path, tables, options, insert_imports=not after)
+        named = first.ctx.needs_torch_npu
+    done = span_pass(code, path, tables, options, insert_imports=not after, torch_npu_named=named)
     if after:
         done = _after_span_pass(done, path, tables, options, after)
     done.events[:0] = first_events
@@ -157,7 +159,8 @@ def _after_span_pass(
         raise RuntimeError(f"{path}: the span pass's output does not parse")
     ctx = third.ctx
     notices = _withdrawn(spans.notices, ctx)
-    changed = bool(spans.events or ctx.events)
+    # (the span pass needs torch_npu without a change of its own when -r's changes need it)
+    changed = bool(spans.events or ctx.events) or spans.needs_torch_npu
     wanted = (changed, spans.needs_torch_npu or ctx.needs_torch_npu)
     helpers = spans.helper_lines + ctx.helper_lines
     last = import_pass(third.output, path, tables, options, wanted, helpers)

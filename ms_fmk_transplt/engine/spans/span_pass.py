@@ -108,17 +108,19 @@ def span_pass(
     tables: Tables,
     options: EngineOptions,
     insert_imports: bool = True,
+    torch_npu_named: bool = False,
 ) -> PassOutput:
     """Migrates one file; raises Unreadable for a file Python cannot read, TooDeep for a file
     beyond the depth guard. Without ``insert_imports``, ``import torch_npu`` and the helper
-    lines are left to a later stage (import_pass, once the structural options have run)."""
+    lines are left to a later stage (import_pass, once the structural options have run).
+    ``torch_npu_named``: an earlier stage (-r) changed the file to name torch_npu."""
     # The parser makes a million objects for a large file, none of them in a reference cycle:
     # the cyclic garbage collector would scan them again and again (a 10 MB file took 14 s to
     # parse instead of 2 s).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _span_pass(source, path, tables, options, insert_imports)
+        return _span_pass(source, path, tables, options, insert_imports, torch_npu_named)
     finally:
         if collecting:
             gc.enable()
@@ -202,7 +204,12 @@ def _tensorflow(
 
 
 def _span_pass(
-    original: bytes, path: str, tables: Tables, options: EngineOptions, insert_imports: bool
+    original: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    insert_imports: bool,
+    torch_npu_named: bool,
 ) -> PassOutput:
     try:
         decoded = decode(original)
@@ -212,6 +219,7 @@ def _span_pass(
     text = SourceText(source)
     facts, kept = _parsed(original, source, text)
     ctx = SpanContext(path, tables, options, text, facts.imports)
+    ctx.needs_torch_npu = torch_npu_named
     patterns = [TO_CALL_PATTERN]
     aliases = alias_pattern(tables, ctx.import_bound)
     if aliases is not None:
@@ -242,7 +250,7 @@ def _span_pass(
             finish_file(ctx, facts)
         ctx.notices[:] = merge_nccl_rows(ctx.notices, source)
         if insert_imports:
-            TorchNpuInsert(ctx, facts).run()
+            TorchNpuInsert(ctx, facts).run(changed=bool(ctx.events) or torch_npu_named)
         if ctx.tf is not None:
             check_requirements(ctx)
             horovod_import_rows(ctx)

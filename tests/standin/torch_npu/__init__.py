@@ -503,3 +503,5 @@ torch.nn.parallel.DistributedDataParallel.__init__ = _ddp_init_npu
 
 _MODE = _NpuOnCpu()
 _MODE.__enter__()  # active for the life of the process
+
+import torch_npu.optim  # noqa: E402,F401 - `import torch_npu` loads it, as the real package does

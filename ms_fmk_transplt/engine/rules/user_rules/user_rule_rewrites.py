@@ -47,10 +47,11 @@ INCOMPLETE = declare(
     "user_rules.incomplete",
     "your -r rule: a rename the file cannot use as is (a missing import): manual row",
     "A FuncNameModifyRule to a dotted `new_name` whose module the file does not import leaves "
-    "code that raises NameError, and a from-import of several names cannot be re-pointed for one "
-    "of them. The rename is done where it can be; each such place is an open-work row (category "
-    "`incomplete_migration`) and its line gets a `# msft: TODO[user_rules.incomplete]` comment "
-    "saying what to add.",
+    "code that raises NameError (except a name in `torch_npu`, `torch_npu.npu` or "
+    "`torch_npu.optim`: the `import torch_npu` the file then gets loads those), and a "
+    "from-import of several names cannot be re-pointed for one of them. The rename is done "
+    "where it can be; each such place is an open-work row (category `incomplete_migration`) and "
+    "its line gets a `# msft: TODO[user_rules.incomplete]` comment saying what to add.",
     kind=OPEN_WORK,
     option=_OPTION,
 )
@@ -72,8 +73,9 @@ RULE_OF_KIND = {
         "References to `old_name` (dotted: resolved through imports; bare: every use of that name, "
         "not its definition) become `new_name`; a from-import of it becomes `from <new parent> "
         "import <new leaf> as <the bound name>` so every use keeps working. A dotted `new_name` "
-        "whose module the file does not import gets a WARNING."
-        + _MESSAGE.format(kind="FuncNameModifyRule"),
+        "whose module the file does not import is a `user_rules.incomplete` row, except a name "
+        "in a module `import torch_npu` loads (`torch_npu.optim.NpuFusedAdamW`): the file then "
+        "gets that import." + _MESSAGE.format(kind="FuncNameModifyRule"),
         option=_OPTION,
     ),
     ModuleNameModify: declare(
@@ -88,6 +90,9 @@ RULE_OF_KIND = {
 
 
 Rule = Union[ArgsModify, FuncNameModify, ModuleNameModify]
+# the modules `import torch_npu` loads (its __init__ imports them): a rename into one of them
+# needs only that import, which imports.torch_npu inserts once the file changed
+WITH_TORCH_NPU = frozenset({"torch_npu", "torch_npu.npu", "torch_npu.npu.amp", "torch_npu.optim"})
 
 
 def _dotted(name: str) -> cst.BaseExpression:
@@ -129,7 +134,13 @@ class UserRulesConcern(Concern):
         return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
 
     def _record(
-        self, node: cst.CSTNode, rule: Rule, kind: str, before: cst.CSTNode, after: cst.CSTNode
+        self,
+        node: cst.CSTNode,
+        rule: Rule,
+        kind: str,
+        before: cst.CSTNode,
+        after: cst.CSTNode,
+        needs_torch_npu: bool = False,
     ) -> None:
         self.ctx.record(
             node,
@@ -137,7 +148,7 @@ class UserRulesConcern(Concern):
             f"{rule.label}: {kind}: {self.ctx.snippet(before)} -> {self.ctx.snippet(after)}",
             self.ctx.snippet(before),
             self.ctx.snippet(after),
-            needs_torch_npu=False,
+            needs_torch_npu=needs_torch_npu,
         )
 
     # -- names that are bindings, not references --------------------------------------------
@@ -246,16 +257,17 @@ class UserRulesConcern(Concern):
         for rule in self.rules.funcs:
             if qn == rule.old_name and get_full_name_for_node(original) is not None:
                 new = _dotted(rule.new_name)
-                root = rule.new_name.split(".")[0]
-                if root not in self.ctx.module_bound and "." in rule.new_name:
-                    module = rule.new_name.rsplit(".", 1)[0]
-                    self._incomplete(
-                        original,
-                        rule.label,
-                        f"{rule.label}: {rule.new_name} needs `import {module}` in this file",
-                        f"add `import {module}` to this file",
-                    )
-                self._record(original, rule, "renamed", original, new)
+                module = rule.new_name.rsplit(".", 1)[0]
+                with_npu = module in WITH_TORCH_NPU
+                if module.split(".")[0] not in self.ctx.module_bound and "." in rule.new_name:
+                    if not with_npu:
+                        self._incomplete(
+                            original,
+                            rule.label,
+                            f"{rule.label}: {rule.new_name} needs `import {module}` in this file",
+                            f"add `import {module}` to this file",
+                        )
+                self._record(original, rule, "renamed", original, new, needs_torch_npu=with_npu)
                 return new
         for rule in self.rules.modules:
             if qn == rule.old and original.attr.value == rule.old_name:
