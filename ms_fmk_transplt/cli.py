@@ -169,10 +169,11 @@ SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far
     "--output-format",
     "--report-format",
     "report_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "sarif"]),
     default="text",
     show_default=True,
-    help="json: print a machine-readable run summary (counts, per-file results, report paths).",
+    help="json: print a machine-readable run summary (counts, per-file results, report paths); "
+    "sarif: the open work and advice, in the migrated files (SARIF 2.1.0).",
 )
 @click.option(
     "--color",
@@ -251,7 +252,7 @@ def main(
     )
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose
-    ctx.meta["json"] = report_format == "json"
+    ctx.meta["machine_format"] = report_format if report_format != "text" else ""
     ctx.meta["color"] = color
     if zoo:
         if ctx.invoked_subcommand is not None:
@@ -259,7 +260,7 @@ def main(
         run_cli.execute_zoo(ctx.obj, quiet, verbose, color)
         return
     if ctx.invoked_subcommand is None:
-        run_cli.execute(ctx.obj, quiet, verbose, report_format == "json", color)
+        run_cli.execute(ctx.obj, quiet, verbose, ctx.meta["machine_format"], color)
 
 
 def _version_and_shard(
@@ -340,6 +341,6 @@ def distributed(
         options,
         ctx.meta.get("quiet", False),
         ctx.meta.get("verbose", False),
-        ctx.meta.get("json", False),
+        ctx.meta.get("machine_format", ""),
         ctx.meta.get("color", "auto"),
     )

@@ -73,10 +73,12 @@ def execute(
     options: RunOptions,
     quiet: bool,
     verbose: bool = False,
-    as_json: bool = False,
+    machine_format: str = "",
     color: str = "auto",
 ) -> None:
-    console = terminal.console(color, stderr=False, quiet=quiet or as_json)
+    """Run the migration; ``machine_format`` "json" / "sarif" prints that instead of the
+    terminal summary."""
+    console = terminal.console(color, stderr=False, quiet=quiet or bool(machine_format))
     try:
         with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
             result = run(options, progress=bar)
@@ -93,8 +95,10 @@ def execute(
         )
         sys.exit(EXIT_INTERNAL_ERROR)
     code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
-    if as_json:
+    if machine_format == "json":
         click.echo(json.dumps(summary.as_json(result, code), indent=2))
+    elif machine_format == "sarif":
+        click.echo(json.dumps(summary.as_sarif(result), indent=2))
     else:
         summary.show(result, console)
     sys.exit(code)

@@ -4,6 +4,7 @@ numbering per report."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -129,6 +130,7 @@ def test_sarif_validates_against_the_2_1_0_schema(script: Path) -> None:
     assert data_parallel["level"] == "error"
     region = data_parallel["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (3, 9)
+    assert region["endColumn"] > 9  # the API's text, not just where it starts
 
 
 def _keys(node: object) -> set[str]:
@@ -313,3 +315,41 @@ def test_color_option_and_environment(
     )
     assert run.returncode == 0, run.stderr
     assert ("\x1b[" in run.stdout) is coloured, run.stdout[:200]
+
+
+def test_migration_sarif_is_the_open_work_in_the_migrated_files(tmp_path: Path) -> None:
+    """-i/-o --output-format sarif: one result per unsupported_op and advice row, at its line of
+    the migrated file, its region spanning the API's text there."""
+    project = FIXTURES / "projects" / "imagenet"
+    proc = tool("-i", str(project), "-o", str(tmp_path), "--output-format", "sarif")
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)["runs"][0]
+    root = tmp_path / "imagenet_msft"
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == root.resolve().as_uri() + "/"
+    with (root / "unsupported_op.csv").open(encoding="utf-8", newline="") as fh:
+        rows = [(r["File"], int(r["Start Line"]), r["Rule"]) for r in csv.DictReader(fh)]
+    with (root / "advice.csv").open(encoding="utf-8", newline="") as fh:
+        rows += [(r["File"], int(r["Line"]), r["Rule"]) for r in csv.DictReader(fh)]
+    results = run["results"]
+    got = []
+    for r in results:
+        where = r["locations"][0]["physicalLocation"]
+        assert where["artifactLocation"]["uriBaseId"] == "SRCROOT"
+        got.append((where["artifactLocation"]["uri"], where["region"]["startLine"], r["ruleId"]))
+    assert sorted(got) == sorted(rows) and len(rows) >= 5
+    levels = {r["ruleId"]: r["level"] for r in results}
+    assert levels["unsupported.data_parallel"] == "error"  # manual
+    assert levels["unsupported.backend_switch"] == "warning"  # caveat
+    assert levels["advice.fused_optimizer"] == "note"
+    spans = 0
+    for r in results:
+        region = r["locations"][0]["physicalLocation"]["region"]
+        if "endColumn" in region:
+            uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            line = (root / uri).read_text(encoding="utf-8").splitlines()[region["startLine"] - 1]
+            text = line[region["startColumn"] - 1 : region["endColumn"] - 1]
+            assert text and text in r["message"]["text"], (text, r)
+            spans += 1
+    assert spans >= 3
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(json.loads(proc.stdout), schema)

@@ -1,15 +1,19 @@
 """What ``--check`` / ``--diff`` / ``--inplace`` report, one structure for every output format:
 text (``path:line:col: rule message``, as ruff prints), JSON, GitHub workflow commands and
 SARIF 2.1.0. Line and column numbers are those of the files as given (the input); a notebook
-cell is named ``nb.ipynb#cellN`` and its lines are the cell's."""
+cell is named ``nb.ipynb#cellN`` and its lines are the cell's. A migration's SARIF
+(``-i/-o --output-format sarif``) holds its open work and advice in the migrated files."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
+from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.report.statistics import file_order
 
 SCHEMA_VERSION = 1
@@ -31,6 +35,7 @@ class Finding:
     category: str = ""
     api: str = ""
     tip: str = ""
+    end_col: int = 0  # the column after the finding's text on its line (0: not known)
 
     @property
     def location(self) -> str:
@@ -43,24 +48,27 @@ class Finding:
 Taken = dict[str, set[int]]  # a line's needles -> the columns findings were given
 
 
-def _column(lines: list[str], line: int, needles: Iterable[str], taken: Taken | None = None) -> int:
-    """1-based column of the first needle found on the line (first non-blank character if none);
-    ``taken``: the occurrences of each needle earlier findings of the line were given: a finding
-    with the same needle gets the next one (two equal literals on a line get a column each)."""
+def _column(
+    lines: list[str], line: int, needles: Iterable[str], taken: Taken | None = None
+) -> tuple[int, int]:
+    """1-based (column, end column: the one after the needle, 0 when none was found) of the first
+    needle found on the line (first non-blank character if none); ``taken``: the occurrences of
+    each needle earlier findings of the line were given: a finding with the same needle gets the
+    next one (two equal literals on a line get a column each)."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
-    first = 0
+    first = (0, 0)
     for needle in needles:
         used = taken.setdefault(needle, set()) if taken is not None else set()
         at = text.find(needle) if needle else -1
         while at >= 0:
-            first = first or at + 1
+            first = first if first[0] else (at + 1, at + 1 + len(needle))
             if at + 1 not in used:
                 used.add(at + 1)
-                return at + 1
+                return at + 1, at + 1 + len(needle)
             at = text.find(needle, at + 1)
-    if first:
+    if first[0]:
         return first
-    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+    return (len(text) - len(text.lstrip()) + 1 if text.strip() else 1), 0
 
 
 def _cell_lines(source: str, path: str) -> list[str]:
@@ -80,17 +88,33 @@ def _cell_lines(source: str, path: str) -> list[str]:
 
 def of_change(e: ChangeEvent, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
     before = e.before.replace("…", "")[:40]
-    col = 1 if e.operation == Operation.INSERT else _column(lines, e.start_line, [before], taken)
-    return Finding(path, e.start_line, col, e.end_line, e.rule, "change", e.message)
+    at = (
+        (1, 0) if e.operation == Operation.INSERT else _column(lines, e.start_line, [before], taken)
+    )
+    end_col = at[1] if e.end_line == e.start_line else 0
+    return Finding(
+        path, e.start_line, at[0], e.end_line, e.rule, "change", e.message, end_col=end_col
+    )
 
 
 def of_notice(n: Notice, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
     kind = n.action if n.open_work else "advice" if n.advice else "note"
     leaf = n.api.rsplit(".", 1)[-1] if n.api else ""
-    col = _column(lines, n.line, [n.api, leaf], taken)
+    col, end_col = _column(lines, n.line, [n.api, leaf], taken)
     message = n.message.splitlines()[0]
+    end_line = max(n.line, n.end_line)
     return Finding(
-        path, n.line, col, max(n.line, n.end_line), n.rule, kind, message, n.category, n.api, n.tip
+        path,
+        n.line,
+        col,
+        end_line,
+        n.rule,
+        kind,
+        message,
+        n.category,
+        n.api,
+        n.tip,
+        end_col if end_line == n.line else 0,
     )
 
 
@@ -114,6 +138,29 @@ def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
     out += [
         of_notice(n, *where(n.file), taken.setdefault((n.file, n.line), {})) for n in result.notices
     ]
+    return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
+
+
+def open_work_findings(files: Iterable[FileRecord], root: Path) -> list[Finding]:
+    """A migration's rows of unsupported_op (manual, caveat) and advice.csv as findings in the
+    migrated files under ``root`` (their lines, paths relative to ``root``); the changes made are
+    change_list.csv's, not findings: nothing is left to do about them."""
+    out: list[Finding] = []
+    for record in files:
+        rows = [n for n in record.notices if n.open_work or n.advice]
+        if not rows:
+            continue
+        base = record.path.split("#", 1)[0]
+        try:
+            text = (root / base).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            text = ""
+        taken: dict[tuple[str, int], Taken] = {}
+        for n in rows:
+            start, end = n.lines(True)
+            moved = dataclasses.replace(n, line=start, end_line=end)
+            lines = _cell_lines(text, n.file)
+            out.append(of_notice(moved, n.file, lines, taken.setdefault((n.file, start), {})))
     return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
 
 
@@ -149,8 +196,11 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def sarif(findings: list[Finding], version: str, summaries: dict[str, str]) -> dict[str, object]:
-    """A SARIF 2.1.0 log (what GitHub code scanning uploads take)."""
+def sarif(
+    findings: list[Finding], version: str, summaries: dict[str, str], root_uri: str = ""
+) -> dict[str, object]:
+    """A SARIF 2.1.0 log (what GitHub code scanning uploads take); ``root_uri``: the folder the
+    paths are relative to (``%SRCROOT%``), else they are relative to the working directory."""
     rule_ids = sorted({f.rule for f in findings})
     index = {r: i for i, r in enumerate(rule_ids)}
     rules = [
@@ -169,8 +219,16 @@ def sarif(findings: list[Finding], version: str, summaries: dict[str, str]) -> d
         if f.kind == "note":
             continue
         physical = {
-            "artifactLocation": {"uri": f.path.split("#", 1)[0]},
-            "region": {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line},
+            "artifactLocation": {
+                "uri": f.path.split("#", 1)[0],
+                **({"uriBaseId": "SRCROOT"} if root_uri else {}),
+            },
+            "region": {
+                "startLine": f.line,
+                "startColumn": f.col,
+                "endLine": f.end_line,
+                **({"endColumn": f.end_col} if f.end_col else {}),
+            },
         }
         results.append(
             {
@@ -185,5 +243,11 @@ def sarif(findings: list[Finding], version: str, summaries: dict[str, str]) -> d
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                **({"originalUriBaseIds": {"SRCROOT": {"uri": root_uri}}} if root_uri else {}),
+                "results": results,
+            }
+        ],
     }

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import findings
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import target_label, target_version
 from ms_fmk_transplt.report.statistics import (
@@ -172,6 +173,18 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "timings": timings(result),
         "libcst_stages": libcst_stages(result),
     }
+
+
+def as_sarif(result: RunResult) -> dict[str, object]:
+    """``--output-format sarif`` of a migration: its open work and advice (SARIF 2.1.0), located
+    in the migrated files (URIs relative to the output folder, ``%SRCROOT%`` = that folder)."""
+    from ms_fmk_transplt import __version__
+    from ms_fmk_transplt.rule_catalog import RULES
+
+    found = findings.open_work_findings(result.files, result.output_dir)
+    summaries = {f.rule: RULES[f.rule].summary if f.rule in RULES else f.rule for f in found}
+    root = result.output_dir.resolve().as_uri() + "/"
+    return findings.sarif(found, __version__, summaries, root)
 
 
 def _item(n: Notice, migrated: bool) -> dict[str, object]:
