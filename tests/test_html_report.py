@@ -186,6 +186,10 @@ def test_diffs_and_excerpts_are_readable_in_a_real_browser(layout: dict) -> None
     assert unified > 0.5, layout["unified"]
     old, new = layout["split"]  # side by side: two code columns of a fair share each
     assert old > 0.3 and new > 0.3, layout["split"]
+    # an open excerpt is a row of its own as wide as the table (in the Location cell it had 20%)
+    assert layout["excerptShare"] > 0.9, layout["excerptShare"]
+    assert len(layout["excerptRows"]) == len(layout["rows"])  # every excerpt was opened
+    assert all(r["visible"] and r["height"] > 20 for r in layout["excerptRows"])
     lines = layout["excerpt"]
     assert len(lines) >= 3 and all(line["code"] is not None for line in lines), lines
     for line in lines:  # each line number sits on the line of its code

@@ -36,6 +36,7 @@ details > summary { cursor: pointer; }
 #open-work col.rule { width: 14%; }
 #open-work a.to-diff { font-size: 12px; margin-left: 4px; }
 #open-work pre.excerpt { max-width: 100%; }
+#open-work tr.excerpt-row > td { padding-top: 0; }
 code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
   font-size: 12.5px; }
 pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
@@ -150,18 +151,40 @@ JS = r"""
   const filters = ['f-category', 'f-rule', 'f-folder', 'f-text'].map(function (id) {
     return document.getElementById(id);
   });
+  // an open location shows its excerpt in a row of its own under the item, as wide as the table
+  // (in the Location cell it had a fifth of the width); closed, the excerpt goes back in its cell
+  document.querySelectorAll('#open-work td > details').forEach(function (d) {
+    d.addEventListener('toggle', function () {
+      const row = d.closest('tr'), pre = d.querySelector('pre.excerpt');
+      const next = row.nextElementSibling;
+      const own = next && next.classList.contains('excerpt-row') ? next : null;
+      if (d.open && pre && !own) {
+        const wide = document.createElement('tr'), td = document.createElement('td');
+        wide.className = 'excerpt-row'; td.colSpan = row.cells.length;
+        td.appendChild(pre); wide.appendChild(td); row.after(wide);
+      } else if (!d.open && own) {
+        const moved = own.querySelector('pre.excerpt');
+        if (moved) d.appendChild(moved);
+        own.remove();
+      }
+    });
+  });
   function applyFilters() {
     const [cat, rule, folder, text] = filters.map(function (f) { return f ? f.value : ''; });
     const needle = (text || '').toLowerCase();
-    document.querySelectorAll('[data-filterable] > tbody > tr, details.file').forEach(function (r) {
+    const rows = '[data-filterable] > tbody > tr:not(.excerpt-row), details.file';
+    document.querySelectorAll(rows).forEach(function (r) {
       const rules = (r.dataset.rules || r.dataset.rule || '').split(' ');
       const ok = (!cat || r.dataset.category === cat)
         && (!rule || rules.includes(rule))
         && (!folder || r.dataset.folder === folder)
         && (!needle || r.textContent.toLowerCase().includes(needle));
       r.classList.toggle('hidden', !ok);
+      const next = r.nextElementSibling;
+      if (next && next.classList.contains('excerpt-row')) next.classList.toggle('hidden', !ok);
     });
-    const shown = document.querySelectorAll('#open-work tbody tr:not(.hidden)').length;
+    const shown = document.querySelectorAll('#open-work tbody tr:not(.hidden):not(.excerpt-row)')
+      .length;
     const count = document.getElementById('open-count');
     if (count) count.textContent = String(shown);
   }

@@ -74,11 +74,16 @@
     mode.value = 'split'; mode.dispatchEvent(new Event('change'));
     out.split = codeShare(file);
     out.userCode.split = userCode();
-    out.excerpt = Array.from(place.querySelectorAll('pre.excerpt > span')).map(function (l) {
+    const next = place.closest('tr').nextElementSibling;  // the row an open excerpt moves to
+    const pre = (next && next.querySelector('pre.excerpt')) || place.querySelector('pre.excerpt');
+    out.excerptShare = box(pre).width / box(document.getElementById('open-work')).width;
+    out.excerpt = Array.from(pre.querySelectorAll(':scope > span')).map(function (l) {
       return { number: box(l.querySelector('.ln')).top, code: textTop(l), text: l.textContent };
     });
     out.viewport = document.documentElement.clientWidth;
-    out.rows = Array.from(document.querySelectorAll('#open-work tbody tr')).map(function (r) {
+    out.excerptRows = Array.from(document.querySelectorAll('#open-work tr.excerpt-row')).map(shown);
+    const items = document.querySelectorAll('#open-work tbody tr:not(.excerpt-row)');
+    out.rows = Array.from(items).map(function (r) {
       const row = shown(r);
       row.cells = Array.from(r.cells).map(shown);
       return row;
