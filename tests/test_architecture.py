@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from required_tools import needs_tool
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ms_fmk_transplt"
 
@@ -175,7 +175,11 @@ def _python39() -> str | None:
     return python if done.returncode == 0 else None
 
 
-@pytest.mark.skipif(_python39() is None, reason="no Python 3.9 with the dependencies found")
+@needs_tool(
+    "python3.9",
+    _python39(),
+    "no Python 3.9 with the dependencies found (MS_FMK_TRANSPLT_PYTHON39 or python3.9)",
+)
 def test_the_oldest_supported_python_imports_everything_and_migrates(tmp_path: Path) -> None:
     """requires-python = ">=3.9": every module imports on 3.9 (no ``X | Y`` evaluated at run
     time...) and a project migrates."""

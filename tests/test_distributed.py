@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from required_tools import needs_tool
 
 from ms_fmk_transplt.cli import main
 
@@ -54,7 +55,7 @@ def test_launcher_is_written(migrated: Path) -> None:
         assert name in text
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+@needs_tool("shellcheck", shutil.which("shellcheck"), "shellcheck not installed")
 def test_launcher_passes_shellcheck(migrated: Path) -> None:
     proc = subprocess.run(
         ["shellcheck", str(migrated / "run_distributed_npu.sh")],

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from required_tools import need_module
 from test_execution import FINAL, free_port, python_env, run_launch_script
 
 from ms_fmk_transplt.cli import main
 
-pytest.importorskip("torch")
+need_module("torch", "torch is not installed")
 
 pytestmark = pytest.mark.execution
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from required_tools import need_tool, needs_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = [sys.executable, "-m", "ms_fmk_transplt"]
@@ -102,12 +103,11 @@ def test_main_mode_json_report(tmp_path: Path) -> None:
     assert Path(report["reports"]["change_list"]).is_file()
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@needs_tool("git", shutil.which("git"), "git not installed")
 def test_pre_commit_hooks(tmp_path: Path) -> None:
     """The real pre-commit, with our hooks from this checkout (try-repo)."""
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
-    if pre_commit is None:
-        pytest.skip("pre-commit not installed")
+    need_tool("pre-commit", pre_commit, "pre-commit not installed")
     repo = tmp_path / "repo"
     repo.mkdir()
     env = {

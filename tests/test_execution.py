@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from required_tools import need_module
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.tables import load_tables
 
-pytest.importorskip("torch")
+need_module("torch", "torch is not installed")
 
 pytestmark = pytest.mark.execution
 

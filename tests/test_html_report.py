@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from required_tools import need_tool, needs_tool
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.rule_pages import known_ids
@@ -137,9 +138,7 @@ def chromium(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
-)
+@needs_tool("chromium", CHROMIUM, "Debian's chromium is not installed (.ci/run installs it)")
 def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
     url = (imagenet / "report.html").as_uri() + "#file-0"
     dom = chromium("--virtual-time-budget=3000", "--dump-dom", url)
@@ -160,8 +159,7 @@ PROBE = Path(__file__).resolve().parent / "data" / "layout_probe.js"
 
 def probe(folder: Path, where: Path) -> dict:
     """The numbers tests/data/layout_probe.js measures on a copy of ``folder``'s report.html."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    need_tool("chromium", CHROMIUM, "Debian's chromium is not installed (.ci/run installs it)")
     page = page_of(folder).replace(
         "</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>"
     )

@@ -10,13 +10,13 @@ import os
 from pathlib import Path
 
 import libcst as cst
-import pytest
 from helpers import assert_events_match_diff, tables_for
+from required_tools import need_module
 
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.rule_docs import fixture_parsed
 
-hypothesis = pytest.importorskip("hypothesis")
+hypothesis = need_module("hypothesis", "hypothesis is not installed")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -99,7 +99,7 @@ def test_migration_properties() -> None:
     assert drawn >= 100 and checked >= drawn // 2, (checked, drawn)
 
 
-hypothesmith = pytest.importorskip("hypothesmith")
+hypothesmith = need_module("hypothesmith", "hypothesmith is not installed")
 from spliced_programs import spliced  # noqa: E402
 
 # MSFT_FUZZ_EXAMPLES=5000 for a long local hunt; CI runs a short one

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
+from required_tools import needs_tool
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.report.unsupported_op import HEADER
@@ -152,7 +153,7 @@ def test_analyse_writes_reports_only(tmp_path: Path) -> None:
     assert any(r[4] == ".cuda() -> .npu()" and r[1] == "21" for r in changes)
 
 
-@pytest.mark.skipif(shutil.which("libreoffice") is None, reason="LibreOffice not installed")
+@needs_tool("soffice", shutil.which("libreoffice"), "LibreOffice not installed")
 def test_libreoffice_opens_the_workbook(out: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
         [

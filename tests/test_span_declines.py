@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from required_tools import need_module
 
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
@@ -273,7 +274,7 @@ def test_generic_definitions_are_left_as_written() -> None:
     assert b"y = z.npu()" in result.output
 
 
-hypothesis = pytest.importorskip("hypothesis")
+hypothesis = need_module("hypothesis", "hypothesis is not installed")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from test_properties import mutated  # noqa: E402
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from required_tools import needs_tool
 
 from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.tables.tf_adapter_table import UNKNOWN, TfAdapterTable, loads
@@ -200,7 +201,7 @@ def test_status_notices(table: TfAdapterTable) -> None:
     assert table.notice("precision_mode") is None
 
 
-@pytest.mark.skipif(not os.environ.get("MSFT_TF_SOURCE"), reason="MSFT_TF_SOURCE not set")
+@needs_tool("MSFT_TF_SOURCE", os.environ.get("MSFT_TF_SOURCE"), "MSFT_TF_SOURCE not set")
 def test_check_against_the_adapter_source() -> None:
     done = _run("--source", os.environ["MSFT_TF_SOURCE"])
     assert done.returncode == 0, done.stdout

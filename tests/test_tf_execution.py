@@ -21,11 +21,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from required_tools import need_tool
 
 from ms_fmk_transplt.cli import main
 
-if importlib.util.find_spec("tensorflow") is None:
-    pytest.skip("tensorflow is not installed", allow_module_level=True)
+need_tool(
+    "tensorflow", importlib.util.find_spec("tensorflow"), "tensorflow is not installed", module=True
+)
 
 pytestmark = pytest.mark.execution
 

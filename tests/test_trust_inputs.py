@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers import tables_for
+from required_tools import need_module
 
 from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.events import FileStatus
@@ -278,7 +279,7 @@ def test_wrong_metadata_types_and_huge_counts_are_kept() -> None:
     assert after["cells"][0]["execution_count"] == 10**300 and after["metadata"] == [1, 2]
 
 
-hypothesis = pytest.importorskip("hypothesis")
+hypothesis = need_module("hypothesis", "hypothesis is not installed")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
+from required_tools import needs_tool
 
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.report.unsupported_op import CSV_HEADER, HEADER, ORIGINAL_NOTE
@@ -155,10 +156,8 @@ SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 PDFTOTEXT = shutil.which("pdftotext")
 
 
-@pytest.mark.skipif(
-    SOFFICE is None or PDFTOTEXT is None,
-    reason="LibreOffice (soffice) and poppler's pdftotext are needed to print the workbook",
-)
+@needs_tool("soffice", SOFFICE, "LibreOffice (soffice) is needed to print the workbook")
+@needs_tool("pdftotext", PDFTOTEXT, "poppler's pdftotext is needed to read the printed workbook")
 def test_the_printed_workbook_reads(outputs: dict[str, Path], tmp_path: Path) -> None:
     """Printed by LibreOffice: the long path and API name whole (one word each, ending before
     the next column starts), page 1's text no smaller than 6 pt, three sheets on 3 to 5 pages."""
