@@ -90,3 +90,28 @@ def test_the_probe_sees_what_a_run_imports(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "src_msft" / "unsupported_op.xlsx").is_file()
     assert "openpyxl" in roots(modules, HEAVY)
     assert set(AFTER_A_RUN) <= modules
+
+
+@pytest.mark.parametrize("color", ["auto", "always", "never"])
+@pytest.mark.parametrize(
+    "environ",
+    [{}, {"FORCE_COLOR": "1"}, {"FORCE_COLOR": ""}, {"TTY_COMPATIBLE": "1"}, {"NO_COLOR": "1"}],
+)
+def test_the_colour_answered_without_rich_is_the_one_rich_gives(
+    monkeypatch: pytest.MonkeyPatch, color: str, environ: dict[str, str]
+) -> None:
+    """--check decides whether findings are coloured without making a rich console where it
+    can (a pipe, as here); the answer is the console's own."""
+    from ms_fmk_transplt import terminal
+
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    made = terminal.console(color, highlight=False, soft_wrap=True, markup=False)
+    rich_says = made.is_terminal and made.color_system is not None and not made.no_color
+    lazy = terminal.LazyConsole(color, highlight=False, soft_wrap=True, markup=False)
+    assert lazy.colours() == rich_says
+    forced = "1" in (environ.get("FORCE_COLOR"), environ.get("TTY_COMPATIBLE"))
+    wanted = color == "always" or (color == "auto" and forced)
+    assert rich_says == (wanted and "NO_COLOR" not in environ)  # the cases differ
