@@ -15,7 +15,8 @@ interleaved with the others, and the minimum is kept; read the ratios. Measured:
   process), the time per phase (discover / pre-filter / analyse / rewrite / write / reports;
   engine phases are CPU seconds summed over the workers) and the files a LibCST stage ran on;
 * peak RSS on half of the tree against the whole (memory must stay flat as the tree grows);
-* the pre-commit check of one file (``--check``), median of 5;
+* the pre-commit check of one file (``--check``), median of 5 (start-up alone, against a bare
+  ``python -c pass``: benchmarks/startup.py);
 * a generated 10 MB / 120,000-line file full of ``.cuda()`` calls (``-j 1``);
 * with ``--options`` (off by default), the runs with options, each cold (no cache) and
   interleaved with the default cold run, as ratios to it: ``-s``, ``-s -sim``, ``-r RULES``

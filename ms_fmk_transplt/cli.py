@@ -15,7 +15,6 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.config_file import configured
 from ms_fmk_transplt.errors import fail
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
-from ms_fmk_transplt.tables import resolve_version
 from ms_fmk_transplt.terminal import COLOR_CHOICES
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -270,6 +269,8 @@ def _version_and_shard(
     line."""
     version = ""
     if target_version is not None:
+        from ms_fmk_transplt.tables import resolve_version
+
         try:
             version = resolve_version(target_version)
         except ValueError as exc:

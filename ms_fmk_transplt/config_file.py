@@ -28,7 +28,6 @@ from ms_fmk_transplt.errors import UserError, fail
 from ms_fmk_transplt.regular_files import open_regular
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.tables import resolve_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -148,6 +147,8 @@ def _checked(path: Path, key: str, value: object) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise wrong("a string")
     if spec.kind == "version":
+        from ms_fmk_transplt.tables import resolve_version  # the tables only when one is given
+
         try:
             resolve_version(value)
         except ValueError as exc:

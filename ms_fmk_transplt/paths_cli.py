@@ -20,10 +20,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.syntax import Syntax
 
 from ms_fmk_transplt import __version__, inplace_write, terminal
 from ms_fmk_transplt.config_file import configured
@@ -40,7 +39,10 @@ from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
-from ms_fmk_transplt.terminal import COLOR_CHOICES
+from ms_fmk_transplt.terminal import COLOR_CHOICES, LazyConsole
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FAILING = {
     "change": {"change"},
@@ -226,7 +228,7 @@ def paths_main(
     except UserError as exc:
         click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    console = terminal.console(color, highlight=False, soft_wrap=True, markup=False)
+    console = terminal.LazyConsole(color, highlight=False, soft_wrap=True, markup=False)
     try:
         with inplace_write.stopped_by_signals(mode):
             checked = [
@@ -246,8 +248,7 @@ def paths_main(
             c.remaining = [f for f in c.now if f.kind in FAILING[fail_on]]
         unfixed = any(c.not_written or c.remaining for c in checked)
         code = EXIT_FILE_FAILURES if failed or unfixed else EXIT_OK
-    colour = console.is_terminal and console.color_system is not None and not console.no_color
-    _render(checked, failing, mode, output_format, (statistics, colour), code)
+    _render(checked, failing, mode, output_format, (statistics, console), code)
     if output_format == "text" and not quiet:
         _closing(checked, failing, mode, failed)
     sys.exit(code)
@@ -260,7 +261,7 @@ def _one(
     mode: str,
     output_format: str,
     quiet: bool,
-    console: Console,
+    console: LazyConsole,
 ) -> Checked:
     try:
         before = read_regular(path)
@@ -272,7 +273,7 @@ def _one(
     checked.findings = report.findings_of(result, shown(path.as_posix()), before)
     checked.now = checked.findings
     if mode == "diff" and checked.changed and output_format == "text":
-        _print_diff(console, shown(path.as_posix()), before, output)
+        _print_diff(console.get(), shown(path.as_posix()), before, output)
     if mode == "inplace" and checked.changed:
         checked.not_written = inplace_write.refusal(path) or ""
         if checked.not_written:  # the file keeps its content: reported, exit code 1
@@ -292,7 +293,7 @@ def _one(
             sys.exit(EXIT_BAD_INPUT)
         checked.now = _as_written(result, shown(path.as_posix()))
         if output_format == "text" and not quiet:
-            console.print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
+            console.get().print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
     return checked
 
 
@@ -318,6 +319,8 @@ def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> Non
             f"b/{rel.lstrip('/')}",
         )
     )
+    from rich.syntax import Syntax
+
     console.print(Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end="")
 
 
@@ -326,11 +329,12 @@ def _render(
     failing: list[Finding],
     mode: str,
     output_format: str,
-    flags: tuple[bool, bool],
+    flags: tuple[bool, LazyConsole],
     code: int,
 ) -> None:
-    """``flags``: --statistics, and whether findings are coloured (--color)."""
-    statistics, colour = flags
+    """``flags``: --statistics, and the console that says whether findings are coloured
+    (--color)."""
+    statistics, console = flags
     everything = [f for c in checked for f in c.findings]
     if output_format == "json":
         click.echo(json.dumps(_as_json(checked, mode, code), indent=2))
@@ -344,14 +348,15 @@ def _render(
         for line in report.statistics(failing if mode == "check" else everything):
             click.echo(line)
     elif mode == "check":
-        _print_findings(failing, colour)
+        _print_findings(failing, console)
     elif mode == "inplace":  # as ruff --fix: what is left to do, in the files as now written
-        _print_findings([f for c in checked for f in c.remaining], colour)
+        _print_findings([f for c in checked for f in c.remaining], console)
 
 
-def _print_findings(findings: list[Finding], colour: bool) -> None:
+def _print_findings(findings: list[Finding], console: LazyConsole) -> None:
     """``path:line:col: rule message``, and under a finding with a tip ``  = tip: ...`` (as
     ruff's ``= help:`` line under a diagnostic)."""
+    colour = bool(findings) and console.colours()  # no finding: no console (no rich import)
     for f in findings:
         where, rule, tip = f.location, f.rule, "= tip:"
         if colour:

@@ -35,12 +35,10 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
-from ms_fmk_transplt.report.all_reports import write_reports
 from ms_fmk_transplt.rule_pages import known_ids, suggestions
 from ms_fmk_transplt.staging import assemble, check_output_name
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
-from ms_fmk_transplt.tree_migration import migrate_tree
 
 
 def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -175,6 +173,11 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
 def _migrate_and_report(
     project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
 ) -> None:
+    # imported here, not with the module: --check/--diff/--inplace use engine_options and
+    # rule_patterns only, and never need the worker pool or the reports (openpyxl)
+    from ms_fmk_transplt.report.all_reports import write_reports
+    from ms_fmk_transplt.tree_migration import migrate_tree
+
     cache = _make_cache(result.options, result.engine, result.tables)
     migrate_tree(project, staging, result, cache, progress)
     start = time.perf_counter()
@@ -188,6 +191,8 @@ def _merge_parts(
     parts: list[tuple[Path, dict[str, Any]]], staging: Path, result: RunResult
 ) -> None:
     """--merge-shards: the files of every part, and the reports of all their records."""
+    from ms_fmk_transplt.report.all_reports import write_reports
+
     items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
     result.files = [shards.file_record(item) for item in items]
     result.total_files = len(result.files)

@@ -8,12 +8,13 @@ import click
 from click.shell_completion import CompletionItem
 
 from ms_fmk_transplt.rule_pages import known_ids, summary
-from ms_fmk_transplt.tables import known_versions
 
 
 def complete_versions(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
+    from ms_fmk_transplt.tables import known_versions
+
     return [CompletionItem(v) for v in known_versions() if v.startswith(incomplete)]
 
 

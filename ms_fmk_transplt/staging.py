@@ -19,7 +19,6 @@ from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.fs_safety import check_name_length, discard, rename_no_replace, short_stem
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import log
 from ms_fmk_transplt.safe_names import shown
 
 # what signal.signal() returns: the previous handler
@@ -97,6 +96,8 @@ def _stopped(
 ) -> Path | None:
     """Removes the partial output (first: it may be what filled the disk) and writes the log
     of the run that did not finish."""
+    from ms_fmk_transplt.report import log  # only for a run that stopped
+
     shutil.rmtree(staging, ignore_errors=True)
     path = stopped_log(result.output_dir)
     try:

@@ -1,0 +1,117 @@
+"""Start-up stays small: the everyday commands import only what they use (issue 31).
+
+``--version``, ``--help`` and a one-file ``--check`` run through the real entry point
+(``python -m ms_fmk_transplt``) in a fresh interpreter, which then lists the modules it holds.
+LibCST, openpyxl, rich, jsonschema and markdown-it are each imported only by the work that needs
+them (a -r/-sim/distributed stage, the workbook, a terminal summary or diff, a -r file, the rule
+pages of report.html), never by these commands. Times are measured by benchmarks/startup.py,
+not here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("libcst", "openpyxl", "rich", "jsonschema", "markdown_it")
+AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.tree_migration")
+PROBE = """
+import os, runpy, sys
+sys.argv = ["ms_fmk_transplt", *sys.argv[1:]]
+code = 0
+try:
+    runpy.run_module("ms_fmk_transplt", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+with open(os.environ["MSFT_PROBE_OUT"], "w", encoding="utf-8") as out:
+    out.write("\\n".join(sorted(sys.modules)))
+sys.exit(code)
+"""
+CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2, device='npu:0')\nprint(x.sum())\n"
+FINDINGS = "import torch\n\nx = torch.ones(2).cuda()\n"
+
+
+def loaded(tmp_path: Path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules held by the interpreter after the command ran (its output: the second)."""
+    listing = tmp_path / "modules.txt"
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env["MSFT_PROBE_OUT"] = str(listing)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return set(listing.read_text(encoding="utf-8").split("\n")), done
+
+
+def roots(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules} & set(names))
+
+
+@pytest.mark.parametrize("args", [("--version",), ("-V",), ("--help",), ("distributed", "-h")])
+def test_version_and_help_import_neither_the_engine_nor_a_heavy_library(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    modules, done = loaded(tmp_path, *args)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    assert roots(modules, HEAVY) == []
+    assert not {"ms_fmk_transplt.engine", "ms_fmk_transplt.tables", *AFTER_A_RUN} & modules
+
+
+@pytest.mark.parametrize(("source", "code"), [(CLEAN, 0), (FINDINGS, 1)])
+def test_a_one_file_check_imports_no_heavy_library_and_no_report(
+    tmp_path: Path, source: str, code: int
+) -> None:
+    (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    modules, done = loaded(tmp_path, "--check", "train.py")
+    assert done.returncode == code, done.stderr
+    assert ("cuda_call" in done.stdout) == bool(code)  # the findings were printed
+    assert "ms_fmk_transplt.engine.migrate" in modules  # the file was migrated in this process
+    assert roots(modules, HEAVY) == []
+    assert not set(AFTER_A_RUN) & modules
+
+
+def test_the_probe_sees_what_a_run_imports(tmp_path: Path) -> None:
+    """The same probe after a migration (-i/-o): it writes the workbook, so openpyxl is there;
+    the listing above is the process's own, not an empty one."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(FINDINGS, encoding="utf-8")
+    modules, done = loaded(tmp_path, "-q", "-j", "1", "-i", "src", "-o", "out")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "src_msft" / "unsupported_op.xlsx").is_file()
+    assert "openpyxl" in roots(modules, HEAVY)
+    assert set(AFTER_A_RUN) <= modules
+
+
+@pytest.mark.parametrize("color", ["auto", "always", "never"])
+@pytest.mark.parametrize(
+    "environ",
+    [{}, {"FORCE_COLOR": "1"}, {"FORCE_COLOR": ""}, {"TTY_COMPATIBLE": "1"}, {"NO_COLOR": "1"}],
+)
+def test_the_colour_answered_without_rich_is_the_one_rich_gives(
+    monkeypatch: pytest.MonkeyPatch, color: str, environ: dict[str, str]
+) -> None:
+    """--check decides whether findings are coloured without making a rich console where it
+    can (a pipe, as here); the answer is the console's own."""
+    from ms_fmk_transplt import terminal
+
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    made = terminal.console(color, highlight=False, soft_wrap=True, markup=False)
+    rich_says = made.is_terminal and made.color_system is not None and not made.no_color
+    lazy = terminal.LazyConsole(color, highlight=False, soft_wrap=True, markup=False)
+    assert lazy.colours() == rich_says
+    forced = "1" in (environ.get("FORCE_COLOR"), environ.get("TTY_COMPATIBLE"))
+    wanted = color == "always" or (color == "auto" and forced)
+    assert rich_says == (wanted and "NO_COLOR" not in environ)  # the cases differ
