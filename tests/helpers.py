@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -164,3 +165,13 @@ def comparable(path: Path) -> bytes:
     minute it was written at (two runs may fall in different minutes)."""
     data = path.read_bytes()
     return _WRITTEN_AT.sub(b"<minute>", data) if path.name == "report.html" else data
+
+
+def tool(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """The real command in a subprocess (``python -m ms_fmk_transplt ARGS``), output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -15,6 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from helpers import tool
 
 from ms_fmk_transplt.cli import main
 
@@ -27,12 +28,6 @@ SOURCE = (
     "x = torch.ones(2, device='cuda')\n"
     "y = torch.ones(2).cuda()  # msft: ignore\n"
 )
-
-
-def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
-    )
 
 
 @pytest.fixture

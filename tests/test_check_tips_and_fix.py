@@ -5,11 +5,10 @@ remaining).")."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import tool
 
 SOURCE = (
     "import torch\n"
@@ -19,12 +18,6 @@ SOURCE = (
     "torch.backends.cudnn.benchmark = True\n"
 )
 TIP = "  = tip: "
-
-
-def tool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
-    )
 
 
 @pytest.fixture

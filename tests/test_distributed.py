@@ -7,7 +7,6 @@ import os
 import shutil
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -75,7 +74,7 @@ if [ "$RANK" = 1 ]; then
 fi
 echo "$DEVICE_ID" > "$TRACE/device_$RANK"
 echo $$ > "$TRACE/pid_$RANK.tmp" && mv "$TRACE/pid_$RANK.tmp" "$TRACE/pid_$RANK"
-exec sleep 60
+exec sleep 600
 """
 
 
@@ -102,18 +101,18 @@ def test_launcher_stops_the_other_ranks_when_one_fails(migrated: Path, tmp_path:
         "LOG_DIR": str(tmp_path / "logs"),
         "TRACE": str(trace),
     }
-    start = time.monotonic()
+    # the other ranks sleep 600 s: a launcher that waited for them instead of stopping them
+    # would run into this timeout (TimeoutExpired fails the test), one that stops them is quick
     proc = subprocess.run(
         ["bash", str(migrated / "run_distributed_npu.sh")],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=180,
         check=False,
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert time.monotonic() - start < 20  # the others were stopped, not waited for
     assert "a rank failed (exit 3): stopping the others" in proc.stderr
     pids = [int((trace / f"pid_{rank}").read_text()) for rank in (0, 2)]
     assert not [pid for pid in pids if alive(pid)], pids

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_case, tables_for
+from helpers import run_case, tables_for, tool
 
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, OPEN_WORK, declare
 from ms_fmk_transplt.rule_docs import all_rules, fixture_cases, index_page, render_page
@@ -95,12 +93,6 @@ def test_recorded_ids_are_declared_with_their_kind(case: Path) -> None:
 def test_options_sidecars_are_valid_json() -> None:
     for sidecar in FIXTURES.glob("*/*.options.json"):
         assert isinstance(json.loads(sidecar.read_text(encoding="utf-8")), dict)
-
-
-def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
-    )
 
 
 def test_rule_command_prints_the_page() -> None:

@@ -4,13 +4,11 @@ run goes on) instead of being silently ignored; and the list of such ids is true
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import run_case
+from helpers import run_case, tool
 
 from ms_fmk_transplt import rule_docs
 from ms_fmk_transplt.cli import main
@@ -24,12 +22,6 @@ WARNING = (
     "ms_fmk_transplt: warning: --ignore imports.torch_npu: cannot be turned off (lines inserted "
     "for the file's other changes: they go when those changes go)"
 )
-
-
-def tool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", *args], capture_output=True, text=True
-    )
 
 
 def test_ignoring_torch_npu_warns_and_the_check_goes_on(tmp_path: Path) -> None:
