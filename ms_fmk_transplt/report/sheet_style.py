@@ -10,6 +10,7 @@ and still text when the user edits it)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 import unicodedata
@@ -44,21 +45,27 @@ def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) ->
         cell.alignment = NUMBER if i in numeric else Alignment(vertical="top", wrap_text=True)
 
 
-def body_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
-    """A data row: numbers (of the ``numeric`` columns) right-aligned, text wrapped."""
+def body_row(
+    ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()
+) -> tuple[Any, ...]:
+    """A data row: numbers (of the ``numeric`` columns) right-aligned, text wrapped; returns its
+    cells."""
     numeric = set(numeric)
-    for i, cell in enumerate(_append(ws, values), start=1):
+    cells = _append(ws, values)
+    for i, cell in enumerate(cells, start=1):
         number = isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool)
         cell.alignment = NUMBER if i in numeric and number else WRAP
+    return cells
 
 
 def _append(ws: Worksheet, values: Sequence[object]) -> tuple[Any, ...]:
     """Appends a row and returns its cells: characters a workbook cannot hold (control
     characters, undecodable bytes of a file name) escaped, text that starts like a formula kept
-    as text. (The row is looked up once: openpyxl computes max_row and max_column by scanning
-    every cell of the sheet.)"""
+    as text. (The row is the one ``append`` wrote: openpyxl's max_row scans every cell of the
+    sheet, which made writing a sheet quadratic in its rows.)"""
     ws.append([_cell_value(v) for v in values])
-    cells: tuple[Any, ...] = ws[ws.max_row]
+    row = cast(int, getattr(ws, "_current_row"))  # noqa: B009 (private: the row append wrote)
+    cells: tuple[Any, ...] = ws[row]
     for cell in cells:
         _as_text(cell)
     return cells
@@ -89,8 +96,7 @@ def _cell_value(value: object) -> object:
 
 
 def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] = ()) -> None:
-    body_row(ws, values, numeric)
-    for cell in ws[ws.max_row]:
+    for cell in body_row(ws, values, numeric):
         cell.font, cell.fill = BOLD, TOTAL_FILL
 
 
@@ -132,6 +138,8 @@ CHARACTERS_PER_WIDTH = 1.2
 
 def text_width(text: str) -> int:
     """Width in character cells: East Asian wide characters take two."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
@@ -154,8 +162,16 @@ def _lines(cell: Any, sizes: Sequence[float]) -> int:
         return 1
     width = sizes[cell.column - 1] if cell.column <= len(sizes) else 10
     per_line = max(1, int((width - PAD) * CHARACTERS_PER_WIDTH))
-    wrap = textwrap.TextWrapper(per_line, break_on_hyphens=False)
-    return sum(max(1, len(wrap.wrap(part))) for part in _shown_text(cell).split("\n"))
+    wrap = _wrapper(per_line)
+    return sum(
+        1 if len(part) <= per_line and "\t" not in part else max(1, len(wrap.wrap(part)))
+        for part in _shown_text(cell).split("\n")
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _wrapper(per_line: int) -> textwrap.TextWrapper:
+    return textwrap.TextWrapper(per_line, break_on_hyphens=False)
 
 
 def printable(ws: Worksheet, title_row: bool = True) -> None:

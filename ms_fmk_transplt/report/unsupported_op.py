@@ -88,8 +88,8 @@ def _rows_sheet(
     numeric = (2, 3)
     style.header(ws, HEADER, numeric)
     for row in data:
-        style.body_row(ws, row, numeric)
-        file, rule = ws.cell(row=ws.max_row, column=1), ws.cell(row=ws.max_row, column=8)
+        cells = style.body_row(ws, row, numeric)
+        file, rule = cells[0], cells[7]
         if link_files and "#" not in row[0]:
             style.link(file, relative_url(row[0]), style.WRAP)
         style.link(rule, f"{relative_url(html_name)}#rule-{quote(row[7], safe='.')}", style.WRAP)
