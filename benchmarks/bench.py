@@ -4,12 +4,14 @@
     python benchmarks/bench.py                   # a synthetic zoo of 1000 files
     python benchmarks/bench.py --input PATH --repeat 3 --jobs 2
     python benchmarks/bench.py --input PATH --options --main train.py --model model
+    python benchmarks/bench.py --input PATH --families  # the cost of each rule family instead
 
 Machines are shared and noisy, so every measurement is repeated (``--repeat``, default 2) and
 interleaved with the others, and the minimum is kept; read the ratios. Measured:
 
-* baselines: copying the tree; parsing every .py file with LibCST and with the stdlib ``ast``,
-  each in ``--jobs`` processes;
+* baselines: copying the tree; parsing every .py file with LibCST and with the stdlib ``ast``;
+  the floor, what any migration must do: read every .py file, ``ast.parse`` it and write a copy
+  of it (to the same place in another folder); each in ``--jobs`` processes;
 * the tool, each in a fresh process with ``--report-format json``: a cold run (no cache), a cold
   run filling a cache and a warm re-run from it; wall time, files/s, peak RSS (of the largest
   process), the time per phase (discover / pre-filter / analyse / rewrite / write / reports;
@@ -24,9 +26,14 @@ interleaved with the others, and the minimum is kept; read the ratios. Measured:
   (``--main``, a .py file of the input, and ``--model``; skipped, saying so, without ``--main``);
   ``--options s,r`` selects some of ``s``, ``sim`` (``-s -sim``), ``r``, ``distributed``.
 
-The last lines compare with the targets: cold <= 0.35x LibCST-parse-all, warm >= 5x faster
-than cold, peak RSS < 500 MB, one-file check <= 0.3 s, the 10 MB file <= 30 s and < 1 GB, and
-(with ``--options``) each options run <= 2x the default cold run.
+The last lines compare with the targets (issue 32): cold <= 0.25x LibCST-parse-all and <= 2x
+the floor, warm >= 8x faster than cold, peak RSS < 500 MB, the 10 MB file <= 20 s and < 1 GB,
+and (with ``--options``) each options run <= 2x the default cold run. The one-file check's
+target (start-up over a bare Python) is benchmarks/startup.py's.
+
+``--families`` measures none of this: one cold ``-j 1`` run under cProfile, its time split by
+rule family and by shared engine piece (benchmarks/families.py says how). The CI budget check
+of the ratio to the floor: benchmarks/budget.py.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_zoo import TRAIN, generate  # noqa: E402
 
-TARGETS = {"ratio": 0.35, "warm": 5.0, "rss_mb": 500, "check_s": 0.3, "big_s": 30, "big_mb": 1024}
+TARGETS = {"ratio": 0.25, "floor": 2.0, "warm": 8.0, "rss_mb": 500, "big_s": 20, "big_mb": 1024}
 OPTIONS_X = 2.0  # an options run costs at most this many times the default cold run
 RULES = Path(__file__).resolve().parent / "user_rules.json"
 OPTION_RUNS = ("s", "sim", "r", "distributed")
@@ -69,6 +76,41 @@ def _ast_parse(path: str) -> None:
         ast.parse(Path(path).read_bytes())
     except Exception:  # noqa: BLE001
         pass
+
+
+def _floor_one(pair: tuple[str, str]) -> None:
+    """What any migration must do to a file: read it, parse it, write a copy."""
+    import ast
+
+    source, target = pair
+    data = Path(source).read_bytes()
+    try:
+        ast.parse(data)
+    except Exception:  # noqa: BLE001 - a file Python refuses is still copied
+        pass
+    out = Path(target)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+
+
+def floor_all(root: Path, files: list[str], jobs: int, target: Path) -> float:
+    """Seconds of the floor: every .py file of ``root`` read, ``ast.parse``d and written to the
+    same place under ``target``, in ``jobs`` fresh processes (as the other baselines); the copies
+    are left for the caller to remove."""
+    pairs = [(f, str(target / Path(f).relative_to(root))) for f in files]
+    start = time.perf_counter()
+    with Pool(jobs) as pool:
+        for _ in pool.imap_unordered(_floor_one, pairs, chunksize=8):
+            pass
+    return time.perf_counter() - start
+
+
+def floor_tree(root: Path, files: list[str], jobs: int, work: Path) -> float:
+    target = work / "floor"
+    shutil.rmtree(target, ignore_errors=True)
+    seconds = floor_all(root, files, jobs, target)
+    shutil.rmtree(target, ignore_errors=True)
+    return seconds
 
 
 def parse_all(files: list[str], jobs: int, kind: str) -> float:
@@ -198,6 +240,7 @@ def measure(root: Path, work: Path, jobs: int, repeat: int, runs: dict) -> dict:
         keep("copy", {"s": copy_tree(root, work)})
         keep("libcst", {"s": parse_all(files, jobs, "libcst")})
         keep("ast", {"s": parse_all(files, jobs, "ast")})
+        keep("floor", {"s": floor_tree(root, files, jobs, work)})
         keep("cold", migrate(root, work / "cold", jobs, None))
         for name, options in runs.items():
             if options is not None:
@@ -217,18 +260,23 @@ def report(root: Path, best: dict, jobs: int, runs: dict) -> bool:
     py = sum(1 for p in root.rglob("*.py") if p.is_file())
     mb = sum(p.stat().st_size for p in root.rglob("*.py") if p.is_file()) / 1e6
     cold, warm, libcst, astp = best["cold"], best["warm"], best["libcst"]["s"], best["ast"]["s"]
+    floor = best["floor"]["s"]
     print(f"input: {root} — {files} files, {py} .py ({mb:.1f} MB of Python); -j {jobs}\n")
     print(
         f"baselines: copy tree {best['copy']['s']:.2f}s; parse every .py in {jobs} processes: "
-        f"LibCST {libcst:.2f}s, ast {astp:.2f}s\n"
+        f"LibCST {libcst:.2f}s, ast {astp:.2f}s; the floor (read + ast.parse + write a copy) "
+        f"{floor:.2f}s\n"
     )
-    print("| run | wall s | files/s | × LibCST parse-all | × ast parse-all | peak RSS MiB | exit |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| run | wall s | files/s | × LibCST parse-all | × ast parse-all | × floor "
+        "| peak RSS MiB | exit |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in ("cold", "fill", "warm"):
         r = best[name]
         print(
             f"| {name} | {r['s']:.2f} | {files / r['s']:.0f} | {r['s'] / libcst:.3f} | "
-            f"{r['s'] / astp:.2f} | {r['rss']:.0f} | {r['exit']} |"
+            f"{r['s'] / astp:.2f} | {r['s'] / floor:.2f} | {r['rss']:.0f} | {r['exit']} |"
         )
     timings = cold["json"].get("timings", {})
     print(
@@ -250,24 +298,27 @@ def report(root: Path, best: dict, jobs: int, runs: dict) -> bool:
         f"10 MB generated file: {big['s']:.2f}s, peak RSS {big['rss']:.0f} MiB, exit "
         f"{big['exit']}, changes {big['json'].get('counts', {}).get('changes')}"
     )
-    print(f"pre-commit check of one file: median {best['check']['s']:.3f}s (5 runs)")
-    verdicts = {**_targets(best, libcst), **report_options(best, runs, files)}
+    print(
+        f"pre-commit check of one file: median {best['check']['s']:.3f}s (5 runs; its target, "
+        "against a bare Python: benchmarks/startup.py)"
+    )
+    verdicts = {**_targets(best, libcst, floor), **report_options(best, runs, files)}
     print(
         f"\nratios: cold/LibCST {cold['s'] / libcst:.3f}, cold/ast {cold['s'] / astp:.2f}, "
-        f"cold/warm {cold['s'] / warm['s']:.1f}"
+        f"cold/floor {cold['s'] / floor:.2f}, cold/warm {cold['s'] / warm['s']:.1f}"
     )
     for what, ok in verdicts.items():
         print(f"{'PASS' if ok else 'FAIL'}  {what}")
     return all(verdicts.values())
 
 
-def _targets(best: dict, libcst: float) -> dict[str, bool]:
+def _targets(best: dict, libcst: float, floor: float) -> dict[str, bool]:
     cold, warm, big = best["cold"], best["warm"], best["big"]
     return {
         f"cold <= {TARGETS['ratio']}x LibCST parse-all": cold["s"] / libcst <= TARGETS["ratio"],
+        f"cold <= {TARGETS['floor']}x the floor": cold["s"] / floor <= TARGETS["floor"],
         f"warm >= {TARGETS['warm']}x faster than cold": cold["s"] / warm["s"] >= TARGETS["warm"],
         f"peak RSS < {TARGETS['rss_mb']} MB": cold["rss"] * 1.048576 < TARGETS["rss_mb"],
-        f"one-file check <= {TARGETS['check_s']}s": best["check"]["s"] <= TARGETS["check_s"],
         f"10 MB file <= {TARGETS['big_s']}s": big["s"] <= TARGETS["big_s"] and big["exit"] == 0,
         f"10 MB file < {TARGETS['big_mb']} MB RSS": big["rss"] * 1.048576 < TARGETS["big_mb"],
     }
@@ -320,7 +371,14 @@ def main() -> int:
     parser.add_argument("--rules", type=Path, default=RULES, help="the -r file of the -r run")
     parser.add_argument("--main", help="the distributed run's -m MAIN, relative to the input")
     parser.add_argument("--model", default="model", help="the distributed run's -t MODEL")
+    parser.add_argument(
+        "--families", action="store_true", help="only the time of each rule family (profiled)"
+    )
     args = parser.parse_args()
+    if args.families:
+        from families import family_costs
+
+        return family_costs(args.input.resolve() if args.input else None, args.files)
     chosen = [key for key in args.options.split(",") if key]
     unknown = sorted(set(chosen) - set(OPTION_RUNS))
     if unknown:
