@@ -28,7 +28,7 @@ class ScopeTable(Protocol):
     # PEP 695 statements bind their name and are not analysed (the span pass leaves them as
     # written) instead of raising UnsupportedScope
     tolerate_generics: bool
-    eager: set[int]  # scope nodes analysed with their parent (global/nonlocal)
+    eager: frozenset[int]  # scope nodes analysed with their parent (global/nonlocal)
     global_scope: Scope
 
     def scope_of(self, node: ScopeNode, parent: Scope) -> Scope: ...
@@ -42,22 +42,30 @@ def walk_global(scopes: ScopeTable, piece: ast.Module) -> None:
     ScopeWalker(scopes, scopes.global_scope).statements(piece.body)
 
 
-def declaring_scopes(module: ast.Module) -> set[int]:
-    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes."""
-    found: set[int] = set()
-
-    def visit(body: list[ast.stmt], chain: tuple[int, ...]) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
-                found.update(chain)
-            elif isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
-                visit(stmt.body, (*chain, id(stmt)))
-            else:
-                for block in blocks(stmt):
-                    visit(block, chain)
-
-    visit(module.body, ())
+def declaring_scopes(module: ast.Module) -> frozenset[int]:
+    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes.
+    Found once per tree and kept on it: the module facts, the span pass and the target scan
+    each build the scopes of the same tree."""
+    found: frozenset[int] | None = module.__dict__.get(_DECLARING)
+    if found is None:
+        gathered: set[int] = set()
+        _declaring(module.body, (), gathered)
+        found = module.__dict__[_DECLARING] = frozenset(gathered)
     return found
+
+
+_DECLARING = "_msft_declaring_scopes"  # (not a field: ast.walk and ast.dump never see it)
+
+
+def _declaring(body: list[ast.stmt], chain: tuple[int, ...], found: set[int]) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            found.update(chain)
+        elif isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
+            _declaring(stmt.body, (*chain, id(stmt)), found)
+        else:
+            for block in blocks(stmt):
+                _declaring(block, chain, found)
 
 
 def _end(node: ast.expr | ast.stmt) -> Position:

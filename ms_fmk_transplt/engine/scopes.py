@@ -53,7 +53,7 @@ class Scopes:
         self.sealer: Scopes | None = None  # the Scopes that gathered a shared global scope
         # scopes holding `global`/`nonlocal` (and their enclosing scopes): analysed with their
         # parent, since they bind names in it
-        self.eager: set[int] = declaring_scopes(module)
+        self.eager: frozenset[int] = declaring_scopes(module)
 
     def scope_of(self, node: ScopeNode, parent: Scope) -> Scope:
         """The scope a function/class/lambda/comprehension node opens inside ``parent``."""
