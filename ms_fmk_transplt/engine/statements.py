@@ -23,14 +23,16 @@ def imports_in(body: list[ast.stmt], into_definitions: bool) -> list[ast.Import 
     """The import statements of a statement list, in source order: all of them, or only those
     run when the list runs (not inside def/class)."""
     found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found.append(stmt)
-            elif into_definitions or not isinstance(stmt, DEFINITIONS):
-                for block in blocks(stmt):
-                    visit(block)
-
-    visit(body)
+    _imports(body, into_definitions, found)
     return found
+
+
+def _imports(
+    stmts: list[ast.stmt], into_definitions: bool, found: list[ast.Import | ast.ImportFrom]
+) -> None:
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            found.append(stmt)
+        elif into_definitions or not isinstance(stmt, DEFINITIONS):
+            for block in blocks(stmt):
+                _imports(block, into_definitions, found)

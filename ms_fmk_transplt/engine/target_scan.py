@@ -95,6 +95,19 @@ def target_notices(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     scan = TargetScan(source, path, tables, tree)
+    try:
+        return _scanned(scan, source, tables, tree, answered)
+    finally:
+        scan.release()
+
+
+def _scanned(
+    scan: TargetScan,
+    source: bytes,
+    tables: Tables,
+    tree: ast.Module,
+    answered: frozenset[tuple[int, str]],
+) -> list[Notice]:
     scan.advice.answered = answered
     chains = _chain_roots(source, _encoded(api_words(tables)), scan.imported)
     lines = _lines(source, scan.line_patterns(), chains)
@@ -104,9 +117,6 @@ def target_notices(
         scan.run(lines, Scopes(tree, walrus=b":=" in source))
     except (UnsupportedScope, RecursionError):
         return []
-    finally:
-        if scan.scopes is not None:
-            scan.scopes.release()
     return scan.finish()
 
 
@@ -218,6 +228,13 @@ class TargetScan:
         for notice in self.advice.finish():
             self.rows.setdefault(("advice", notice.rule, notice.api), notice)
         return sorted(self.rows.values(), key=lambda n: (n.line, n.end_line, n.rule, n.api))
+
+    def release(self) -> None:
+        """Breaks the reference cycles of the scan (its scopes; the advice finder holds
+        ``self.qname``), so that the tree is freed without the cyclic garbage collector."""
+        if self.scopes is not None:
+            self.scopes.release()
+        del self.advice
 
     # -- the walk: only nodes spanning a trigger line --------------------------------------
     def _spans_trigger(self, node: ast.AST) -> bool:
