@@ -1,8 +1,8 @@
 """A migrated file's trees are freed by reference counting as soon as migrate_source returns:
 nothing of the pass (scopes, the target scan, recursive helpers) keeps them in a reference
 cycle, which the cyclic garbage collector would have to find and free after each file (it
-cost 9% of a run). And the global/nonlocal scan of a tree is made once however many scopes
-of it are built."""
+cost 9% of a run). And a tree's statements are walked once (global/nonlocal, imports) however
+many scopes of it are built and whoever asks for its imports."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import pytest
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.engine.scope_bindings import declaring_scopes
 from ms_fmk_transplt.engine.scopes import Scopes
+from ms_fmk_transplt.engine.spans.anchors import import_statements
+from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.tables import Tables, load_tables
 
 # migrated (span pass, strings, scopes, module facts), and with what the target scan reads
@@ -69,3 +71,22 @@ def test_scopes_of_a_tree_share_one_declaring_scan() -> None:
     assert first.eager is second.eager is declaring_scopes(tree)
     assert first.eager == {id(tree.body[0])}
     assert declaring_scopes(ast.parse("def h():\n    return 2\n")) == frozenset()
+
+
+def test_one_walk_of_a_trees_statements_finds_every_import_in_order() -> None:
+    tree = ast.parse(
+        "import a\ndef f():\n    import b\n    class C:\n        from c import d\n"
+        "try:\n    import e\nexcept ImportError:\n    import g\nelse:\n    import h\n"
+    )
+    found = import_statements(tree)
+    assert [ast.unparse(s) for s in found] == [
+        "import a",
+        "import b",
+        "from c import d",
+        "import e",
+        "import g",
+        "import h",
+    ]
+    assert tree_statements(tree) is tree_statements(tree)
+    found.clear()  # a caller's list, not the tree's
+    assert len(import_statements(tree)) == 6

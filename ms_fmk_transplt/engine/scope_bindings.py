@@ -17,7 +17,7 @@ from ms_fmk_transplt.engine.scope_model import (
     ScopeNode,
     UnsupportedScope,
 )
-from ms_fmk_transplt.engine.statements import blocks
+from ms_fmk_transplt.engine.statements import tree_statements
 
 
 class ScopeTable(Protocol):
@@ -43,29 +43,9 @@ def walk_global(scopes: ScopeTable, piece: ast.Module) -> None:
 
 
 def declaring_scopes(module: ast.Module) -> frozenset[int]:
-    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes.
-    Found once per tree and kept on it: the module facts, the span pass and the target scan
-    each build the scopes of the same tree."""
-    found: frozenset[int] | None = module.__dict__.get(_DECLARING)
-    if found is None:
-        gathered: set[int] = set()
-        _declaring(module.body, (), gathered)
-        found = module.__dict__[_DECLARING] = frozenset(gathered)
-    return found
-
-
-_DECLARING = "_msft_declaring_scopes"  # (not a field: ast.walk and ast.dump never see it)
-
-
-def _declaring(body: list[ast.stmt], chain: tuple[int, ...], found: set[int]) -> None:
-    for stmt in body:
-        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
-            found.update(chain)
-        elif isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
-            _declaring(stmt.body, (*chain, id(stmt)), found)
-        else:
-            for block in blocks(stmt):
-                _declaring(block, chain, found)
+    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes
+    (found once per tree: engine/statements.py)."""
+    return tree_statements(module).declaring
 
 
 def _end(node: ast.expr | ast.stmt) -> Position:

@@ -25,7 +25,7 @@ from ms_fmk_transplt.engine.rules.advice.advice_rows import (
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
-from ms_fmk_transplt.engine.statements import imports_in
+from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -293,7 +293,7 @@ def imported_names(tree: ast.Module, leaves: frozenset[str]) -> tuple[frozenset[
     ``leaves``."""
     names: set[str] = set()
     aliases: set[str] = set()
-    for stmt in imports_in(tree.body, into_definitions=True):
+    for stmt in tree_statements(tree).imports:
         for alias in stmt.names:
             names.add(alias.asname or alias.name.split(".")[0])
             if alias.asname and alias.name.rsplit(".", 1)[-1] in leaves:
