@@ -181,8 +181,16 @@ def _lines(
                 found_at.append(match.start())
     if not found_at:
         return []
-    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
-    return sorted({bisect_left(starts, offset + 1) for offset in found_at})
+    if b"\r" in source:
+        starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+        return sorted({bisect_left(starts, offset + 1) for offset in found_at})
+    lines: set[int] = set()  # LF only: count them between the offsets, in order
+    line, pos = 1, 0
+    for offset in sorted(found_at):
+        line += source.count(b"\n", pos, offset)
+        pos = offset
+        lines.add(line)
+    return sorted(lines)
 
 
 def _words(words: set[str] | frozenset[str]) -> bytes:
