@@ -17,7 +17,7 @@ from ms_fmk_transplt.engine.scope_model import (
     ScopeNode,
     UnsupportedScope,
 )
-from ms_fmk_transplt.engine.statements import blocks
+from ms_fmk_transplt.engine.statements import tree_statements
 
 
 class ScopeTable(Protocol):
@@ -28,7 +28,7 @@ class ScopeTable(Protocol):
     # PEP 695 statements bind their name and are not analysed (the span pass leaves them as
     # written) instead of raising UnsupportedScope
     tolerate_generics: bool
-    eager: set[int]  # scope nodes analysed with their parent (global/nonlocal)
+    eager: frozenset[int]  # scope nodes analysed with their parent (global/nonlocal)
     global_scope: Scope
 
     def scope_of(self, node: ScopeNode, parent: Scope) -> Scope: ...
@@ -42,22 +42,10 @@ def walk_global(scopes: ScopeTable, piece: ast.Module) -> None:
     ScopeWalker(scopes, scopes.global_scope).statements(piece.body)
 
 
-def declaring_scopes(module: ast.Module) -> set[int]:
-    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes."""
-    found: set[int] = set()
-
-    def visit(body: list[ast.stmt], chain: tuple[int, ...]) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
-                found.update(chain)
-            elif isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
-                visit(stmt.body, (*chain, id(stmt)))
-            else:
-                for block in blocks(stmt):
-                    visit(block, chain)
-
-    visit(module.body, ())
-    return found
+def declaring_scopes(module: ast.Module) -> frozenset[int]:
+    """ids of the scope nodes with a global/nonlocal statement, and of their enclosing scopes
+    (found once per tree: engine/statements.py)."""
+    return tree_statements(module).declaring
 
 
 def _end(node: ast.expr | ast.stmt) -> Position:

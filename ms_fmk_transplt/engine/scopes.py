@@ -30,6 +30,8 @@ from ms_fmk_transplt.engine.scope_model import (
     full_name,
 )
 
+_RELEASED = ast.Module(body=[], type_ignores=[])  # the node of a released scope
+
 
 class Scopes:
     """The scopes of one module (or of one piece of it, see engine/spans/chunks.py, sharing
@@ -53,7 +55,7 @@ class Scopes:
         self.sealer: Scopes | None = None  # the Scopes that gathered a shared global scope
         # scopes holding `global`/`nonlocal` (and their enclosing scopes): analysed with their
         # parent, since they bind names in it
-        self.eager: set[int] = declaring_scopes(module)
+        self.eager: frozenset[int] = declaring_scopes(module)
 
     def scope_of(self, node: ScopeNode, parent: Scope) -> Scope:
         """The scope a function/class/lambda/comprehension node opens inside ``parent``."""
@@ -78,8 +80,10 @@ class Scopes:
                 continue  # shared by the pieces of a module: released with the facts
             scope.bindings.clear()
             scope.overwrites.clear()
+            scope.node = _RELEASED  # the builtin and global scopes refer to each other
         self._scopes.clear()
         self._cache.clear()
+        self.sealer = None  # (itself, when it sealed the global scope)
 
     def seal_global(self) -> None:
         """The global scope holds the bindings of every piece of the module."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -23,14 +24,58 @@ def imports_in(body: list[ast.stmt], into_definitions: bool) -> list[ast.Import 
     """The import statements of a statement list, in source order: all of them, or only those
     run when the list runs (not inside def/class)."""
     found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found.append(stmt)
-            elif into_definitions or not isinstance(stmt, DEFINITIONS):
-                for block in blocks(stmt):
-                    visit(block)
-
-    visit(body)
+    _imports(body, into_definitions, found)
     return found
+
+
+def _imports(
+    stmts: list[ast.stmt], into_definitions: bool, found: list[ast.Import | ast.ImportFrom]
+) -> None:
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            found.append(stmt)
+        elif into_definitions or not isinstance(stmt, DEFINITIONS):
+            for block in blocks(stmt):
+                _imports(block, into_definitions, found)
+
+
+@dataclass(frozen=True)
+class TreeStatements:
+    """What one walk of a module's statements (into every block and definition) finds: for
+    engine/scopes.py, the scope nodes with a global/nonlocal statement and their enclosing
+    scopes; for the module facts and the target scan, every import statement."""
+
+    declaring: frozenset[int]  # ids of those scope nodes
+    imports: tuple[ast.Import | ast.ImportFrom, ...]  # in source order
+
+
+_KEY = "_msft_statements"  # kept on the tree (not a field: ast.walk and ast.dump never see it)
+
+
+def tree_statements(module: ast.Module) -> TreeStatements:
+    """Walked once per tree: the module facts, the span pass and the target scan each ask."""
+    found: TreeStatements | None = module.__dict__.get(_KEY)
+    if found is None:
+        declaring: set[int] = set()
+        imports: list[ast.Import | ast.ImportFrom] = []
+        _walk(module.body, (), declaring, imports)
+        found = module.__dict__[_KEY] = TreeStatements(frozenset(declaring), tuple(imports))
+    return found
+
+
+def _walk(
+    body: list[ast.stmt],
+    chain: tuple[int, ...],
+    declaring: set[int],
+    imports: list[ast.Import | ast.ImportFrom],
+) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            imports.append(stmt)
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            declaring.update(chain)
+        elif isinstance(stmt, DEFINITIONS):
+            _walk(stmt.body, (*chain, id(stmt)), declaring, imports)
+        else:
+            for block in blocks(stmt):
+                _walk(block, chain, declaring, imports)

@@ -25,7 +25,7 @@ from ms_fmk_transplt.engine.rules.advice.advice_rows import (
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
-from ms_fmk_transplt.engine.statements import imports_in
+from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -95,6 +95,19 @@ def target_notices(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     scan = TargetScan(source, path, tables, tree)
+    try:
+        return _scanned(scan, source, tables, tree, answered)
+    finally:
+        scan.release()
+
+
+def _scanned(
+    scan: TargetScan,
+    source: bytes,
+    tables: Tables,
+    tree: ast.Module,
+    answered: frozenset[tuple[int, str]],
+) -> list[Notice]:
     scan.advice.answered = answered
     chains = _chain_roots(source, _encoded(api_words(tables)), scan.imported)
     lines = _lines(source, scan.line_patterns(), chains)
@@ -104,9 +117,6 @@ def target_notices(
         scan.run(lines, Scopes(tree, walrus=b":=" in source))
     except (UnsupportedScope, RecursionError):
         return []
-    finally:
-        if scan.scopes is not None:
-            scan.scopes.release()
     return scan.finish()
 
 
@@ -171,8 +181,16 @@ def _lines(
                 found_at.append(match.start())
     if not found_at:
         return []
-    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
-    return sorted({bisect_left(starts, offset + 1) for offset in found_at})
+    if b"\r" in source:
+        starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+        return sorted({bisect_left(starts, offset + 1) for offset in found_at})
+    lines: set[int] = set()  # LF only: count them between the offsets, in order
+    line, pos = 1, 0
+    for offset in sorted(found_at):
+        line += source.count(b"\n", pos, offset)
+        pos = offset
+        lines.add(line)
+    return sorted(lines)
 
 
 def _words(words: set[str] | frozenset[str]) -> bytes:
@@ -218,6 +236,13 @@ class TargetScan:
         for notice in self.advice.finish():
             self.rows.setdefault(("advice", notice.rule, notice.api), notice)
         return sorted(self.rows.values(), key=lambda n: (n.line, n.end_line, n.rule, n.api))
+
+    def release(self) -> None:
+        """Breaks the reference cycles of the scan (its scopes; the advice finder holds
+        ``self.qname``), so that the tree is freed without the cyclic garbage collector."""
+        if self.scopes is not None:
+            self.scopes.release()
+        del self.advice
 
     # -- the walk: only nodes spanning a trigger line --------------------------------------
     def _spans_trigger(self, node: ast.AST) -> bool:
@@ -276,7 +301,7 @@ def imported_names(tree: ast.Module, leaves: frozenset[str]) -> tuple[frozenset[
     ``leaves``."""
     names: set[str] = set()
     aliases: set[str] = set()
-    for stmt in imports_in(tree.body, into_definitions=True):
+    for stmt in tree_statements(tree).imports:
         for alias in stmt.names:
             names.add(alias.asname or alias.name.split(".")[0])
             if alias.asname and alias.name.rsplit(".", 1)[-1] in leaves:

@@ -15,7 +15,7 @@ import ast
 import re
 from functools import lru_cache
 
-from ms_fmk_transplt.engine.statements import imports_in
+from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.tables import Tables
 
 BASE_WORDS = (
@@ -98,4 +98,4 @@ def anchor_bytes(tables: Tables) -> tuple[bytes, ...]:
 
 def import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement of the file, in source order (statements only are visited)."""
-    return imports_in(tree.body, into_definitions=True)
+    return list(tree_statements(tree).imports)

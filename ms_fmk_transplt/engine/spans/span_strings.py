@@ -125,27 +125,28 @@ class SpanStrings:
         """The text of every string literal token and f-string text part inside an expression
         (tokens without their outer quotes)."""
         found: list[str] = []
-
-        def visit(sub: ast.AST) -> None:
-            if isinstance(sub, ast.JoinedStr) and self.string_token(sub) is not None:
-                found.extend(self._fstring_texts(sub.lineno, *self.source.span(sub), updated))
-            elif isinstance(sub, ast.JoinedStr) or (
-                isinstance(sub, ast.Constant) and isinstance(sub.value, STRING_VALUES)
-            ):
-                for part in self.string_parts(sub):
-                    start, end = part.token.start, part.token.end
-                    if part.fstring:
-                        found.extend(self._fstring_texts(part.lines[0], start, end, updated))
-                    elif updated:
-                        found.append(self.token_text(part))
-                    else:
-                        found.append(self.source.text(start, end))
-            else:
-                for child in ast.iter_child_nodes(sub):
-                    visit(child)
-
-        visit(node)
+        self._strings(node, updated, found)
         return [s.strip("'\"") for s in found]
+
+    def _strings(self, sub: ast.AST, updated: bool, found: list[str]) -> None:
+        # (a method, not a recursive closure: that would be a reference cycle holding the
+        # context, and the file's trees with it, until the cyclic garbage collector ran)
+        if isinstance(sub, ast.JoinedStr) and self.string_token(sub) is not None:
+            found.extend(self._fstring_texts(sub.lineno, *self.source.span(sub), updated))
+        elif isinstance(sub, ast.JoinedStr) or (
+            isinstance(sub, ast.Constant) and isinstance(sub.value, STRING_VALUES)
+        ):
+            for part in self.string_parts(sub):
+                start, end = part.token.start, part.token.end
+                if part.fstring:
+                    found.extend(self._fstring_texts(part.lines[0], start, end, updated))
+                elif updated:
+                    found.append(self.token_text(part))
+                else:
+                    found.append(self.source.text(start, end))
+        else:
+            for child in ast.iter_child_nodes(sub):
+                self._strings(child, updated, found)
 
     def _fstring_texts(self, line: int, start: int, end: int, updated: bool) -> list[str]:
         """Text parts of one f-string token, and the strings inside its expressions."""

@@ -15,6 +15,18 @@ _HINT = re.compile(
     rb"|cpp_extension|\.cuh?[\"']|import\s+[\w.]*_cuda\b|_cuda\s+import|get_plugin"
     rb"|import_module\(\s*[\"'][\w.]*_cuda[\"']"
 )
+# every alternative of _HINT holds one of these: a file without any cannot match (searched for
+# first: a search of the pattern tries each alternative at every byte, 3.3 s over diffusers)
+_HINT_WORDS = (
+    b"triton",
+    b"cpp_extension",
+    b'.cu"',
+    b".cu'",
+    b'.cuh"',
+    b".cuh'",
+    b"_cuda",
+    b"get_plugin",
+)
 # on the line of a quoted "cuda": a comparison the rule could keep
 _COMPARES = re.compile(rb"==|!=|\bin\b")
 _REGISTRATIONS = (b"device_types", b"register_kernel", b"custom_op", b"triton_op", b".impl(")
@@ -41,10 +53,14 @@ def hinted(source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = 
     """Cheap test: could the file hold (or import from the project) CUDA-only code at all?"""
     if b"import" not in source and b"cpp_extension" not in source and b".cu" not in source:
         return False
-    if _HINT.search(source) is not None or _library_imports(table).search(source) is not None:
+    if _hint(source) or _library_imports(table).search(source) is not None:
         return True
     hint = facts.hint if facts is not None else None
     return hint is not None and has_condition(source) and hint.search(source) is not None
+
+
+def _hint(source: bytes) -> bool:
+    return any(w in source for w in _HINT_WORDS) and _HINT.search(source) is not None
 
 
 def has_condition(source: bytes) -> bool:
