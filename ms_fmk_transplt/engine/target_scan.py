@@ -25,6 +25,7 @@ from ms_fmk_transplt.engine.rules.advice.advice_rows import (
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
+from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers
 from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables import Tables
@@ -184,13 +185,7 @@ def _lines(
     if b"\r" in source:
         starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
         return sorted({bisect_left(starts, offset + 1) for offset in found_at})
-    lines: set[int] = set()  # LF only: count them between the offsets, in order
-    line, pos = 1, 0
-    for offset in sorted(found_at):
-        line += source.count(b"\n", pos, offset)
-        pos = offset
-        lines.add(line)
-    return sorted(lines)
+    return lf_line_numbers(source, found_at)
 
 
 def _words(words: set[str] | frozenset[str]) -> bytes:

@@ -81,9 +81,15 @@ def anchor_lines(
         while at >= 0:
             starts.append(at)
             at = data.find(word, at + 1)
+    return lf_line_numbers(data, starts)
+
+
+def lf_line_numbers(data: bytes, offsets: list[int]) -> list[int]:
+    """The 1-based lines (sorted, once each) of ``offsets`` in ``data`` whose line breaks are
+    LF only: the breaks counted between the offsets in order, not a table of every line."""
     lines: set[int] = set()
     line, pos = 1, 0
-    for start in sorted(starts):
+    for start in sorted(offsets):
         line += data.count(b"\n", pos, start)
         pos = start
         lines.add(line)
