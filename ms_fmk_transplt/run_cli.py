@@ -25,7 +25,7 @@ from ms_fmk_transplt.records import RunOptions
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.zoo import HEADER, run_zoo
+from ms_fmk_transplt.zoo import HEADER, run_zoo, totals
 
 
 def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
@@ -52,12 +52,15 @@ def execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "a
         return
     except KeyboardInterrupt as exc:
         _interrupted(exc, zoo=True)
-    table = Table(title=f"model zoo: {shown(result.root.name)}")
-    for name in HEADER[:-1]:
-        table.add_column(name)
+    table = Table(title=f"model zoo: {shown(result.root.name)}", show_footer=True)
+    rate = HEADER.index("Conversion rate")
+    total = totals(result.rows)
+    for i, name in enumerate(HEADER[:-1]):
+        footer = f"{total[i]:.1%}" if i == rate else shown(total[i])
+        table.add_column(name, footer=footer)
     for row in result.rows:
         values = list(row[:-1])
-        values[8] = f"{row[8]:.1%}"
+        values[rate] = f"{row[rate]:.1%}"
         table.add_row(*(shown(v) for v in values))
     console.print(table)
     console.print(

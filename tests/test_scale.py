@@ -173,8 +173,10 @@ def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -
     (zoo / "cpp" / "kernels" / "gelu.cu").write_text("__global__ void k() {}\n")
     (zoo / "cpp" / "tools").mkdir()
     (zoo / "cpp" / "tools" / "gen.py").write_text("print('build helper')\n")
-    result = cli("-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo")
+    args = ["-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo"]
+    result = CliRunner().invoke(main, args, env={"COLUMNS": "200"})  # no cell of the table cut
     assert result.exit_code == 0, result.output
+    shown_rows = {line.split()[1]: line for line in result.output.splitlines() if "│" in line}
     out = tmp_path / "out"
     assert not (out / "docs_msft").exists() and not (out / "cpp_msft").exists()
     with (out / "zoo_zoo_summary.csv").open(newline="") as fh:
@@ -192,6 +194,13 @@ def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -
     manual = sum(int(r["Needs manual work"]) for r in rows.values())
     assert total[8] == items and total[9] == round((items - manual) / items, 4)
     assert ws.cell(row=ws.max_row, column=10).number_format.startswith("0.0%")
+    # the terminal's table: each model's rate as a percentage (not its items), the zoo's rate
+    for name, row in rows.items():
+        cells = [c.strip() for c in shown_rows[name].split("│")[1:-1]]
+        assert cells[8] == row["CUDA-specific items"]
+        assert cells[9] == f"{float(row['Conversion rate']):.1%}"
+    foot = [c.strip() for c in shown_rows["Total"].split("│")[1:-1]]
+    assert foot[8] == str(items) and foot[9] == f"{(items - manual) / items:.1%}"
     page = (out / "zoo_zoo_report.html").read_text(encoding="utf-8")
     foot = page.split("<tfoot>", 1)[1]
     assert f'<th class="num">{(items - manual) / items:.1%}</th>' in foot
