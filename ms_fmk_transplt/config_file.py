@@ -26,7 +26,7 @@ from click.core import ParameterSource
 
 from ms_fmk_transplt.errors import UserError, fail
 from ms_fmk_transplt.regular_files import open_regular
-from ms_fmk_transplt.rule_pages import known_ids, suggestions
+from ms_fmk_transplt.rule_pages import pattern_problem
 from ms_fmk_transplt.safe_names import shown
 
 if sys.version_info >= (3, 11):
@@ -158,10 +158,9 @@ def _checked(path: Path, key: str, value: object) -> Any:
 
 
 def _check_rule_pattern(path: Path, key: str, pattern: str) -> None:
-    if not any(i == pattern or i.startswith(pattern + ".") for i in known_ids()):
-        close = suggestions(pattern)[:3]
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UserError(path, f"[tool.{TABLE}] {key}: {pattern}: not a rule id or id prefix{hint}")
+    problem = pattern_problem(pattern)
+    if problem:
+        raise UserError(path, f"[tool.{TABLE}] {key}: {problem}")
 
 
 def apply(ctx: click.Context, params: dict[str, Any], mode: str, config: Config) -> dict[str, Any]:

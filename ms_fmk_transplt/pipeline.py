@@ -35,7 +35,7 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
-from ms_fmk_transplt.rule_pages import known_ids, suggestions
+from ms_fmk_transplt.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.staging import assemble, check_output_name
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
@@ -47,10 +47,9 @@ def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _check_rule_pattern(flag: str, pattern: str) -> None:
-    if not any(i == pattern or i.startswith(pattern + ".") for i in known_ids()):
-        close = suggestions(pattern)[:3]
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UserError(flag, f"{pattern}: not a rule id or id prefix{hint}")
+    problem = pattern_problem(pattern)
+    if problem:
+        raise UserError(flag, problem)
 
 
 _INSERTED = "lines inserted for the file's other changes: they go when those changes go"
@@ -68,7 +67,7 @@ FIXED_RULES = {
 def fixed_rule_warning(flag: str, pattern: str) -> str | None:
     """The warning for a --select / --ignore pattern that only names rules these options do not
     act on (None for any other)."""
-    covered = [i for i in known_ids() if i == pattern or i.startswith(pattern + ".")]
+    covered = ids_of(pattern)
     if not covered or any(i not in FIXED_RULES for i in covered):
         return None
     reasons = "; ".join(dict.fromkeys(FIXED_RULES[i] for i in covered))

@@ -45,3 +45,18 @@ def suggestions(rule_id: str) -> list[str]:
     by_leaf = difflib.get_close_matches(leaf, [i.rsplit(".", 1)[-1] for i in ids], n=3)
     close += [i for i in ids if i.rsplit(".", 1)[-1] in by_leaf]
     return list(dict.fromkeys([*prefix, *close]))[:6]
+
+
+def ids_of(pattern: str) -> list[str]:
+    """The known rule ids a --select / --ignore pattern (an id or an id prefix) names."""
+    return [i for i in known_ids() if i == pattern or i.startswith(pattern + ".")]
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """What is wrong with a --select / --ignore pattern naming no rule (with the closest ids),
+    None for one that names some."""
+    if ids_of(pattern):
+        return None
+    close = suggestions(pattern)[:3]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"{pattern}: not a rule id or id prefix{hint}"
