@@ -13,7 +13,6 @@ PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); no
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
 import os
@@ -291,23 +290,10 @@ def _one(
                 err=True,
             )
             sys.exit(EXIT_BAD_INPUT)
-        checked.now = _as_written(result, shown(path.as_posix()))
+        checked.now = report.findings_as_written(result, shown(path.as_posix()), result.output)
         if output_format == "text" and not quiet:
             console.get().print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
     return checked
-
-
-def _as_written(result: FileResult, given: str) -> list[Finding]:
-    """The findings of a rewritten file that are not its changes, at their lines in the file
-    as now written."""
-    notices = [
-        dataclasses.replace(
-            n, line=n.out_line or n.line, end_line=n.out_end_line or n.end_line or n.line
-        )
-        for n in result.notices
-    ]
-    written = FileResult(result.path, result.status, result.output, [], notices)
-    return report.findings_of(written, given, result.output)
 
 
 def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> None:

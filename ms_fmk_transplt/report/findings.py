@@ -141,26 +141,33 @@ def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
     return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
 
 
+def findings_as_written(result: FileResult, given: str, output: bytes) -> list[Finding]:
+    """The findings of ``result`` that are not its changes (rows, advice, notes), at their lines
+    in ``output``, the file as migrated (``--fix`` lists what it left; a migration's SARIF)."""
+    notices = [
+        dataclasses.replace(n, line=start, end_line=end)
+        for n in result.notices
+        for start, end in [n.lines(True)]
+    ]
+    written = FileResult(result.path, result.status, output, [], notices)
+    return findings_of(written, given, output)
+
+
 def open_work_findings(files: Iterable[FileRecord], root: Path) -> list[Finding]:
     """A migration's rows of unsupported_op (manual, caveat) and advice.csv as findings in the
-    migrated files under ``root`` (their lines, paths relative to ``root``); the changes made are
+    migrated files under ``root`` (paths relative to ``root``); the changes made are
     change_list.csv's, not findings: nothing is left to do about them."""
     out: list[Finding] = []
     for record in files:
-        rows = [n for n in record.notices if n.open_work or n.advice]
-        if not rows:
+        if not any(n.open_work or n.advice for n in record.notices):
             continue
         base = record.path.split("#", 1)[0]
         try:
-            text = (root / base).read_bytes().decode("utf-8", errors="replace")
+            output = (root / base).read_bytes()
         except OSError:
-            text = ""
-        taken: dict[tuple[str, int], Taken] = {}
-        for n in rows:
-            start, end = n.lines(True)
-            moved = dataclasses.replace(n, line=start, end_line=end)
-            lines = _cell_lines(text, n.file)
-            out.append(of_notice(moved, n.file, lines, taken.setdefault((n.file, start), {})))
+            output = b""
+        result = FileResult(base, record.status, output, [], record.notices)
+        out += [f for f in findings_as_written(result, base, output) if f.kind != "note"]
     return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
 
 

@@ -179,10 +179,10 @@ def as_sarif(result: RunResult) -> dict[str, object]:
     """``--output-format sarif`` of a migration: its open work and advice (SARIF 2.1.0), located
     in the migrated files (URIs relative to the output folder, ``%SRCROOT%`` = that folder)."""
     from ms_fmk_transplt import __version__
-    from ms_fmk_transplt.rule_catalog import RULES
+    from ms_fmk_transplt.rule_pages import summary
 
     found = findings.open_work_findings(result.files, result.output_dir)
-    summaries = {f.rule: RULES[f.rule].summary if f.rule in RULES else f.rule for f in found}
+    summaries = {f.rule: summary(f.rule) for f in found}  # as --check's SARIF
     root = result.output_dir.resolve().as_uri() + "/"
     return findings.sarif(found, __version__, summaries, root)
 
