@@ -15,7 +15,7 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.config_file import configured
 from ms_fmk_transplt.errors import fail
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
-from ms_fmk_transplt.terminal import COLOR_CHOICES
+from ms_fmk_transplt.terminal import COLOR_OPTION
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -174,13 +174,7 @@ SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far
     help="json: print a machine-readable run summary (counts, per-file results, report paths); "
     "sarif: the open work and advice, in the migrated files (SARIF 2.1.0).",
 )
-@click.option(
-    "--color",
-    type=click.Choice(COLOR_CHOICES),
-    default="auto",
-    show_default=True,
-    help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
-)
+@COLOR_OPTION
 @click.option(
     "--isolated",
     is_flag=True,

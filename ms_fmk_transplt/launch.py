@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 PATH_MODES = ("--check", "--diff", "--inplace", "--fix")  # --fix: --inplace, as ruff says
 EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
 TAKES_VALUE = ("-i", "--input", "-o", "--output", "-r", "--rule", "--cache-dir", "-m", "--main")
 
 
-def _refuse(message: str) -> None:
-    print(f"ms_fmk_transplt: error: {message}", file=sys.stderr)
-    sys.exit(2)
+def _refuse(message: str) -> NoReturn:
+    from ms_fmk_transplt.errors import fail  # (only on this path: start-up stays light)
+
+    fail(message)
 
 
 def _conflicts(args: list[str]) -> None:

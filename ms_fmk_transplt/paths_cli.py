@@ -26,7 +26,7 @@ import click
 from ms_fmk_transplt import __version__, inplace_write, terminal
 from ms_fmk_transplt.config_file import configured
 from ms_fmk_transplt.engine import EngineOptions
-from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError
+from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError, fail
 from ms_fmk_transplt.events import FileResult, FileStatus
 from ms_fmk_transplt.file_migration import migrate_file
 from ms_fmk_transplt.pipeline import engine_options, rule_patterns
@@ -38,7 +38,7 @@ from ms_fmk_transplt.rule_pages import summary
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
-from ms_fmk_transplt.terminal import COLOR_CHOICES, LazyConsole
+from ms_fmk_transplt.terminal import COLOR_OPTION, LazyConsole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,13 +176,7 @@ class Checked:
     help="text (path:line:col: rule message), json, github (workflow annotations), sarif (2.1.0).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-@click.option(
-    "--color",
-    type=click.Choice(COLOR_CHOICES),
-    default="auto",
-    show_default=True,
-    help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
-)
+@COLOR_OPTION
 @click.option(
     "--isolated",
     is_flag=True,
@@ -225,8 +219,7 @@ def paths_main(
         options = engine_options(run, tables)
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:
-        click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        fail(str(exc))
     console = terminal.LazyConsole(color, highlight=False, soft_wrap=True, markup=False)
     try:
         with inplace_write.stopped_by_signals(mode):
@@ -234,8 +227,7 @@ def paths_main(
                 _one(path, options, tables, mode, output_format, quiet, console) for path in files
             ]
     except UserError as exc:  # e.g. a file replaced by a FIFO after it was listed
-        click.echo(f"ms_fmk_transplt: error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        fail(str(exc))
     failing = [f for c in checked for f in c.findings if f.kind in FAILING[fail_on]]
     failed = sum(1 for c in checked if c.status == FileStatus.FAILED)
     if mode == "check":

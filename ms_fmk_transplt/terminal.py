@@ -7,10 +7,20 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+import click
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 COLOR_CHOICES = ("auto", "always", "never")
+# the --color option of the run and of the path modes (one declaration, one help text)
+COLOR_OPTION = click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto (a terminal, unless NO_COLOR is set), always, never.",
+)
 
 
 def console(color: str = "auto", **options: Any) -> Console:
