@@ -56,7 +56,7 @@ def migrate_file(
         # which is not an Exception)
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
-        if INTERRUPTED.is_set():
+        if INTERRUPTED.is_set() or _while_interrupted(exc):
             raise KeyboardInterrupt from exc
         tb = traceback.format_exc(limit=6)
         message = f"internal error, file copied unchanged: {type(exc).__name__}: {exc}\n{tb}"
@@ -111,3 +111,16 @@ def _read(path: Path) -> bytes:
         return read_regular(path)  # never a FIFO or device that replaced the file
     except OSError as exc:
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
+
+
+def _while_interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a KeyboardInterrupt unwound (in a ``finally`` or an
+    ``except`` it passed through): the interrupt, not a failure of the file."""
+    seen: set[int] = set()
+    link: BaseException | None = exc.__context__
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__context__
+    return False

@@ -289,3 +289,30 @@ def test_a_deep_module_does_not_stop_the_project_scan(tmp_path: Path) -> None:
     done = tool("-i", str(src), "-o", str(tmp_path / "o"), "--no-cache", timeout=60)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "o/p_msft/kern.py").read_bytes() == deep
+
+
+def test_an_error_raised_while_an_interrupt_unwinds_is_the_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C landing in the engine, then a ``finally`` of the engine failing on the half-done
+    state (an AttributeError with the KeyboardInterrupt as its context): the run is interrupted
+    (exit 130), not the file recorded as failed and the run going on (exit 1)."""
+    from ms_fmk_transplt import file_migration
+    from ms_fmk_transplt.tables import load_tables
+
+    def interrupted(*_args: object, **_kwargs: object) -> object:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise AttributeError("advice")  # noqa: B012 - what a release in a finally did
+
+    monkeypatch.setattr(file_migration, "migrate_source", interrupted)
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nx = torch.ones(1).cuda()\n")
+    with pytest.raises(KeyboardInterrupt):
+        file_migration.migrate_file(path, "train.py", load_tables())
+    monkeypatch.setattr(
+        file_migration, "migrate_source", lambda *a, **k: (_ for _ in ()).throw(AttributeError())
+    )
+    _, record = file_migration.migrate_file(path, "train.py", load_tables())
+    assert record.status.value == "failed"  # a plain error is still the file's failure
