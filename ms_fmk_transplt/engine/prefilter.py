@@ -3,6 +3,7 @@ act on or report is copied without parsing. Conservative: a false positive only 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.options import EngineOptions
@@ -38,23 +39,34 @@ BASE_TRIGGERS = (
 
 @lru_cache(maxsize=8)
 def triggers(tables: Tables) -> tuple[bytes, ...]:
+    """What may_need_migration looks for as a substring, without those holding another one
+    (``cuda_device`` is found when ``cuda`` is: each is one more scan of every file)."""
     # integer device indices (x.to(local_rank)) need no "cuda" anywhere in the file
     names = {n.encode() for n in tables.int_device.identifiers | tables.int_device.sequences}
-    return BASE_TRIGGERS + tuple(sorted(names))
+    words = BASE_TRIGGERS + tuple(sorted(names))
+    return tuple(w for w in words if not any(o != w and o in w for o in words))
 
 
-@lru_cache(maxsize=8)
-def library_roots(tables: Tables) -> tuple[bytes, ...]:
-    return tuple(w.encode() for w in tables.unsupported.libraries.words)
-
-
+_IDENTIFIER = re.compile(rb"[A-Za-z0-9_]+")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def names_library(source: bytes, roots: tuple[bytes, ...]) -> bool:
+@lru_cache(maxsize=8)
+def library_roots(tables: Tables) -> tuple[frozenset[bytes], tuple[bytes, ...]]:
+    """The libraries' top-level names: those that are one word, and the others."""
+    roots = {w.encode() for w in tables.unsupported.libraries.words}
+    words = frozenset(r for r in roots if _IDENTIFIER.fullmatch(r))
+    return words, tuple(sorted(roots - words))
+
+
+def names_library(source: bytes, roots: tuple[frozenset[bytes], tuple[bytes, ...]]) -> bool:
     """Whether a listed library's top-level name occurs as a whole word (a short root like
-    ``fla`` must not fire on ``flatten``); literal searches, faster than one regex."""
-    for root in roots:
+    ``fla`` must not fire on ``flatten``): the one-word names among the file's words (one scan
+    of the file, not one per name), the others by literal search."""
+    words, others = roots
+    if not words.isdisjoint(_IDENTIFIER.findall(source)):
+        return True
+    for root in others:
         start = source.find(root)
         while start >= 0:
             end = start + len(root)

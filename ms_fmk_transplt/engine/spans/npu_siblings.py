@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
@@ -35,7 +36,9 @@ Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the 
 def _strings(node: ast.AST | None) -> list[ast.Constant]:
     if node is None:
         return []
-    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [
+        n for n in walk_nodes([node]) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
 
 
 def _cuda(nodes: list[ast.Constant]) -> list[ast.Constant]:
@@ -62,7 +65,7 @@ def _chain_arms(node: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]]:
 def _compared(test: ast.expr) -> list[ast.Constant]:
     """The strings a test compares with: ``x == "cuda"``, ``x.startswith("cuda:")``."""
     found: list[ast.Constant] = []
-    for node in ast.walk(test):
+    for node in walk_nodes([test]):
         if isinstance(node, ast.Compare):
             for side in (node.left, *node.comparators):
                 found.extend(_strings(side))
@@ -105,7 +108,7 @@ def _reads_module(value: ast.expr | None, modules: tuple[str, ...]) -> bool:
     """A value taken from a device module (``torch.cuda.get_rng_state()``, or its migrated
     ``torch.npu`` form on a second run): a snapshot of it."""
     return value is not None and any(
-        isinstance(n, ast.Attribute) and n.attr in modules for n in ast.walk(value)
+        isinstance(n, ast.Attribute) and n.attr in modules for n in walk_nodes([value])
     )
 
 
@@ -114,14 +117,14 @@ def _state_reads(tree: ast.Module) -> list[ast.Constant]:
     a name the file binds to another dict display (``per_device = {"cuda": ...}``)."""
     tables = {
         target.id
-        for node in ast.walk(tree)
+        for node in tree_nodes(tree)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
         if not _state_key(node.value)
         for target in node.targets
         if isinstance(target, ast.Name)
     }
     found = []
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         key, owner = None, None
         if isinstance(node, ast.Subscript):
             key, owner = node.slice, node.value
@@ -139,10 +142,10 @@ def _kept(tree: ast.Module) -> tuple[list[ast.Constant], set[int]]:
     """The literals that stay, and the lines of the CUDA arms of if-chains with an NPU arm."""
     kept: list[ast.Constant] = []
     arm_lines: set[int] = set()
-    state_keys = [k for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in _state_key(n)]
+    state_keys = [k for n in tree_nodes(tree) if isinstance(n, ast.Dict) for k in _state_key(n)]
     if state_keys:  # the dict is built here, so its reads here name the same key
         kept.extend(state_keys + _state_reads(tree))
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if isinstance(node, ast.If):
             arms = _chain_arms(node)
             compared = [s for test, _ in arms for s in _compared(test)]
@@ -208,7 +211,7 @@ def _named(name: str) -> bool:
 def _identifiers(node: ast.AST) -> list[str]:
     return [
         n.id if isinstance(n, ast.Name) else n.attr
-        for n in ast.walk(node)
+        for n in walk_nodes([node])
         if isinstance(n, (ast.Name, ast.Attribute))
     ]
 
@@ -217,7 +220,7 @@ def _accelerator_literals(tree: ast.Module) -> list[ast.Constant]:
     """ "cuda" literals that name a Lightning accelerator by where they flow: assigned to, compared
     with, or the default / annotation of a name containing ``accelerator``."""
     found: list[ast.Constant] = []
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if node.value is not None and any(_named(i) for t in targets for i in _identifiers(t)):

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes
 from ms_fmk_transplt.tables.library_table import CudaOnlyPaths
 
 Key = tuple[int, int]  # (line, column) of the "cuda" literal
@@ -98,7 +99,7 @@ def cuda_only_gates(source: bytes, paths: CudaOnlyPaths) -> dict[Key, str]:
         return {}
     finder = _PathFinder(paths)
     found: dict[Key, str] = {}
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if isinstance(node, (ast.If, ast.IfExp)):
             test = _cuda_test(node.test)
             if test is None:

@@ -18,6 +18,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.tree_depth import TooDeep, check_tree
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
@@ -59,7 +60,7 @@ def dotted_name(node: ast.AST) -> str:
 def _sources(call: ast.AST) -> list[str]:
     return [
         n.value
-        for n in ast.walk(call)
+        for n in walk_nodes([call])
         if isinstance(n, ast.Constant)
         and isinstance(n.value, str)
         and n.value.endswith((".cu", ".cuh"))
@@ -75,7 +76,7 @@ _LISTS = (ast.List, ast.Tuple, ast.ListComp, ast.BinOp, ast.Name)
 def _cu_lists(nodes: list[ast.AST]) -> dict[str, str]:
     """Names bound to ``.cu`` source lists (``sources = ['op.cpp', 'op.cu']``, also rebuilt from
     such a name: ``sources = [join(d, s) for s in sources]``), each with its first ``.cu``."""
-    assigns = [n for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, _LISTS)]
+    assigns = [n for n in nodes if type(n) is ast.Assign and isinstance(n.value, _LISTS)]
     found: dict[str, str] = {}
     changed = True
     while changed:
@@ -90,8 +91,10 @@ def _cu_lists(nodes: list[ast.AST]) -> dict[str, str]:
 
 
 def _extension_build(
-    call: ast.Call, uses_cpp_extension: bool, cu_lists: dict[str, str]
+    call: ast.Call, uses_cpp_extension: bool, cu_lists: dict[str, str] | None
 ) -> str | None:
+    """What the call builds from CUDA sources; ``cu_lists``: None when the file names no
+    ``.cu``/``.cuh`` source (then no argument can be one)."""
     name = dotted_name(call).rsplit(".", 1)[-1]
     first = call.args[0] if call.args else None
     if name == "import_module" and isinstance(first, ast.Constant):
@@ -99,8 +102,14 @@ def _extension_build(
         if isinstance(module, str) and module.rsplit(".", 1)[-1].endswith("_cuda"):
             return f"CUDA extension module {module}"
     arguments = [*call.args, *(k.value for k in call.keywords)]
-    cu = _sources(call) or [cu_lists[a.id] for a in arguments if isinstance(a, ast.Name)
-                            and a.id in cu_lists]  # fmt: skip
+    cu = (
+        (
+            _sources(call)
+            or [cu_lists[a.id] for a in arguments if isinstance(a, ast.Name) and a.id in cu_lists]
+        )  # fmt: skip
+        if cu_lists is not None
+        else []
+    )
     if cu:
         return f"CUDA extension built from {cu[0]}"
     if uses_cpp_extension and name in _BUILDERS:
@@ -121,6 +130,11 @@ def _project_names(node: ast.ImportFrom, facts: ProjectFacts | None, path: str) 
     return found
 
 
+_BINDING = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.Import, ast.ImportFrom}
+)
+
+
 def _bound_names(
     nodes: list[ast.AST],
     source: bytes,
@@ -131,7 +145,8 @@ def _bound_names(
     has_triton, has_cpp = b"triton" in source, b"cpp_extension" in source
     has_cu = _CU_NAME.search(source) is not None  # a .cu/.cuh source name
     found: dict[str, str] = {}
-    cu_lists = _cu_lists(nodes) if has_cu else {}
+    cu_lists = _cu_lists(nodes) if has_cu else None
+    nodes = [n for n in nodes if type(n) in _BINDING]  # (in order: a later binding wins)
     for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and has_triton:
             for d in node.decorator_list:
@@ -170,14 +185,43 @@ def _bound_names(
 
 def names_in(nodes: Iterable[ast.AST]) -> set[str]:
     """The names the code uses, and its ``self.<attribute>`` reads (as ``"self.x"``)."""
+    return _names(walk_nodes(nodes))
+
+
+def _names(nodes: list[ast.AST]) -> set[str]:
     found: set[str] = set()
-    for root in nodes:
-        for n in ast.walk(root):
-            if isinstance(n, ast.Name):
-                found.add(n.id)
-            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
-                if n.value.id == "self":
-                    found.add(f"self.{n.attr}")
+    for n in nodes:
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            if n.value.id == "self":
+                found.add(f"self.{n.attr}")
+    return found
+
+
+_USES = "_msft_cuda_uses"  # kept on the definition's node
+Uses = tuple[bool, frozenset[str], frozenset[str]]
+
+
+def definition_uses(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Uses:
+    """Whether a function or class holds a CUDA condition anywhere (cuda_conditions), the names
+    its body uses and those its bases use (names_in): walked once, kept on the node (the fixed
+    point of cuda_only_names and the predicates ask again and again)."""
+    found: Uses | None = node.__dict__.get(_USES)
+    if found is None:
+        body = walk_nodes(node.body)
+        others = [getattr(node, f, None) for f in node._fields if f != "body"]
+        rest = walk_nodes(
+            [
+                v
+                for value in others
+                for v in (value if isinstance(value, list) else [value])
+                if isinstance(v, ast.AST)
+            ]  # fmt: skip
+        )
+        conditioned = any(_is_condition(n) for n in body) or any(_is_condition(n) for n in rest)
+        bases = names_in(node.bases) if isinstance(node, ast.ClassDef) else set()
+        found = node.__dict__[_USES] = (conditioned, frozenset(_names(body)), frozenset(bases))
     return found
 
 
@@ -186,7 +230,7 @@ def _attributes(nodes: list[ast.AST], found: dict[str, str]) -> dict[str, str]:
     the CUDA-only code it is set to."""
     attrs: dict[str, str] = {}
     for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        if type(node) is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 used = sorted(names_in([node.value]) & found.keys())
@@ -199,7 +243,7 @@ def cuda_conditions(test: ast.AST) -> list[ast.AST]:
     """The parts of a condition that ask "is this CUDA?": device strings compared in it
     (``x.device.type == 'cuda'``, ``impl in ('cuda', 'ref')``) and ``.is_cuda``."""
     found: list[ast.AST] = []
-    for node in ast.walk(test):
+    for node in walk_nodes([test]):
         if isinstance(node, ast.Compare):
             for side in (node.left, *node.comparators):
                 items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
@@ -207,6 +251,17 @@ def cuda_conditions(test: ast.AST) -> list[ast.AST]:
         elif isinstance(node, ast.Attribute) and node.attr == "is_cuda":
             found.append(node)
     return found
+
+
+def _is_condition(node: ast.AST) -> bool:
+    """Whether cuda_conditions finds something at this node itself."""
+    if isinstance(node, ast.Compare):
+        for side in (node.left, *node.comparators):
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            if any(is_cuda_string(i) for i in items):
+                return True
+        return False
+    return isinstance(node, ast.Attribute) and node.attr == "is_cuda"
 
 
 def is_cuda_string(node: ast.AST) -> bool:
@@ -223,8 +278,8 @@ def _optional_imports(nodes: list[ast.AST]) -> set[str]:
 
     found: set[str] = set()
     for node in nodes:
-        if isinstance(node, ast.Try) and catches_import_error(node):
-            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+        if type(node) is ast.Try and catches_import_error(node):
+            for inner in walk_nodes(node.body):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):
                     found.update((a.asname or a.name).split(".")[0] for a in inner.names)
     return found
@@ -256,7 +311,7 @@ def cuda_only_names(
         check_tree(tree, source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
         return {}  # (a file too deep to analyse is skipped when it is migrated)
-    nodes = list(ast.walk(tree))  # one walk for every question below
+    nodes = tree_nodes(tree)  # one walk for every question below
     found = _bound_names(nodes, source, table, facts, path)
     if not found:
         return found
@@ -266,7 +321,7 @@ def cuda_only_names(
         for n in _module_level(tree.body)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and n.name not in found
-        and not cuda_conditions(n)
+        and not definition_uses(n)[0]
     ]
     # names of an optional import (try: ... except ImportError) do not make their users
     # CUDA-only: such code checks it has them (``if _xformers_available: ...``)
@@ -277,10 +332,11 @@ def cuda_only_names(
         for d in defs:
             if d.name in found:
                 continue
-            used = sorted(names_in(d.body) & seeds)
+            _, body_names, base_names = definition_uses(d)
+            used = sorted(body_names & seeds)
             if isinstance(d, ast.ClassDef):  # by its bases: class Int8Linear(bnb.nn.Linear8bitLt)
                 # (an optional import counts here: the class exists only when the import worked)
-                used = used or sorted(names_in(d.bases) & (seeds | found.keys()))
+                used = used or sorted(base_names & (seeds | found.keys()))
             if used:
                 found[d.name] = f"{d.name} -> {found[used[0]]}"
                 seeds = seeds | {d.name}

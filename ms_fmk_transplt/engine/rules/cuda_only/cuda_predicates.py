@@ -11,15 +11,17 @@ CUDA-only code of the file, keeps its conditions, as a guard does.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
-    cuda_conditions,
     cuda_only_names,
+    definition_uses,
     names_in,
 )
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -28,7 +30,7 @@ _BLOCKS = ("body", "orelse", "finalbody")
 def _called(test: ast.AST, names: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[str]:
     return [
         n.func.id
-        for n in ast.walk(test)
+        for n in walk_nodes([test])
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
     ]
 
@@ -48,18 +50,27 @@ def kept_predicates(
     candidates = {
         n.name: n
         for n in tree.body
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and cuda_conditions(n)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and definition_uses(n)[0]
     }
     if not candidates:
         return {}
+    nodes = tree_nodes(tree)
+    # the lines of the calls of a candidate: only an `if` whose test spans one can call it
+    lines = sorted(
+        n.lineno
+        for n in nodes
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in candidates
+    )
+    if not lines:
+        return {}
     kept: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in (tree, *nodes):
         for name in _BLOCKS:
             block = getattr(node, name, None)
             if not isinstance(block, list):
                 continue
             for i, stmt in enumerate(block):
-                if not isinstance(stmt, ast.If):
+                if not isinstance(stmt, ast.If) or not _spans(stmt.test, lines):
                     continue
                 called = _called(stmt.test, candidates)
                 region = [*stmt.body, *stmt.orelse, *block[i + 1 :]]
@@ -68,6 +79,11 @@ def kept_predicates(
                     if used and predicate not in kept:
                         kept[predicate] = known[used[0]]
     return kept
+
+
+def _spans(test: ast.expr, lines: list[int]) -> bool:
+    at = bisect_left(lines, test.lineno)
+    return at < len(lines) and lines[at] <= (test.end_lineno or test.lineno)
 
 
 def predicate_message(name: str, what: str) -> str:
