@@ -27,6 +27,7 @@ from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_n
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers
 from ms_fmk_transplt.engine.statements import tree_statements
+from ms_fmk_transplt.engine.word_search import word_matches, word_search
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables import Tables
 
@@ -43,13 +44,14 @@ def trigger_words(tables: Tables) -> frozenset[str]:
 
 @lru_cache(maxsize=16)
 def _pattern(words: frozenset[str]) -> re.Pattern[bytes]:
-    return re.compile(rb"(?<![A-Za-z0-9_])(?:" + _words(words) + rb")(?![A-Za-z0-9_])")
+    """The words as whole words (searched with word_matches: without the look-behind)."""
+    return re.compile(rb"(?:" + _words(words) + rb")(?![A-Za-z0-9_])")
 
 
 # where a listed API's last part can name it: after a dot (``F.interpolate``), or in an import
 # (``from torch.nn.functional import (\n interpolate as up)``, continued lines too)
 _ATTRIBUTE = re.compile(rb"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
-_IMPORTED = re.compile(rb"\bimport\s*(\([^)]*\)|(?:[^\n\\]|\\[\s\S])*)")
+_IMPORTED = re.compile(rb"import\s*(\([^)]*\)|(?:[^\n\\]|\\[\s\S])*)")  # (word_matches)
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -66,14 +68,14 @@ def may_concern_target(source: bytes, tables: Tables) -> bool:
     words = api_words(tables)
     if words:
         if b"import *" in source:
-            if _pattern(words).search(source) is not None:
+            if word_search(_pattern(words), source) is not None:
                 return True
         else:
             wanted = _encoded(words)
             if not wanted.isdisjoint(_ATTRIBUTE.findall(source)):
                 return True
-            for imported in _IMPORTED.findall(source):
-                if not wanted.isdisjoint(_NAME.findall(imported)):
+            for imported in word_matches(_IMPORTED, source):
+                if not wanted.isdisjoint(_NAME.findall(imported.group(1))):
                     return True
     return may_hold_pattern(source, tables.advice.by_pattern)
 
@@ -177,7 +179,7 @@ def _lines(
     sees a bare CR)."""
     found_at = list(offsets)
     for pattern, roots in patterns:
-        for match in pattern.finditer(source):
+        for match in word_matches(pattern, source):
             if roots is None or match.group(1).decode() in roots:
                 found_at.append(match.start())
     if not found_at:

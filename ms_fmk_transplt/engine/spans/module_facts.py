@@ -130,6 +130,11 @@ def statement_lines(body: list[ast.stmt]) -> list[list[ast.stmt]]:
     return out
 
 
+_NO_BLOCKS = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Return})
+
+
 def module_level_imports(stmts: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
     """Import statements executed when the module is imported (not inside def/class)."""
+    if all(type(s) in _NO_BLOCKS for s in stmts):
+        return []  # (most lines: no import, no block that could hold one)
     return imports_in(stmts, into_definitions=False)

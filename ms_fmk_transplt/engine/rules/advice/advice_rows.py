@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.scope_model import Scope
+from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
 from ms_fmk_transplt.rule_catalog import ADVICE as ADVICE_KIND
 from ms_fmk_transplt.rule_catalog import declare
@@ -83,18 +84,24 @@ TRANSPOSES = frozenset({"transpose", "permute"})
 PATTERN_WORDS = ROPE_FUNCTIONS | {"rsqrt", "RMSNorm", "silu", "contiguous", "__main__"}
 # byte-level tests that a file may hold a pattern: the file is parsed only if one matches
 PATTERN_BYTES = {
-    "rope": re.compile(rb"\bdef\s+(?:" + "|".join(sorted(ROPE_FUNCTIONS)).encode() + rb")\b"),
-    "rms_norm": re.compile(rb"\bclass\s+\w*(?i:rmsnorm)"),
-    "swiglu": re.compile(rb"\bsilu\("),
+    "rope": re.compile(rb"def\s+(?:" + "|".join(sorted(ROPE_FUNCTIONS)).encode() + rb")\b"),
+    "rms_norm": re.compile(rb"class\s+\w*(?i:rmsnorm)"),
+    "swiglu": re.compile(rb"silu\("),
     "contiguous_copy": re.compile(rb"\.(?:transpose|permute)\([^\n]*\)\s*\.contiguous\("),
     "training_entry": re.compile(rb"__name__\s*==\s*[\"']__main__"),
 }
+WHOLE_WORD = frozenset({"rope", "rms_norm", "swiglu"})  # each starts at a word's start
 TRAINS = b".backward("  # a file holding a training step: the training_entry pattern needs it
 
 
 def may_hold_pattern(source: bytes, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
-        if PATTERN_BYTES[pattern].search(source):
+        bytes_pattern = PATTERN_BYTES[pattern]
+        if pattern in WHOLE_WORD:
+            found = word_search(bytes_pattern, source)  # as if the pattern began with \b
+        else:
+            found = bytes_pattern.search(source)
+        if found:
             if pattern != "training_entry" or TRAINS in source:
                 return True
     return False

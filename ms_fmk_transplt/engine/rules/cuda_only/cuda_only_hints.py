@@ -29,6 +29,7 @@ _HINT_WORDS = (
 )
 # on the line of a quoted "cuda": a comparison the rule could keep
 _COMPARES = re.compile(rb"==|!=|\bin\b")
+_QUOTED_CUDA = re.compile(rb"[\"']cuda")
 _REGISTRATIONS = (b"device_types", b"register_kernel", b"custom_op", b"triton_op", b".impl(")
 _SKIP = re.compile(rb"skip(?:if|If|Unless)\(")
 
@@ -63,6 +64,7 @@ def _hint(source: bytes) -> bool:
     return any(w in source for w in _HINT_WORDS) and _HINT.search(source) is not None
 
 
+@lru_cache(maxsize=8)
 def has_condition(source: bytes) -> bool:
     """Cheap test: could the file hold a condition the rule keeps (``x.is_cuda``,
     ``t.device.type == "cuda"``, ``impl in ["ref", "cuda"]``, a skip decorator, a kernel
@@ -71,12 +73,16 @@ def has_condition(source: bytes) -> bool:
         return True
     if b"skip" in source and _SKIP.search(source):
         return True
-    start = source.find(b"cuda")
-    while start >= 0:  # literal searches: faster than one regex over the whole file
-        if source[start - 1 : start] in (b'"', b"'"):
-            line_start = source.rfind(b"\n", 0, start) + 1
-            line_end = source.find(b"\n", start)
-            if _COMPARES.search(source, line_start, line_end if line_end >= 0 else len(source)):
-                return True
-        start = source.find(b"cuda", start + 4)
+    if b"cuda" not in source:
+        return False
+    checked = -1  # the end of the last line looked at
+    for match in _QUOTED_CUDA.finditer(source):
+        start = match.start() + 1
+        if start < checked:
+            continue  # a line already looked at
+        line_start = source.rfind(b"\n", 0, start) + 1
+        line_end = source.find(b"\n", start)
+        checked = line_end if line_end >= 0 else len(source)
+        if _COMPARES.search(source, line_start, checked):
+            return True
     return False
