@@ -32,7 +32,8 @@ def migrate_file(
     options: EngineOptions | None = None,
     cache: Cache | None = None,
 ) -> tuple[bytes, FileRecord]:
-    """``tables``: the target version's, handed down by the run (for ``options``)."""
+    """The output (the bytes read, unless the file changed) and the record of one file.
+    ``tables``: the target version's, handed down by the run (for ``options``)."""
     data = _read(source_path)
     now = datetime.now()
     key = cache.key(rel, data) if cache is not None else None
@@ -73,10 +74,10 @@ def migrate_file(
         libcst_stages=result.libcst_stages,
         framework=result.framework,
     )
+    changed = result.status == FileStatus.CHANGED
     if cache is not None and key is not None:
-        changed = result.status == FileStatus.CHANGED
         cache.put(key, record_to_plain(record), result.output if changed else None)
-    return result.output, record
+    return (result.output if changed else data), record  # unchanged: the very bytes read
 
 
 def _from_cache(

@@ -174,10 +174,8 @@ def _work(tables: Tables, task: Task) -> FileRecord:
         start = time.perf_counter()
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
-        if record.status == FileStatus.CHANGED:
-            _write_entry(output, Path(path), target)
-        else:
-            _copy_entry(Path(path), target)
+        # (unchanged: the bytes migrate_file read, not a second read of the input)
+        _write_entry(output, Path(path), target)
         record.timings["write"] = time.perf_counter() - start
     return record
 
