@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -89,9 +90,42 @@ def _names(value: object) -> dict[str, str] | None:
 
 
 def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -> ProjectFacts:
-    """``tables``: the run's; ``cache``: where the facts of each analysed module are kept
-    between runs."""
-    return build_facts(_sources(project), tables.unsupported, cache)
+    """``tables``: the run's; ``cache``: where the facts of the whole project, and those of
+    each analysed module, are kept between runs (a warm run reads the files and finds the
+    project's entry by their contents: no scan; one changed file rescans the project, its
+    unchanged modules from their own entries)."""
+    files = list(_sources(project))
+    if cache is None:
+        return build_facts(files, tables.unsupported)
+    digest = hashlib.sha256()
+    for rel_path, source in files:
+        encoded = rel_path.encode("utf-8", "surrogateescape")
+        digest.update(b"%d|%s|%d|" % (len(encoded), encoded, len(source)))
+        digest.update(source)
+    key = cache.key("project facts (all files)", digest.digest())
+    entry = cache.get(key)
+    found = _facts(entry.value) if entry is not None else None
+    if found is not None:
+        return found
+    facts = build_facts(files, tables.unsupported, cache)
+    cache.put(key, {"cuda_only": facts.cuda_only, "op_namespaces": sorted(facts.op_namespaces)})
+    return facts
+
+
+def _facts(value: object) -> ProjectFacts | None:
+    """A cached value of scan_project, or None for anything else (the project is scanned)."""
+    if type(value) is not dict or set(value) != {"cuda_only", "op_namespaces"}:
+        return None
+    modules, namespaces = value["cuda_only"], value["op_namespaces"]
+    if type(modules) is not dict or type(namespaces) is not list:
+        return None
+    cuda_only = {m: _names(n) for m, n in modules.items() if type(m) is str}
+    if len(cuda_only) != len(modules) or any(n is None for n in cuda_only.values()):
+        return None
+    if any(type(n) is not str for n in namespaces):
+        return None
+    checked = {m: n for m, n in cuda_only.items() if n is not None}
+    return ProjectFacts(checked, frozenset(namespaces))
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:

@@ -96,6 +96,76 @@ def test_warm_run_reuses_the_project_facts(tmp_path: Path, monkeypatch) -> None:
     assert b"if x.is_npu:" in (tmp_path / "c/proj_msft/model.py").read_bytes()
 
 
+def test_warm_run_takes_the_whole_projects_facts_from_one_entry(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A warm run of an unchanged project does not scan it (one entry, found by the files'
+    contents); a changed file rescans it; an entry that is not what a run stores is ignored."""
+    import ms_fmk_transplt.project_scan as project_scan
+
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "kernels.py").write_text(
+        "import triton\n\n@triton.jit\ndef add_kernel(x):\n    pass\n", encoding="utf-8"
+    )
+    model = "import torch\nfrom kernels import add_kernel\n\ndef f(x):\n    if x.is_cuda:\n"
+    (src / "model.py").write_text(model + "        return add_kernel(x)\n", encoding="utf-8")
+    scans: list[int] = []
+    real = project_scan.build_facts
+
+    def counting(files, *args, **kwargs):  # type: ignore[no-untyped-def]
+        scans.append(1)
+        return real(files, *args, **kwargs)
+
+    monkeypatch.setattr(project_scan, "build_facts", counting)
+    cache = tmp_path / "cache"
+
+    def run(name: str) -> bytes:
+        out = tmp_path / name
+        result = cli("-q", "-i", str(src), "-o", str(out), "--cache-dir", str(cache))
+        assert result.exit_code == 0, result.output
+        return (out / "proj_msft" / "model.py").read_bytes()
+
+    first = run("a")
+    assert (run("b"), len(scans)) == (first, 1)  # warm: no scan
+    (src / "notes.py").write_text("x = 1\n", encoding="utf-8")
+    assert (run("c"), len(scans)) == (first, 2)  # a new file: scanned again
+    # the project entries are rewritten with values of the wrong shape: ignored, rescanned
+    entries = [p for p in cache.rglob("*") if p.is_file() and b"op_namespaces" in p.read_bytes()]
+    assert entries
+    for path in entries:
+        head, _, _ = path.read_bytes().partition(b"\n")
+        path.write_bytes(head + b"\n" + b'{"cuda_only":{"kernels":["x"]},"op_namespaces":[]}')
+    assert (run("d"), len(scans)) == (first, 3) and b"if x.is_cuda:" in first
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        [],
+        {"cuda_only": {}},
+        {"cuda_only": [], "op_namespaces": []},
+        {"cuda_only": {"m": {"a": 1}}, "op_namespaces": []},
+        {"cuda_only": {"m": {"a": "b"}}, "op_namespaces": [1]},
+        {"cuda_only": {}, "op_namespaces": [], "extra": 1},
+    ],
+)
+def test_a_project_entry_of_another_shape_is_not_used(value: object) -> None:
+    from ms_fmk_transplt.project_scan import _facts
+
+    assert _facts(value) is None
+
+
+def test_a_project_entry_reads_back_as_the_facts_it_stored() -> None:
+    from ms_fmk_transplt.project_scan import _facts
+
+    facts = _facts({"cuda_only": {"pkg.k": {"add": "Triton kernel add"}}, "op_namespaces": ["x"]})
+    assert facts is not None
+    assert facts.cuda_only == {"pkg.k": {"add": "Triton kernel add"}}
+    assert facts.op_namespaces == frozenset({"x"})
+
+
 class PanicException(BaseException):
     """Like pyo3's, raised by a panic in LibCST's native parser: not an Exception."""
 

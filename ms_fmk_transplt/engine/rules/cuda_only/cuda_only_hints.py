@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 _HINT = re.compile(
@@ -56,7 +57,7 @@ def hinted(source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = 
     if _hint(source) or _library_imports(table).search(source) is not None:
         return True
     hint = facts.hint if facts is not None else None
-    return hint is not None and has_condition(source) and hint.search(source) is not None
+    return hint is not None and has_condition(source) and word_search(hint, source) is not None
 
 
 def _hint(source: bytes) -> bool:

@@ -47,11 +47,12 @@ class ProjectFacts:
 
     @cached_property
     def hint(self) -> re.Pattern[bytes] | None:
-        """Matches a file that may import one of these modules (cheap test before parsing)."""
+        """Matches a file that may import one of these modules (cheap test before parsing;
+        searched with word_search: a leading \\b would make the search slow)."""
         tails = sorted({m.rsplit(".", 1)[-1] for m in self.cuda_only if m})
         if not tails:
             return None
-        return re.compile(rb"\b(?:" + b"|".join(re.escape(t.encode()) for t in tails) + rb")\b")
+        return re.compile(rb"(?:" + b"|".join(re.escape(t.encode()) for t in tails) + rb")\b")
 
     def names(self, module: str, level: int, importer: str) -> dict[str, str]:
         """The CUDA-only names of the module ``from <module> import`` (``level`` dots) reads in
