@@ -3,14 +3,18 @@ family attribution (benchmarks/families.py), without timing anything."""
 
 from __future__ import annotations
 
+import ast
 import json
+import random
+import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import real_shaped  # noqa: E402
 from bench import floor_all  # noqa: E402
-from budget import RECORD, build_sample, digest, within  # noqa: E402
+from budget import RECORD, digest, within  # noqa: E402
 from families import PARSE, attribute, bucket  # noqa: E402
 
 FAMILIES = frozenset({"cuda_only", "device_api"})
@@ -18,20 +22,49 @@ FAMILIES = frozenset({"cuda_only", "device_api"})
 
 def test_the_sample_is_the_same_bytes_every_time(tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "sample", tmp_path / "b" / "sample"
-    one, two = build_sample(first), build_sample(second)
+    one, two = real_shaped.build(first, ROOT, files=60), real_shaped.build(second, ROOT, files=60)
     assert [p.relative_to(first) for p in one] == [p.relative_to(second) for p in two]
-    assert digest(first, one) == digest(second, two)
-    tops = {p.relative_to(first).parts[0] for p in one}
-    assert {"zoo", "projects_0", "projects_1", "rules_0", "rules_1"} <= tops
-    assert not any(p.name.endswith(".expected.py") for p in one)
-    assert (first / "projects_1/imagenet/main.py").read_bytes() == (
-        ROOT / "fixtures/projects/imagenet/main.py"
-    ).read_bytes()
+    assert len(one) == 60 and digest(first, one) == digest(second, two)
+    for path in one:  # every file is a module Python parses
+        ast.parse(path.read_bytes())
+
+
+def test_the_sample_is_shaped_like_a_real_zoo() -> None:
+    cuda, plain = real_shaped.pieces(ROOT)
+    rnd = random.Random(real_shaped.SEED)  # as build() draws them, without writing files
+    files = [real_shaped.compose(rnd, cuda, plain) for _ in range(real_shaped.FILES)]
+    sizes = sorted(map(len, files))
+    assert 1_000 <= len(files) <= 2_000 and 10e6 <= sum(sizes) <= 20e6
+    assert 8_000 <= statistics.median(sizes) <= 20_000
+    assert sizes[0] >= real_shaped.SMALLEST and sizes[-1] <= real_shaped.LARGEST + 20_000
+    cuda_lines = [sum(1 for line in f.splitlines() if real_shaped.CUDA.search(line)) for f in files]
+    with_cuda = sum(1 for n in cuda_lines if n) / len(files)
+    assert 0.25 <= with_cuda <= 0.45  # about a third of the files need changes
+    assert sum(1 for n in cuda_lines if n >= 20) >= 50  # some with many CUDA lines
+    assert sum(1 for n in cuda_lines if 0 < n <= 5) >= 50  # more with a few
+
+
+def test_the_pieces_parse_alone_and_plain_ones_name_no_cuda() -> None:
+    cuda, plain = real_shaped.pieces(ROOT)
+    assert len(cuda) >= 100 and len(plain) >= 50
+    for piece in cuda + plain:
+        ast.parse(piece)
+        assert b"from __future__" not in piece and b"msft: skip-file" not in piece
+        assert b"tensorflow" not in piece
+    assert not any(real_shaped.CUDA.search(p) for p in plain)
+
+
+def test_a_future_import_does_not_break_the_concatenation() -> None:
+    piece = real_shaped.as_piece(b'"""Doc."""\nfrom __future__ import annotations\nx: int = 1')
+    assert piece == b'"""Doc."""\nx: int = 1\n'
+    ast.parse(b"y = 2\n" + piece)
+    assert real_shaped.as_piece(b"print 'python 2'\n") is None
+    assert real_shaped.as_piece(b"import tensorflow as tf\n") is None
 
 
 def test_the_digest_sees_a_changed_byte(tmp_path: Path) -> None:
     root = tmp_path / "sample"
-    files = build_sample(root)
+    files = real_shaped.build(root, ROOT, files=5)
     before = digest(root, files)
     files[0].write_bytes(files[0].read_bytes() + b"\n")
     assert digest(root, files) != before
