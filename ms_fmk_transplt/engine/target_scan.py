@@ -61,10 +61,12 @@ def _encoded(words: frozenset[str]) -> frozenset[bytes]:
 
 
 def may_concern_target(source: bytes, tables: Tables) -> bool:
-    """Cheap byte-level test: a listed API's last part where it can name the API (after a dot
-    or in an import; anywhere after ``import *``), or a pattern's shape. A bare
-    ``disable=True`` or ``sum(x)`` cannot: names resolve through imports, and an unimported
-    bare name is a builtin or the file's own."""
+    """Cheap byte-level test: a listed API's last part where it can name the API (in an
+    import; after a dot, in a chain whose first name an import may bind; anywhere after
+    ``import *``), or a pattern's shape. A bare ``disable=True`` or ``sum(x)`` cannot: names
+    resolve through imports, and an unimported bare name is a builtin or the file's own; nor
+    can ``x.sum()`` when no import binds ``x`` (the scan walks only chains from an imported
+    name: parsing such a file found nothing to walk)."""
     words = api_words(tables)
     if words:
         if b"import *" in source:
@@ -72,12 +74,36 @@ def may_concern_target(source: bytes, tables: Tables) -> bool:
                 return True
         else:
             wanted = _encoded(words)
-            if not wanted.isdisjoint(_ATTRIBUTE.findall(source)):
+            imported = _import_words(source)
+            if imported is None or not wanted.isdisjoint(imported):
                 return True
-            for imported in word_matches(_IMPORTED, source):
-                if not wanted.isdisjoint(_NAME.findall(imported.group(1))):
-                    return True
+            chains = [m.start() for m in _ATTRIBUTE.finditer(source) if m.group(1) in wanted]
+            if chains and _chain_from(source, chains, imported):
+                return True
     return may_hold_pattern(source, tables.advice.by_pattern)
+
+
+def _import_words(source: bytes) -> set[bytes] | None:
+    """The words of the file's import clauses: every name an import statement binds is among
+    them. None when a parenthesized clause holds a comment (its ``)`` could end the clause
+    early): unknown."""
+    found: set[bytes] = set()
+    for match in word_matches(_IMPORTED, source):
+        clause = match.group(1)
+        if clause.startswith(b"(") and b"#" in clause:
+            return None
+        found.update(_NAME.findall(clause))
+    return found
+
+
+def _chain_from(source: bytes, dots: list[int], imported: set[bytes]) -> bool:
+    """Whether a chain ending at one of the dots starts at an imported name (_chain_roots'
+    test), or the file holds a pattern's word: a parsed file has those lines walked too."""
+    for dot in dots:
+        start = _root_of(source, dot)
+        if start is not None and _identifier_at(source, start) in imported:
+            return True
+    return word_search(_pattern(PATTERN_WORDS), source) is not None
 
 
 def target_notices(
