@@ -35,6 +35,11 @@ def test_a_listed_api_through_an_imported_name_is_scanned(tables: Tables) -> Non
     [
         "import torch\n\nlayer = model.Linear(4, 4)\ntotal = x.sum()\n",  # roots no import binds
         "import torch\n\ntotal = (a + b).sum()\n",  # no chain of names at all
+        # imported roots, but no listed API ends in the chain's text
+        "import torch\nfrom torch import nn\n\nlayer = nn.Linear(4, 4)\nt = torch.nn.Linear\n",
+        # an alias whose path, followed by the chain, is no listed API
+        "import torch.nn as nn\nfrom torch.nn import (functional as F,\n  init)\n\n"
+        "layer = nn.Linear(4, 4)\n",
     ],
 )
 def test_a_listed_last_part_on_an_unimported_name_is_not_parsed(
@@ -53,6 +58,11 @@ def test_a_listed_last_part_on_an_unimported_name_is_not_parsed(
         "from torch.ao.nn import (  # quantized (aware)\n    qat,\n)\n\nx.Linear(2, 2)\n",
         # the last part itself imported
         "from torch.ao.nn.qat import Linear\n",
+        # a chain from an alias: its path is not in its text
+        "import torch.ao.nn as tnn\n\nlayer = tnn.qat.Linear(4, 4, qconfig=None)\n",
+        # an alias whose path is not read here (relative, or a `from` continued by a backslash)
+        "from . import layers as nn\n\nlayer = nn.Linear(4, 4)\n",
+        "from torch.ao.nn \\\n    import qat as nn\n\nlayer = nn.Linear(4, 4)\n",
     ],
 )
 def test_what_may_name_a_listed_api_is_still_parsed(tables: Tables, source: str) -> None:

@@ -74,35 +74,104 @@ def may_concern_target(source: bytes, tables: Tables) -> bool:
                 return True
         else:
             wanted = _encoded(words)
-            imported = _import_words(source)
-            if imported is None or not wanted.isdisjoint(imported):
+            clauses = _import_words(source)
+            if clauses is None or not wanted.isdisjoint(clauses[0]):
                 return True
-            chains = [m.start() for m in _ATTRIBUTE.finditer(source) if m.group(1) in wanted]
-            if chains and _chain_from(source, chains, imported):
+            chains = [m for m in _ATTRIBUTE.finditer(source) if m.group(1) in wanted]
+            if chains and _chain_from(source, chains, clauses, _listed_suffixes(tables)):
                 return True
     return may_hold_pattern(source, tables.advice.by_pattern)
 
 
-def _import_words(source: bytes) -> set[bytes] | None:
-    """The words of the file's import clauses: every name an import statement binds is among
-    them. None when a parenthesized clause holds a comment (its ``)`` could end the clause
-    early): unknown."""
-    found: set[bytes] = set()
+Aliases = dict[bytes, "set[bytes] | None"]  # name after ``as`` -> its paths (None: unknown)
+
+
+def _import_words(source: bytes) -> tuple[set[bytes], Aliases] | None:
+    """The words of the file's import clauses (every name an import statement binds is among
+    them), and the names bound after an ``as``, each with the paths it is bound to. None when
+    a parenthesized clause holds a comment (its ``)`` could end the clause early): unknown."""
+    words: set[bytes] = set()
+    aliases: Aliases = {}
     for match in word_matches(_IMPORTED, source):
         clause = match.group(1)
         if clause.startswith(b"(") and b"#" in clause:
             return None
-        found.update(_NAME.findall(clause))
-    return found
+        words.update(_NAME.findall(clause))
+        if b"as" in clause:
+            _add_aliases(source, match.start(), clause, aliases)
+    return words, aliases
 
 
-def _chain_from(source: bytes, dots: list[int], imported: set[bytes]) -> bool:
-    """Whether a chain ending at one of the dots starts at an imported name (_chain_roots'
-    test), or the file holds a pattern's word: a parsed file has those lines walked too."""
-    for dot in dots:
-        start = _root_of(source, dot)
-        if start is not None and _identifier_at(source, start) in imported:
+_ALIAS = re.compile(rb"\bas\s+([A-Za-z_][A-Za-z0-9_]*)")
+_AS_ITEM = re.compile(rb"\s*([A-Za-z_][A-Za-z0-9_.]*)\s+as\s+([A-Za-z_][A-Za-z0-9_]*)\s*")
+_FROM = re.compile(rb"from\s+([A-Za-z_][A-Za-z0-9_.]*)\s+$")
+_SPACE = re.compile(rb"\s+")
+
+
+def _add_aliases(source: bytes, at: int, clause: bytes, aliases: Aliases) -> None:
+    """The ``X as A`` items of the import clause at ``at``: A bound to X, or to M.X after
+    ``from M`` (an item not read so, or a relative import: its names' paths unknown)."""
+    line_start = source.rfind(b"\n", 0, at)
+    before = source[max(0, line_start) : at]
+    module = _FROM.search(before)
+    # `from . import`, or a `from` on the line before a backslash: the path is not read here
+    continued = line_start > 0 and source[:line_start].rstrip(b"\r").endswith(b"\\")
+    relative = module is None and (b"from" in before or continued)
+    text = clause.strip(b"()").replace(b"\\\n", b" ").split(b"#", 1)[0]
+    for item in text.split(b","):
+        if b" as" not in item and b"\tas" not in item:
+            continue
+        read = _AS_ITEM.fullmatch(item)
+        if read is None or relative:
+            for name in _ALIAS.findall(item):
+                aliases[name] = None
+            continue
+        path = (module.group(1) + b"." if module else b"") + read.group(1)
+        known = aliases.setdefault(read.group(2), set())
+        if known is not None:
+            known.add(path)
+
+
+@lru_cache(maxsize=16)
+def _listed_suffixes(tables: Tables) -> frozenset[bytes]:
+    """Every dotted tail of every listed API (``qat.Linear``, ``nn.qat.Linear``, ...)."""
+    names = {*tables.operators.entries, *tables.advice.by_api}
+    return frozenset(
+        ".".join(parts[i:]).encode()
+        for parts in (n.split(".") for n in names)
+        for i in range(len(parts))
+    )
+
+
+def _chain_from(
+    source: bytes,
+    chains: list[re.Match[bytes]],
+    clauses: tuple[set[bytes], Aliases],
+    listed: frozenset[bytes],
+) -> bool:
+    """Whether one of the chains (each a match of _ATTRIBUTE: its dot and last part) can name
+    a listed API: it starts at a name an import binds (_chain_roots' test) and the chain's own
+    text ends a listed API (an import binds a name to a path ending in that name: ``from
+    torch.ao.nn import qat`` makes ``qat.Linear`` torch.ao.nn.qat.Linear, which ends in
+    ``qat.Linear``), or the name is an alias and the chain from one of its paths ends one
+    (``import torch.nn.functional as F``: ``F.interpolate`` from torch.nn.functional; an alias
+    whose path was not read: any). Or the file holds a pattern's word: a parsed file has those
+    lines walked too."""
+    words, aliases = clauses
+    for chain in chains:
+        start = _root_of(source, chain.start())
+        if start is None:
+            continue
+        root = _identifier_at(source, start)
+        if root not in words:
+            continue
+        text = _SPACE.sub(b"", source[start : chain.end(1)])
+        if text in listed:
             return True
+        if root in aliases:
+            paths = aliases[root]
+            if paths is None or any(p + text[len(root) :] in listed for p in paths):
+                return True
     return word_search(_pattern(PATTERN_WORDS), source) is not None
 
 
