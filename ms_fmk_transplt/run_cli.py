@@ -41,6 +41,30 @@ def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
     sys.exit(EXIT_INTERRUPTED)
 
 
+NARROW_COLUMNS = {  # the narrow table's columns, with shorter headers
+    "Model": "Model",
+    "Changes": "Changes",
+    "Needs manual work": "Manual",
+    "CUDA-specific items": "Items",
+    "Conversion rate": "Rate",
+    "Status": "Status",
+}
+
+
+def _shown_row(row: tuple[object, ...], rate: int) -> list[object]:
+    values = list(row[:-1])
+    values[rate] = f"{values[rate]:.1%}"
+    return values
+
+
+def _width(header: tuple[str, ...], rows: list[list[str]]) -> int:
+    """Terminal columns a table needs to show every cell and header whole, on one line."""
+    widths = [len(name) for name in header]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row)]
+    return sum(widths) + 3 * len(widths) + 1  # "│ " before each cell, " " after, "│" last
+
+
 def execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "auto") -> None:
     from rich.table import Table
 
@@ -55,14 +79,27 @@ def execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "a
     table = Table(title=f"model zoo: {shown(result.root.name)}", show_footer=True)
     rate = HEADER.index("Conversion rate")
     total = totals(result.rows)
-    for i, name in enumerate(HEADER[:-1]):
+    # a terminal narrower than the whole table shows the columns that say what is left
+    cells = [[shown(v) for v in _shown_row(row, rate)] for row in result.rows]
+    wide = console.width >= _width(HEADER[:-1], [*cells, [shown(v) for v in total]])
+    columns = range(len(HEADER) - 1) if wide else [HEADER.index(n) for n in NARROW_COLUMNS]
+    for i in columns:
         footer = f"{total[i]:.1%}" if i == rate else shown(total[i])
-        table.add_column(name, footer=footer)
-    for row in result.rows:
-        values = list(row[:-1])
-        values[rate] = f"{row[rate]:.1%}"
-        table.add_row(*(shown(v) for v in values))
+        name = HEADER[i] if wide else NARROW_COLUMNS[HEADER[i]]
+        if isinstance(total[i], (int, float)):
+            table.add_column(name, footer=footer, justify="right")
+        else:  # a model's name is folded, never cut
+            table.add_column(name, footer=footer, overflow="fold")
+    for row in cells:
+        table.add_row(*(row[i] for i in columns))
     console.print(table)
+    if not wide:
+        console.print(
+            f"(a narrow terminal: {len(columns)} of the {len(HEADER) - 1} columns; every column "
+            "is in the summary files below)",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"zoo summary: {shown(result.summary_csv)}, {shown(result.summary_xlsx)}, "
         f"{shown(result.index_html)}",

@@ -278,6 +278,40 @@ def test_zoo_sheet_reads_well_and_only_code_folders_are_models(tmp_path: Path) -
     assert ws["B1"].alignment.horizontal == "right" == ws["B2"].alignment.horizontal
 
 
+@pytest.mark.parametrize("columns", [80, 60])
+def test_zoo_table_in_a_narrow_terminal(tmp_path: Path, columns: int) -> None:
+    """At 80 columns the zoo's eleven columns cut every name (``leg…``): a narrow terminal
+    gets the columns that say what is left, each model's name whole (folded when longer than
+    its column), and a line saying every column is in the summary files."""
+    zoo = tmp_path / "zoo"
+    long_name = "a_model_with_a_rather_long_folder_name_v2"
+    for name, folder in (("amp_loop", "amp_loop"), ("legacy_gpu", long_name)):
+        shutil.copytree(ROOT / "fixtures/projects" / name, zoo / folder)
+    args = ["-i", str(zoo), "-o", str(tmp_path / "out"), "--zoo", "--color", "never"]
+    result = CliRunner().invoke(main, args, env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    table = [line for line in lines if line[:1] in "┏┃┡│├└"]
+    assert table and all(len(line) <= columns for line in table)  # (paths below: soft-wrapped)
+    header = next(line for line in lines if "Model" in line)
+    assert [c.strip() for c in header.split("┃")[1:-1]] == [
+        "Model", "Changes", "Manual", "Items", "Rate", "Status"
+    ]  # fmt: skip
+    rows = [line for line in lines if line.startswith("│")]
+    first = "".join(line.split("│")[1].strip() for line in rows)  # the Model column, joined
+    assert "amp_loop" in first and long_name in first and "…" not in result.output
+    with (tmp_path / "out/zoo_zoo_summary.csv").open(newline="") as fh:
+        by_model = {r["Model"]: r for r in csv.DictReader(fh)}
+    amp = [c.strip() for c in next(r for r in rows if "amp_loop" in r).split("│")[1:-1]]
+    assert amp[1:5] == [
+        by_model["amp_loop"]["Changes"],
+        by_model["amp_loop"]["Needs manual work"],
+        by_model["amp_loop"]["CUDA-specific items"],
+        f"{float(by_model['amp_loop']['Conversion rate']):.1%}",
+    ]
+    assert "6 of the 11 columns; every column is in the summary files" in " ".join(lines)
+
+
 def test_verbose_and_quiet(tmp_path: Path) -> None:
     project = ROOT / "fixtures/projects/toolkit"
     verbose = cli("--verbose", "-i", str(project), "-o", str(tmp_path / "v"))
