@@ -15,20 +15,34 @@ _KEY = "_msft_nodes"  # kept on the tree (not a field: ast.walk and ast.dump nev
 def walk_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
     """The nodes under ``roots`` (included), breadth first in field order as ``ast.walk``
     yields them, without expression contexts and operators. A list and an index instead of
-    ast.walk's generators of generators: about twice as fast."""
+    ast.walk's generators of generators, and each node type's fields that can hold nodes
+    looked up once: about twice as fast."""
     found = [r for r in roots if not isinstance(r, _SKIP)]
+    append, node_type = found.append, ast.AST
     at = 0
     while at < len(found):
         node = found[at]
         at += 1
-        for field in node._fields:
+        fields = _FIELDS.get(type(node))
+        if fields is None:
+            fields = _fields(type(node))
+        for field in fields:
             value = getattr(node, field, None)
-            if isinstance(value, list):
-                found.extend(
-                    v for v in value if isinstance(v, ast.AST) and not isinstance(v, _SKIP)
-                )
-            elif isinstance(value, ast.AST) and not isinstance(value, _SKIP):
-                found.append(value)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return found
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_NOT_NODES = frozenset({"ctx", "op", "ops"})  # (expression contexts and operators only)
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _NOT_NODES)
     return found
 
 
