@@ -32,7 +32,7 @@ import random
 import re
 from pathlib import Path
 
-from synthetic_zoo import DATA, EVAL, MODEL, TRAIN, UTILS
+from synthetic_zoo import DATA, EVAL, MODEL, TRAIN, UTILS, template_values
 
 SEED = 0
 FILES = 1000  # .py files in the sample
@@ -66,17 +66,7 @@ def _zoo_pieces() -> list[bytes]:
     pieces = []
     for template in (MODEL, UTILS, DATA, TRAIN, EVAL):
         for i in range(VARIANTS):
-            values = dict(
-                name=f"block_{i:02d}",
-                cls=f"Block{i}",
-                kind=rnd.choice(["mlp", "vision", "audio"]),
-                width=rnd.choice([64, 128, 256]),
-                classes=rnd.randint(2, 100),
-                lr=rnd.choice([0.1, 0.01, 0.05]),
-                size=rnd.choice([256, 512]),
-                seed=i,
-                batch=rnd.choice([16, 32, 64]),
-            )
+            values = template_values(rnd, i, f"block_{i:02d}", f"Block{i}")
             pieces.append(template.format(**values).encode())
     return pieces
 

@@ -139,22 +139,27 @@ FILES = {
 }
 
 
+def template_values(rnd: random.Random, i: int, name: str, cls: str) -> dict[str, object]:
+    """The values the templates are filled with (drawn from ``rnd`` in this order)."""
+    return dict(
+        name=name,
+        cls=cls,
+        kind=rnd.choice(["mlp", "vision", "audio"]),
+        width=rnd.choice([64, 128, 256]),
+        classes=rnd.randint(2, 100),
+        lr=rnd.choice([0.1, 0.01, 0.05]),
+        size=rnd.choice([256, 512]),
+        seed=i,
+        batch=rnd.choice([16, 32, 64]),
+    )
+
+
 def generate(root: Path, files: int, seed: int = 0) -> Path:
     rnd = random.Random(seed)
     models = max(1, files // len(FILES))
     for i in range(models):
         name = f"model_{i:04d}"
-        values = dict(
-            name=name,
-            cls=f"Net{i}",
-            kind=rnd.choice(["mlp", "vision", "audio"]),
-            width=rnd.choice([64, 128, 256]),
-            classes=rnd.randint(2, 100),
-            lr=rnd.choice([0.1, 0.01, 0.05]),
-            size=rnd.choice([256, 512]),
-            seed=i,
-            batch=rnd.choice([16, 32, 64]),
-        )
+        values = template_values(rnd, i, name, f"Net{i}")
         folder = root / name
         folder.mkdir(parents=True)
         for fname, template in FILES.items():

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ms_fmk_transplt.engine.scope_model import full_name
+
 LOOPS = (ast.For, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -48,13 +50,9 @@ class _Step:
 
 
 def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
+    """``a.b`` for ``a.b`` (also through calls and subscripts: engine/scope_model.full_name),
+    "" for anything else."""
+    return full_name(node) or ""
 
 
 def _is_optimizer(name: str) -> bool:
