@@ -14,6 +14,9 @@ What it provides, mirroring how the real torch_npu 2.x presents itself:
   ``Tensor.npu()``/``Module.npu()`` and ``Tensor.is_npu`` exist (every CPU tensor counts as "on the
   NPU" here). ``device_count()`` is 1, or ``STANDIN_NPU_COUNT`` when a test sets it (a script that
   spawns one worker per NPU); ``set_device``/``current_device`` keep the index each process chose.
+* ``torch_npu.profiler`` (profiler.py: torch_npu 2.x's signatures, traces left where the real one
+  leaves them, misuse raised) and ``torch.npu.set_aoe`` (aoe.py), each call recorded
+  (``MSFT_STANDIN_LOG``), for the kits' executed tests.
 * ``hccl`` process groups: a real backend named hccl, registered like torch_npu registers its own,
   implemented by gloo, so multi-process runs work on one CPU machine; DDP accepts ``device_ids``
   for the stand-in device.
@@ -505,3 +508,7 @@ _MODE = _NpuOnCpu()
 _MODE.__enter__()  # active for the life of the process
 
 import torch_npu.optim  # noqa: E402,F401 - `import torch_npu` loads it, as the real package does
+import torch_npu.profiler  # noqa: E402,F401 - and its profiler
+from torch_npu.aoe import set_aoe  # noqa: E402
+
+npu.set_aoe = set_aoe  # torch.npu.set_aoe / torch_npu.npu.set_aoe
