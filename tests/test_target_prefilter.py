@@ -1,4 +1,4 @@
-"""The target scan's byte-level test (engine/target_scan.py may_concern_target): a file is parsed
+"""The target scan's byte-level test (engine/target_filter.py may_concern_target): a file is parsed
 for operator-support and advice rows only when a listed API's last part can name it. A chain
 like ``x.sum()`` cannot when no import binds ``x``: parsing such a file found no line to walk,
 so it is not parsed (its log line says "(pre-filter)"); rows of every file that has them are
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ms_fmk_transplt.engine.target_scan import may_concern_target, target_notices
+from ms_fmk_transplt.engine.target_filter import may_concern_target
+from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.tables import Tables, load_tables
 
 
