@@ -119,13 +119,15 @@ def _facts(value: object) -> ProjectFacts | None:
     modules, namespaces = value["cuda_only"], value["op_namespaces"]
     if type(modules) is not dict or type(namespaces) is not list:
         return None
-    cuda_only = {m: _names(n) for m, n in modules.items() if type(m) is str}
-    if len(cuda_only) != len(modules) or any(n is None for n in cuda_only.values()):
-        return None
+    cuda_only: dict[str, dict[str, str]] = {}
+    for module, value_names in modules.items():
+        names = _names(value_names)
+        if type(module) is not str or names is None:
+            return None
+        cuda_only[module] = names
     if any(type(n) is not str for n in namespaces):
         return None
-    checked = {m: n for m, n in cuda_only.items() if n is not None}
-    return ProjectFacts(checked, frozenset(namespaces))
+    return ProjectFacts(cuda_only, frozenset(namespaces))
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 
 import click
 
@@ -51,7 +52,7 @@ NARROW_COLUMNS = {  # the narrow table's columns, with shorter headers
 }
 
 
-def _shown_row(row: tuple[object, ...], rate: int) -> list[object]:
+def _shown_row(row: Sequence[object], rate: int) -> list[object]:
     values = list(row[:-1])
     values[rate] = f"{values[rate]:.1%}"
     return values
@@ -81,15 +82,15 @@ def execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "a
     total = totals(result.rows)
     # a terminal narrower than the whole table shows the columns that say what is left
     cells = [[shown(v) for v in _shown_row(row, rate)] for row in result.rows]
-    wide = console.width >= _width(HEADER[:-1], [*cells, [shown(v) for v in total]])
+    foot = [shown(v) for v in _shown_row(total, rate)]
+    wide = console.width >= _width(HEADER[:-1], [*cells, foot])
     columns = range(len(HEADER) - 1) if wide else [HEADER.index(n) for n in NARROW_COLUMNS]
     for i in columns:
-        footer = f"{total[i]:.1%}" if i == rate else shown(total[i])
         name = HEADER[i] if wide else NARROW_COLUMNS[HEADER[i]]
         if isinstance(total[i], (int, float)):
-            table.add_column(name, footer=footer, justify="right")
+            table.add_column(name, footer=foot[i], justify="right")
         else:  # a model's name is folded, never cut
-            table.add_column(name, footer=footer, overflow="fold")
+            table.add_column(name, footer=foot[i], overflow="fold")
     for row in cells:
         table.add_row(*(row[i] for i in columns))
     console.print(table)

@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.options import EngineOptions
+from ms_fmk_transplt.engine.word_search import WORD_BYTES
 from ms_fmk_transplt.tables import Tables
 
 BASE_TRIGGERS = (
@@ -48,7 +49,6 @@ def triggers(tables: Tables) -> tuple[bytes, ...]:
 
 
 _IDENTIFIER = re.compile(rb"[A-Za-z0-9_]+")
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 @lru_cache(maxsize=8)
@@ -72,7 +72,7 @@ def names_library(source: bytes, roots: tuple[frozenset[bytes], tuple[bytes, ...
             end = start + len(root)
             before = source[start - 1] if start else 32
             after = source[end] if end < len(source) else 32
-            if before not in _WORD and after not in _WORD:
+            if before not in WORD_BYTES and after not in WORD_BYTES:
                 return True
             start = source.find(root, end)
     return False

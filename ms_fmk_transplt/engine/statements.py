@@ -20,23 +20,21 @@ def blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
     yield getattr(stmt, "finalbody", None) or []
 
 
-def imports_in(body: list[ast.stmt], into_definitions: bool) -> list[ast.Import | ast.ImportFrom]:
-    """The import statements of a statement list, in source order: all of them, or only those
-    run when the list runs (not inside def/class)."""
+def imports_in(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements run when a statement list runs (not inside def/class), in source
+    order (every import of a module: tree_statements)."""
     found: list[ast.Import | ast.ImportFrom] = []
-    _imports(body, into_definitions, found)
+    _imports(body, found)
     return found
 
 
-def _imports(
-    stmts: list[ast.stmt], into_definitions: bool, found: list[ast.Import | ast.ImportFrom]
-) -> None:
+def _imports(stmts: list[ast.stmt], found: list[ast.Import | ast.ImportFrom]) -> None:
     for stmt in stmts:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             found.append(stmt)
-        elif into_definitions or not isinstance(stmt, DEFINITIONS):
+        elif not isinstance(stmt, DEFINITIONS):
             for block in blocks(stmt):
-                _imports(block, into_definitions, found)
+                _imports(block, found)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 
 from ms_fmk_transplt.engine.rules.advice.advice_rows import PATTERN_WORDS, may_hold_pattern
-from ms_fmk_transplt.engine.word_search import word_matches, word_search
+from ms_fmk_transplt.engine.word_search import WORD_BYTES, word_matches, word_search
 from ms_fmk_transplt.tables import Tables
 
 
@@ -160,7 +160,6 @@ def _chain_from(
 
 
 _DOT = ord(".")
-_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _WHITESPACE = frozenset(b" \t\n\r\f\v")
 
@@ -173,7 +172,7 @@ def chain_start(source: bytes, dot: int) -> int | None:
         while at >= 0 and source[at] in _WHITESPACE:
             at -= 1
         end = at + 1
-        while at >= 0 and source[at] in _IDENTIFIER:
+        while at >= 0 and source[at] in WORD_BYTES:
             at -= 1
         start = at + 1
         if start == end or source[start] not in _FIRST:
@@ -187,7 +186,7 @@ def chain_start(source: bytes, dot: int) -> int | None:
 
 def identifier_at(source: bytes, start: int) -> bytes:
     end = start
-    while end < len(source) and source[end] in _IDENTIFIER:
+    while end < len(source) and source[end] in WORD_BYTES:
         end += 1
     return source[start:end]
 

@@ -82,9 +82,10 @@ class _Finder(ast.NodeVisitor):
         self.steps: list[_Step] = []
         self.backwards: list[_Step] = []
         self.calls: list[tuple[str, ast.Call, tuple[ast.For | ast.While, ...]]] = []
-        self.defined: dict[str, ast.AST] = {}  # function name -> its node
+        self.around: dict[int, tuple[ast.AST, ...]] = {}  # a loop's id -> the functions around it
 
     def _loop(self, node: ast.For | ast.While) -> None:
+        self.around[id(node)] = tuple(self.functions)
         self.loops.append(node)
         self.generic_visit(node)
         self.loops.pop()
@@ -92,8 +93,6 @@ class _Finder(ast.NodeVisitor):
     visit_For = visit_While = _loop  # noqa: N815 (ast.NodeVisitor's names)
 
     def _function(self, node: ast.AST) -> None:
-        if isinstance(node, _FUNCTIONS):
-            self.defined.setdefault(node.name, node)
         self.functions.append(node)
         self.generic_visit(node)
         self.functions.pop()
@@ -162,20 +161,12 @@ def _loops_of(
     step in a function run in no loop of its own, the loops that call that function."""
     if step.loops:
         loop = step.loops[-1]
-        return [(loop, tuple(f for f in step.functions if _encloses(f, loop)))]
+        return [(loop, finder.around[id(loop)])]
     owner = next((f for f in reversed(step.functions) if isinstance(f, _FUNCTIONS)), None)
     if not isinstance(owner, _FUNCTIONS):
         return []
-    callers = [loops for callee, _, loops in finder.calls if callee == owner.name and loops]
-    return [(loops[-1], _functions_around(loops[-1], finder)) for loops in callers]
-
-
-def _encloses(outer: ast.AST, inner: ast.AST) -> bool:
-    return any(node is inner for node in ast.walk(outer))
-
-
-def _functions_around(loop: ast.For | ast.While, finder: _Finder) -> tuple[ast.AST, ...]:
-    return tuple(f for f in finder.defined.values() if _encloses(f, loop))
+    callers = [loops[-1] for callee, _, loops in finder.calls if callee == owner.name and loops]
+    return [(loop, finder.around[id(loop)]) for loop in callers]
 
 
 def _check_runs_plainly(

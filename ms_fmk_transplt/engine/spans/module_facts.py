@@ -137,4 +137,4 @@ def module_level_imports(stmts: list[ast.stmt]) -> list[ast.Import | ast.ImportF
     """Import statements executed when the module is imported (not inside def/class)."""
     if all(type(s) in _NO_BLOCKS for s in stmts):
         return []  # (most lines: no import, no block that could hold one)
-    return imports_in(stmts, into_definitions=False)
+    return imports_in(stmts)

@@ -219,7 +219,7 @@ def definition_uses(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                 if isinstance(v, ast.AST)
             ]  # fmt: skip
         )
-        conditioned = any(_is_condition(n) for n in body) or any(_is_condition(n) for n in rest)
+        conditioned = any(_conditions_at(n) for n in body) or any(_conditions_at(n) for n in rest)
         bases = names_in(node.bases) if isinstance(node, ast.ClassDef) else set()
         found = node.__dict__[_USES] = (conditioned, frozenset(_names(body)), frozenset(bases))
     return found
@@ -242,26 +242,18 @@ def _attributes(nodes: list[ast.AST], found: dict[str, str]) -> dict[str, str]:
 def cuda_conditions(test: ast.AST) -> list[ast.AST]:
     """The parts of a condition that ask "is this CUDA?": device strings compared in it
     (``x.device.type == 'cuda'``, ``impl in ('cuda', 'ref')``) and ``.is_cuda``."""
-    found: list[ast.AST] = []
-    for node in walk_nodes([test]):
-        if isinstance(node, ast.Compare):
-            for side in (node.left, *node.comparators):
-                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
-                found.extend(i for i in items if is_cuda_string(i))
-        elif isinstance(node, ast.Attribute) and node.attr == "is_cuda":
-            found.append(node)
-    return found
+    return [c for node in walk_nodes([test]) for c in _conditions_at(node)]
 
 
-def _is_condition(node: ast.AST) -> bool:
-    """Whether cuda_conditions finds something at this node itself."""
+def _conditions_at(node: ast.AST) -> list[ast.AST]:
+    """What cuda_conditions finds at this node itself."""
     if isinstance(node, ast.Compare):
+        found: list[ast.AST] = []
         for side in (node.left, *node.comparators):
             items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
-            if any(is_cuda_string(i) for i in items):
-                return True
-        return False
-    return isinstance(node, ast.Attribute) and node.attr == "is_cuda"
+            found.extend(i for i in items if is_cuda_string(i))
+        return found
+    return [node] if isinstance(node, ast.Attribute) and node.attr == "is_cuda" else []
 
 
 def is_cuda_string(node: ast.AST) -> bool:
