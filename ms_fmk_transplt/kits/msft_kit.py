@@ -1,0 +1,190 @@
+"""msft_kit: the runtime of an ms_fmk_transplt kit (aoe, profile or precision).
+
+``ms_fmk_transplt kit`` writes this file next to the training script and calls it at the places
+change_list.csv lists (rules ``kit.*``): ``<kit>_begin()`` right before the training loop and
+``<kit>_tick()`` as the first statement of its body, so tick ``i`` runs once steps ``0 .. i-1``
+have finished, whatever ``continue`` or closures the loop uses. The launcher of the kit sets the
+environment variables below; without them the defaults hold. The tool itself never imports this
+module: it is copied, not run, and imports torch, torch_npu and msprobe only when called.
+
+* aoe (the porting guide's "AOE tuning" chapter): ``torch.npu.set_aoe(MSFT_AOE_DUMP)`` before
+  the loop; the run stops when step 0 has finished (the guide's ``if i > 0: exit()``), leaving
+  the operators' dump for ``aoe --job_type=2 --model_path=$MSFT_AOE_DUMP``.
+* profile: ``torch_npu.profiler.profile`` over MSFT_PROF_ACTIVE steps after MSFT_PROF_SKIP_FIRST
+  skipped, MSFT_PROF_WAIT waiting and MSFT_PROF_WARMUP warm-up steps (CPU and NPU activities,
+  profiler level 1), traces in MSFT_PROF_DIR; the run stops when they are written.
+* precision: seeds fixed and dropout off at start-up (msprobe's ``seed_all``), then msprobe's
+  PrecisionDebugger dumps step 0 into MSFT_PRECISION_DUMP (config: MSFT_PRECISION_CONFIG,
+  default msprobe_config.json next to this file); the run stops after it. The same calls in the
+  GPU script and the NPU script give two dumps for ``msprobe compare``.
+
+A loop that ends before the kit is done (too few batches) is finished at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import sys
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_state: dict[str, Any] = {"ticks": 0, "begun": False, "handle": None, "done": False}
+
+
+def _number(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        raise SystemExit(f"msft_kit: {name}={text!r} is not a whole number") from None
+    if value < 0:
+        raise SystemExit(f"msft_kit: {name}={text!r} is negative")
+    return value
+
+
+def _folder(name: str, default: str) -> str:
+    """An absolute folder (made if missing) from ``name`` in the environment or ``default``,
+    relative to the working directory."""
+    path = os.path.abspath(os.environ.get(name) or default)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _say(message: str) -> None:
+    print(f"msft_kit: {message}", file=sys.stderr, flush=True)
+
+
+def _stop_run(message: str) -> None:
+    """The kit's work is done: the training run ends here (SystemExit, so exit handlers and
+    buffered output still run)."""
+    _state["done"] = True
+    _say(message)
+    raise SystemExit(0)
+
+
+def _first_begin() -> bool:
+    """True the first time a ``*_begin`` is reached (a loop inside a per-epoch function reaches
+    it every epoch; only the first counts)."""
+    if _state["begun"]:
+        return False
+    _state["begun"] = True
+    return True
+
+
+def _next_tick() -> int:
+    """The index of the step about to start (the number of ticks before this one)."""
+    index: int = _state["ticks"]
+    _state["ticks"] = index + 1
+    return index
+
+
+# -- aoe -------------------------------------------------------------------------------------
+def aoe_begin() -> None:
+    if not _first_begin():
+        return
+    torch = importlib.import_module("torch")
+    importlib.import_module("torch_npu")
+    path = _folder("MSFT_AOE_DUMP", "aoe_dump")
+    torch.npu.set_aoe(path)
+    _state["handle"] = path
+    _say(f"aoe: operator dump enabled into {path}")
+
+
+def aoe_tick() -> None:
+    if _next_tick() > 0:
+        path = _state["handle"]
+        _stop_run(f"aoe: step 0 dumped into {path}; next: aoe --job_type=2 --model_path={path}")
+
+
+# -- profile ---------------------------------------------------------------------------------
+def _profile_steps() -> tuple[int, int, int, int]:
+    return (
+        _number("MSFT_PROF_SKIP_FIRST", 10),
+        _number("MSFT_PROF_WAIT", 1),
+        _number("MSFT_PROF_WARMUP", 1),
+        max(1, _number("MSFT_PROF_ACTIVE", 2)),
+    )
+
+
+def profile_begin() -> None:
+    if not _first_begin():
+        return
+    profiler = importlib.import_module("torch_npu.profiler")
+    skip_first, wait, warmup, active = _profile_steps()
+    folder = _folder("MSFT_PROF_DIR", "profile")
+    settings = profiler._ExperimentalConfig(
+        profiler_level=profiler.ProfilerLevel.Level1,
+        aic_metrics=profiler.AiCMetrics.PipeUtilization,
+    )
+    prof = profiler.profile(
+        activities=[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.NPU],
+        # torch_npu's schedule is (wait, active, warmup, repeat, skip_first): keywords only
+        schedule=profiler.schedule(
+            wait=wait, warmup=warmup, active=active, repeat=1, skip_first=skip_first
+        ),
+        on_trace_ready=profiler.tensorboard_trace_handler(folder),
+        record_shapes=True,
+        profile_memory=True,
+        experimental_config=settings,
+    )
+    prof.start()
+    _state["handle"] = prof
+    atexit.register(_profile_at_exit)
+    _say(f"profile: steps {skip_first + wait + warmup}..{skip_first + wait + warmup + active - 1}")
+
+
+def profile_tick() -> None:
+    index = _next_tick()
+    prof = _state["handle"]
+    if index == 0 or prof is None:
+        return
+    prof.step()  # step index-1 has finished
+    if index >= sum(_profile_steps()):
+        prof.stop()
+        _stop_run(f"profile: traces written into {_folder('MSFT_PROF_DIR', 'profile')}")
+
+
+def _profile_at_exit() -> None:
+    if not _state["done"] and _state["handle"] is not None:
+        _state["done"] = True
+        _state["handle"].stop()
+        _say("profile: the loop ended before the profiled steps; stopped at exit")
+
+
+# -- precision -------------------------------------------------------------------------------
+def precision_seed() -> None:
+    """Seeds fixed, deterministic algorithms on, dropout off: the same numbers on both sides."""
+    msprobe = importlib.import_module("msprobe.pytorch")
+    msprobe.seed_all(seed=_number("MSFT_SEED", 1234), mode=True, rm_dropout=True)
+
+
+def precision_begin() -> None:
+    if not _first_begin():
+        return
+    msprobe = importlib.import_module("msprobe.pytorch")
+    config = os.environ.get("MSFT_PRECISION_CONFIG") or os.path.join(_HERE, "msprobe_config.json")
+    dump = _folder("MSFT_PRECISION_DUMP", "precision_dump")
+    _state["handle"] = msprobe.PrecisionDebugger(config_path=config, dump_path=dump)
+    atexit.register(_precision_at_exit)
+
+
+def precision_tick() -> None:
+    index = _next_tick()
+    debugger = _state["handle"]
+    if debugger is None:
+        return
+    if index == 0:
+        debugger.start()
+        return
+    debugger.stop()
+    debugger.step()
+    _stop_run(f"precision: step 0 dumped into {_folder('MSFT_PRECISION_DUMP', 'precision_dump')}")
+
+
+def _precision_at_exit() -> None:
+    if not _state["done"] and _state["ticks"] > 0 and _state["handle"] is not None:
+        _state["done"] = True
+        _state["handle"].stop()
+        _say("precision: the loop ended after step 0; dump finished at exit")
