@@ -328,7 +328,7 @@ def distributed(
 
     options = dataclasses.replace(
         ctx.obj,
-        distributed_main=main_file,
+        main_script=main_file,
         distributed_target=",".join(dict.fromkeys(names)),
         rank_guards=not no_rank_guards,
     )

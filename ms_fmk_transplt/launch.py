@@ -52,6 +52,10 @@ def entry() -> None:
             at = args.index("--explain")
             args = ["", *args[at + 1 : at + 2]]
         sys.exit(rule_main(args[1:]))
+    if args[:1] == ["kit"]:
+        from ms_fmk_transplt.kit_cli import kit
+
+        _one_line_usage_errors(kit, args[1:], "ms_fmk_transplt kit")
     _conflicts(args)
     if any(arg in PATH_MODES for arg in args):
         from ms_fmk_transplt.paths_cli import paths_main
@@ -67,14 +71,14 @@ def entry() -> None:
         _one_line_usage_errors(main, args)
 
 
-def _one_line_usage_errors(command: Any, args: list[str]) -> None:
+def _one_line_usage_errors(command: Any, args: list[str], prog: str = "ms_fmk_transplt") -> None:
     """Runs the click command; a usage error is one line (``ms_fmk_transplt: error: ...``, exit
     2) instead of click's three, with a hint for the usual slips: a mistyped path mode, a bare
     path, the run's options written after ``distributed``."""
     import click
 
     try:
-        code = command.main(args, prog_name="ms_fmk_transplt", standalone_mode=False)
+        code = command.main(args, prog_name=prog, standalone_mode=False)
     except click.UsageError as exc:
         _refuse(_usage_message(exc, args))
     except click.ClickException as exc:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ms_fmk_transplt import distributed_main, shards
+from ms_fmk_transplt import main_script, shards
 from ms_fmk_transplt.cache import Cache, default_dir, fingerprint
 from ms_fmk_transplt.discover import (
     ANALYSIS_SUFFIX,
@@ -137,10 +137,12 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     tables = load_tables(options.target_version)  # once per run, handed down from here
     engine = engine_options(options, tables)
     project = resolve_project(options.input)
-    main_rel = distributed_main.main_file(project, options)
+    main_rel = main_script.main_file(project, options)
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
     )
+    if options.output_name:  # a kit's tree
+        final_dir = final_dir.with_name(options.output_name)
     project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
         final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
@@ -155,12 +157,12 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     started = datetime.now()
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
-        main_result = distributed_main.migrate_main(project, main_rel, engine, options, tables)
+        main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
     result = RunResult(options, project, final_dir, started, tables, engine=engine)
     result.fingerprint = _fingerprint(options, engine, tables)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
-        result.notes.extend(distributed_main.main_notes(main_result))
+        result.notes.extend(main_script.main_notes(main_result))
     if options.merge_shards:
         assemble(result, lambda staging: _merge_parts(parts, staging, result))
         shards.remove_parts(parts)
@@ -225,13 +227,15 @@ def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
 def _fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
     """Everything that decides a run's output besides the files: parts of a sharded run must
     agree on it."""
-    what = (
+    what: tuple[object, ...] = (
         _engine_fingerprint(engine, tables),
         options.analyse,
         options.max_file_mib,
-        options.distributed_main,
+        options.main_script,
         options.distributed_target,
     ) + (() if options.rank_guards else ("no rank guards",))
+    if options.kit:
+        what += (("kit", options.kit),)
     return fingerprint(repr(what))
 
 

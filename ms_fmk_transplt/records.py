@@ -35,11 +35,14 @@ class RunOptions:
     jobs: int = 0  # worker processes (0: one per core)
     cache_dir: str | None = None  # None: the default location (see cache.py)
     use_cache: bool = True
-    distributed_main: str | None = None  # distributed -m MAIN
+    main_script: str | None = None  # distributed -m MAIN, kit -m MAIN
     distributed_target: str = "model"  # distributed -t MODEL ("a,b": several models)
     rank_guards: bool = True  # off: distributed --no-rank-guards
     shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
+    kit: str = ""  # kit aoe|profile|precision (with main_script)
+    kit_gpu_side: bool = False  # kit precision: the GPU side (the original with the kit's calls)
+    output_name: str = ""  # the output folder's name under output ("": <input name>_msft)
 
 
 @dataclass
@@ -68,7 +71,7 @@ class RunResult:
     files: list[FileRecord] = field(default_factory=list)
     report_paths: dict[str, Path] = field(default_factory=dict)
     engine: EngineOptions = field(default_factory=EngineOptions)
-    main_rel: str | None = None  # distributed mode: the -m file, relative to the project root
+    main_rel: str | None = None  # distributed mode or a kit: the -m file, relative to the root
     main_result: tuple[bytes, FileRecord] | None = None
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
     total_files: int = 0  # files discovered (the progress denominator)

@@ -47,7 +47,15 @@ def fixture_cases(fixtures: Path, rule_id: str) -> list[Path]:
 # The optional sidecar of a fixture case, ``<case>.options.json``: the options it runs with, the
 # fault it injects, and what it expects (every case states it there; the runner has no cases of
 # its own).
-OPTION_KEYS = {"rules", "specify_device", "similar", "distributed", "rank_guards", "target_version"}
+OPTION_KEYS = {
+    "rules",
+    "specify_device",
+    "similar",
+    "distributed",
+    "rank_guards",
+    "target_version",
+    "kit",
+}
 EXPECT = {
     "fires": "the rule of the folder fires (the default)",
     "unchanged": "nothing fires and the file is unchanged",
@@ -96,6 +104,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         distributed_target=data.get("distributed"),
         rank_guards=data.get("rank_guards", True),
         target_version=data.get("target_version", ""),
+        kit=data.get("kit", ""),
     )
     return options, data.get("fault", "")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -22,14 +23,17 @@ from ms_fmk_transplt.errors import (
 )
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.pipeline import run
-from ms_fmk_transplt.records import RunOptions
+from ms_fmk_transplt.records import RunOptions, RunResult
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.zoo import HEADER, run_zoo, totals
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> None:
+
+def _interrupted(exc: KeyboardInterrupt, zoo: bool = False) -> NoReturn:
     log = getattr(exc, "log", None)
     where = f"; log: {log}" if log else ""
     what = (
@@ -120,12 +124,40 @@ def execute(
     """Run the migration; ``machine_format`` "json" / "sarif" prints that instead of the
     terminal summary."""
     console = terminal.console(color, stderr=False, quiet=quiet or bool(machine_format))
+    result = _run(options, console, quiet, verbose)
+    code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
+    if machine_format == "json":
+        click.echo(json.dumps(summary.as_json(result, code), indent=2))
+    elif machine_format == "sarif":
+        click.echo(json.dumps(summary.as_sarif(result), indent=2))
+    else:
+        summary.show(result, console)
+    sys.exit(code)
+
+
+def execute_kit(sides: Sequence[RunOptions], quiet: bool, verbose: bool, color: str) -> None:
+    """A kit: one run per tree (the precision kit's GPU side first), each summed up, then where
+    its README is."""
+    console = terminal.console(color, stderr=False, quiet=quiet)
+    code = EXIT_OK
+    for options in sides:
+        result = _run(options, console, quiet, verbose)
+        if result.count(FileStatus.FAILED):
+            code = EXIT_FILE_FAILURES
+        summary.show(result, console)
+        readme = result.report_paths.get("kit_readme")
+        console.print(f"kit {options.kit}: what to run next: {shown(readme)}", highlight=False)
+    sys.exit(code)
+
+
+def _run(options: RunOptions, console: Console, quiet: bool, verbose: bool) -> RunResult:
+    """One run with its progress bar; a user error, an interruption or an internal error ends
+    the process with its exit code and one line."""
     try:
         with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
-            result = run(options, progress=bar)
+            return run(options, progress=bar)
     except UserError as exc:
         fail(str(exc))
-        return
     except KeyboardInterrupt as exc:
         _interrupted(exc)
     except InternalError as exc:
@@ -135,11 +167,3 @@ def execute(
             err=True,
         )
         sys.exit(EXIT_INTERNAL_ERROR)
-    code = EXIT_FILE_FAILURES if result.count(FileStatus.FAILED) else EXIT_OK
-    if machine_format == "json":
-        click.echo(json.dumps(summary.as_json(result, code), indent=2))
-    elif machine_format == "sarif":
-        click.echo(json.dumps(summary.as_sarif(result), indent=2))
-    else:
-        summary.show(result, console)
-    sys.exit(code)

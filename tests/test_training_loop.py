@@ -1,4 +1,4 @@
-"""The training loop of a script (ms_fmk_transplt/kits/training_loop.py): the innermost loop
+"""The training loop of a script (ms_fmk_transplt/engine/rules/kit/training_loop.py): the innermost loop
 holding an optimizer step, functions defined in it counted; refused, with one line, when there
 is none, several, or one the kits cannot run as a script's loop. The sources below are written
 for these tests in the shapes of public training scripts (an epoch loop calling train(), a
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from ms_fmk_transplt.kits.training_loop import NoTrainingLoop, find_training_loop
+from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
 
 
 def _source(text: str) -> bytes:

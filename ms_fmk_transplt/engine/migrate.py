@@ -167,7 +167,8 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
             path, skip_line, SKIP, Severity.INFO, "file left as it is (# msft: skip-file)"
         )
         return FileResult(path, FileStatus.UNCHANGED, source, notices=[kept], analysed=False)
-    if options.distributed_target is None and not may_need_migration(source, tables, options):
+    main = options.distributed_target is not None or options.kit
+    if not main and not may_need_migration(source, tables, options):
         # nothing to migrate; what the target version says of the code is still reported
         scanned = None
         if len(source) <= options.max_file_bytes:

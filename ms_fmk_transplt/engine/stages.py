@@ -37,6 +37,7 @@ from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
 from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
+from ms_fmk_transplt.engine.rules.kit.kit_edits import KitEdits
 from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
 from ms_fmk_transplt.engine.rules.registry import family_of
 from ms_fmk_transplt.engine.rules.similar.similar_calls import Similar
@@ -76,6 +77,8 @@ def plan(code: bytes, tables: Tables, options: EngineOptions) -> Plan:
         after.append(DistributedMode)
         if options.rank_guards:  # after DistributedMode: it guards what that one left
             after.append(RankZeroGuards)
+    if options.kit:  # set for the -m file only
+        after.append(KitEdits)
     return Plan(first, tuple(after))
 
 

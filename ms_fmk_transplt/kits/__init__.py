@@ -1,3 +1,2 @@
-"""What follows a migration (issue 33): the tuning, profiling and precision-comparison kits
-generated from the user's own training script. ``training_loop.py`` finds where a script trains:
-the loop whose iterations are training steps."""
+"""What a kit (``kit aoe|profile|precision``) copies into its tree: ``msft_kit.py``, the runtime
+of the kit's calls. The tool reads it as a file and never imports it."""

@@ -13,17 +13,24 @@ from ms_fmk_transplt.report import (
     change_list,
     effort,
     html_report,
+    kit_files,
     launch_script,
     log,
     unsupported_op,
 )
+from ms_fmk_transplt.report.kit_files import README, launcher_names
 from ms_fmk_transplt.report.names import report_names
 
 
 def write_reports(staging: Path, result: RunResult) -> None:
     user_files = {f.path for f in result.files}
+    kit = result.options.kit
+    kit_names = (*launcher_names(kit, result.options.kit_gpu_side), README) if kit else ()
     names = report_names(
-        user_files, distributed=result.main_rel is not None, analyse=result.options.analyse
+        user_files,
+        distributed=result.main_rel is not None and not kit,
+        analyse=result.options.analyse,
+        kit_files=kit_names,
     )
     for key, name in names.items():
         if name != key:
@@ -43,7 +50,10 @@ def write_reports(staging: Path, result: RunResult) -> None:
         effort.write_csv(staging / names["effort.csv"], result)
         result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
-    if result.main_rel is not None:
+    if kit:
+        kit_files.write(staging, result, names)
+        result.report_paths["kit_readme"] = result.output_dir / names[README]
+    elif result.main_rel is not None:
         launch_script.write(staging / names["run_distributed_npu.sh"], result.main_rel)
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
     html_report.write(

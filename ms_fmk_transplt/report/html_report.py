@@ -18,7 +18,7 @@ from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
-from ms_fmk_transplt.records import FileRecord, RunResult
+from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
 from ms_fmk_transplt.report.log import target_label
@@ -119,6 +119,12 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
+def _main_command(options: RunOptions) -> str:
+    if not options.kit:
+        return "distributed"
+    return f"kit {options.kit}" + (" (GPU side)" if options.kit_gpu_side else "")
+
+
 def _header(result: RunResult) -> str:
     options = result.options
     picked = [
@@ -128,7 +134,7 @@ def _header(result: RunResult) -> str:
             ("-r " + str(options.rule_file), bool(options.rule_file)),
             ("-s", options.specify_device),
             ("-sim", options.similar),
-            (f"distributed -m {result.main_rel}", result.main_rel is not None),
+            (f"{_main_command(options)} -m {result.main_rel}", result.main_rel is not None),
         )
         if on
     ]

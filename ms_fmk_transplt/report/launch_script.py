@@ -68,10 +68,15 @@ exit "$status"
 """
 
 
-def render(main_rel: str) -> str:
-    inner = main_rel
+def double_quoted(text: str) -> str:
+    """``text`` escaped for a double-quoted bash string."""
     for char in ("\\", '"', "$", "`"):
-        inner = inner.replace(char, "\\" + char)  # escaped for the double-quoted bash string
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def render(main_rel: str) -> str:
+    inner = double_quoted(main_rel)
     return TEMPLATE.replace("__MAIN_QUOTED__", inner).replace("__MAIN__", main_rel)
 
 

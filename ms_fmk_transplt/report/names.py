@@ -20,12 +20,16 @@ def alternative(name: str, n: int) -> str:
 
 
 def report_names(
-    user_files: set[str], distributed: bool = False, analyse: bool = False
+    user_files: set[str],
+    distributed: bool = False,
+    analyse: bool = False,
+    kit_files: tuple[str, ...] = (),
 ) -> dict[str, str]:
     names = {}
     extra = (("run_distributed_npu.sh",) if distributed else ()) + (
         ("effort.csv",) if analyse else ()
     )
+    extra += kit_files
     for report in REPORTS + extra:
         name, n = report, 0
         while name in user_files:

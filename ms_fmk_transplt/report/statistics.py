@@ -2,8 +2,8 @@
 report.html, the zoo summary). One definition per number (README "What the numbers mean"):
 
 * changes: rows of change_list.csv, every edit made (``bookkeeping`` of them are the
-  ``import torch_npu`` / adapter import lines and ``# msft: TODO`` comments the tool adds, not
-  constructs of the user's code; ``changes_with_caveat``: the changes whose rule carries a
+  ``import torch_npu`` / adapter import lines, ``# msft: TODO`` comments and a kit's calls the
+  tool adds, not constructs of the user's code; ``changes_with_caveat``: the changes whose rule carries a
   caveat);
 * open work: rows of unsupported_op.xlsx/.csv, ``manual`` (needs work) or caveat rows (left as
   written: run, but do nothing or differ on the NPU);
@@ -30,6 +30,7 @@ from ms_fmk_transplt.records import FileRecord, RunResult
 
 # bookkeeping, not CUDA constructs of the user's code
 NOT_COUNTED = {TORCH_NPU, TODO_COMMENT, ADAPTER_IMPORT}
+KIT = "kit."  # a kit's calls (kit aoe|profile|precision): bookkeeping too
 FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 
 
@@ -98,7 +99,7 @@ def caveat_split(b: Buckets) -> str:
 
 def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
     events = list(events)
-    counted = [e for e in events if e.rule not in NOT_COUNTED]
+    counted = [e for e in events if e.rule not in NOT_COUNTED and not e.rule.startswith(KIT)]
     open_work = [n for n in notices if n.open_work]
     return Buckets(
         bookkeeping=len(events) - len(counted),

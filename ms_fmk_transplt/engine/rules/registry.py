@@ -207,6 +207,7 @@ FAMILIES: tuple[Family, ...] = (
         (f"{_INTERFACE}#distributed_mode",),
         option="distributed -m",
     ),
+    Family("kit", "after", ("kit_edits", "kit_checks", "training_loop"), option="kit"),
     Family("todo", "after", ("todo_comments",)),
     Family("advice", "scan", ("advice_rows", "same_item"), (f"{_ADVICE}#entries",)),
     Family("operator_support", "scan", ("operator_rows",), ("rules/operator_support",)),

@@ -82,7 +82,8 @@ class PassOutput:
 def supports(options: EngineOptions) -> bool:
     """Whether the span pass alone migrates the file: the built-in rules and -s; with -r, -sim
     or distributed the LibCST stages run around it (engine/stages.py)."""
-    return options.user_rules is None and not options.similar and options.distributed_target is None
+    structural = options.similar or options.distributed_target is not None or options.kit
+    return options.user_rules is None and not structural
 
 
 def span_concerns_for(

@@ -179,8 +179,21 @@ def _check_runs_plainly(
                 f"the training loop of {name} (line {loop.lineno}) runs in an async function "
                 "or a lambda: not supported"
             )
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(function)):
+        if _yields(function):
             raise NoTrainingLoop(
                 f"the training loop of {name} (line {loop.lineno}) runs in a generator "
                 f"({getattr(function, 'name', '?')}): not supported"
             )
+
+
+def _yields(function: ast.AST) -> bool:
+    """Whether ``function`` is a generator: a yield in its own body, not in a function or class
+    defined inside it."""
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False

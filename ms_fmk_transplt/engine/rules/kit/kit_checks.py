@@ -1,0 +1,97 @@
+"""What a kit's guide asks of the script, checked before the kit's calls go in.
+
+The porting guide's AOE chapter: profiling off, one card (several processes overwrite each
+other's dump), static operators only (shapes cannot be told from the code: the kit's README
+says it), disk space (the launcher checks it). For profiling: no second profiler around the
+loop. For the precision comparison: eager mode (msprobe's hooks do not see inside
+``torch.compile``), and one card first. Each finding is a WARNING (``kit.precondition``) on the
+terminal, in the log and in the kit's README; the kit is still written. A script whose training
+loop cannot take the calls is refused (``kit.no_loop``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.recorder import Recorder
+from ms_fmk_transplt.engine.rules.kit.training_loop import TrainingLoop
+from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.rule_catalog import NOTICE, declare
+
+NO_LOOP = declare(
+    "kit.no_loop",
+    "kit: no single training loop in MAIN, nothing written",
+    "A kit's calls go at the training loop: the innermost `for`/`while` holding the optimizer "
+    "step (`optimizer.step()`, `scaler.step(optimizer)`, a scaler given the optimizer; "
+    "otherwise `.backward()`), also through a step function the loop calls. A script with "
+    "none (a trainer's `fit()` runs its own loop), with several (separate generator and "
+    "discriminator loops), whose loop runs in a generator, an async function or a lambda, or "
+    "whose loop body is on the loop's own line, is refused with this line and exit code 2.",
+    kind=NOTICE,
+    option="kit",
+)
+PRECONDITION = declare(
+    "kit.precondition",
+    "kit: the script does something the kit's guide asks to turn off (profiling, several cards, "
+    "compilation)",
+    "AOE tunes one card's operators with profiling off (the porting guide's AOE chapter: "
+    "several processes overwrite each other's dump); a second profiler around the loop mixes "
+    "two traces; msprobe's dump sees no API inside `torch.compile`, and the guide compares one "
+    "card before several. Each finding is a WARNING naming the line; the kit is still written "
+    "and its README repeats them.",
+    kind=NOTICE,
+    option="kit",
+)
+
+_PROFILERS = ("profiler.profile", "autograd.profile", "torch_npu.profiler", "torch.profiler")
+_DISTRIBUTED = (
+    "init_process_group",
+    "DistributedDataParallel",
+    "multiprocessing.spawn",
+    "mp.spawn",
+    "deepspeed.initialize",
+)
+# per kit: (what is looked for, the warning)
+_CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    "aoe": (
+        (_PROFILERS, "profiling is on ({name}): AOE needs it off"),
+        (
+            _DISTRIBUTED,
+            "distributed training ({name}): AOE tunes on one card (processes would overwrite "
+            "each other's dump); run the single-card path",
+        ),
+    ),
+    "profile": ((_PROFILERS, "the script profiles already ({name}): two profilers at once"),),
+    "precision": (
+        (
+            ("torch.compile",),
+            "{name}: msprobe's dump sees no API inside compiled code; compare without it",
+        ),
+        (_DISTRIBUTED, "distributed training ({name}): compare one card first"),
+    ),
+}
+
+
+def check_script(ctx: Recorder, source: bytes, kind: str, loop: TrainingLoop) -> bool:
+    """Warnings for what the kit's guide asks to turn off; False (and a ``kit.no_loop`` notice)
+    when the loop cannot take the calls."""
+    if loop.body_line == loop.line:
+        ctx.warn_at(
+            loop.line,
+            NO_LOOP,
+            f"the training loop's body is on the loop's line ({ctx.path}:{loop.line}): "
+            "put it on lines of its own",
+        )
+        return False
+    seen: set[str] = set()
+    calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)]
+    for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+        name = full_name(node.func) or ""
+        for patterns, message in _CHECKS[kind]:
+            hit = next((p for p in patterns if name == p or name.endswith("." + p)), None)
+            if hit is None and name.rsplit(".", 1)[-1] in patterns:
+                hit = name
+            if hit is not None and message not in seen:
+                seen.add(message)
+                ctx.warn_at(node.lineno, PRECONDITION, message.format(name=name), name)
+    return True

@@ -1,0 +1,214 @@
+"""``kit aoe|profile|precision -m MAIN``: the calls that turn MAIN into a kit's variant.
+
+At the training loop training_loop.py finds (the loop holding the optimizer step), this LibCST
+stage inserts ``msft_kit.<kit>_begin()`` right before the loop and ``msft_kit.<kit>_tick()`` as
+the first statement of its body, plus ``import msft_kit`` after the module's imports (and, for
+precision, ``msft_kit.precision_seed()`` after it, so seeds are fixed before any model or data
+exists). msft_kit.py, the kit's runtime, is written next to MAIN (report/kit_files.py); what
+each call does is said there. The comments above the loop (or above its first statement) stay
+above the inserted call. A script without one training loop is refused (``kit.no_loop``), and
+what the kit's guide asks of the script is checked (kit_checks.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ms_fmk_transplt.engine.base import Concern
+from ms_fmk_transplt.engine.context import MigrationContext
+from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import is_import_or_doc
+from ms_fmk_transplt.engine.rules.kit.kit_checks import NO_LOOP, check_script
+from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
+from ms_fmk_transplt.rule_catalog import declare
+
+_RUNTIME = (
+    " msft_kit.py, written next to the script, is the kit's runtime; the launcher of the kit "
+    "sets its environment variables."
+)
+IMPORT = declare(
+    "kit.import",
+    "kit: `import msft_kit` after the script's imports",
+    "The kit's calls live in msft_kit.py, written next to the script (the script's folder is "
+    "on `sys.path` when it runs), and imported after the script's own imports." + _RUNTIME,
+    option="kit",
+)
+AOE_DUMP = declare(
+    "kit.aoe_dump",
+    "kit aoe: `torch.npu.set_aoe(dump_path)` right before the training loop",
+    "`msft_kit.aoe_begin()` enables AOE's operator dump (`torch.npu.set_aoe`) into "
+    "`MSFT_AOE_DUMP` (absolute, made if missing) before the first step, as the porting guide's "
+    "AOE chapter shows. In a loop inside a per-epoch function only the first call acts." + _RUNTIME,
+    option="kit aoe",
+)
+AOE_STOP = declare(
+    "kit.aoe_stop",
+    "kit aoe: the run stops once the first training step has run",
+    "`msft_kit.aoe_tick()` is the loop body's first statement: at the second iteration it ends "
+    "the run (the guide's `if i > 0: exit()`): one step's operators are enough to tune, and a "
+    "longer dump only makes tuning slower. Then `aoe --job_type=2 --model_path=<dump>` tunes "
+    "them (run_aoe_npu.sh does both)." + _RUNTIME,
+    option="kit aoe",
+)
+PROFILE_START = declare(
+    "kit.profile_start",
+    "kit profile: torch_npu.profiler started right before the training loop",
+    "`msft_kit.profile_begin()` starts `torch_npu.profiler.profile` with CPU and NPU "
+    "activities, level 1 with PipeUtilization metrics, shapes and memory recorded, a "
+    "`schedule(wait, warmup, active, repeat=1, skip_first)` given by keyword (torch_npu's "
+    "positional order differs from torch's) and `tensorboard_trace_handler(MSFT_PROF_DIR)`."
+    + _RUNTIME,
+    option="kit profile",
+)
+PROFILE_STEP = declare(
+    "kit.profile_step",
+    "kit profile: `prof.step()` at every training step; the run stops once the traces are written",
+    "`msft_kit.profile_tick()` is the loop body's first statement: from the second iteration on "
+    "it calls `prof.step()` for the step that just finished; after the skipped, waiting, warm-up "
+    "and active steps (MSFT_PROF_SKIP_FIRST 10, MSFT_PROF_WAIT 1, MSFT_PROF_WARMUP 1, "
+    "MSFT_PROF_ACTIVE 2 by default) it stops the profiler and ends the run." + _RUNTIME,
+    option="kit profile",
+)
+PRECISION_SEED = declare(
+    "kit.precision_seed",
+    "kit precision: seeds fixed, deterministic algorithms on and dropout off at start-up",
+    "`msft_kit.precision_seed()` right after the imports calls msprobe's `seed_all(seed, "
+    "mode=True, rm_dropout=True)` before any model or DataLoader exists, in the GPU script and "
+    "the NPU script alike, so both compute the same step on the same data (MSFT_SEED, 1234 by "
+    "default)." + _RUNTIME,
+    option="kit precision",
+)
+PRECISION_START = declare(
+    "kit.precision_start",
+    "kit precision: msprobe's PrecisionDebugger made right before the training loop",
+    "`msft_kit.precision_begin()` makes `msprobe.pytorch.PrecisionDebugger` with "
+    "msprobe_config.json (written next to the script; MSFT_PRECISION_CONFIG overrides it) "
+    "dumping into MSFT_PRECISION_DUMP." + _RUNTIME,
+    option="kit precision",
+)
+PRECISION_STEP = declare(
+    "kit.precision_step",
+    "kit precision: the first training step dumped, then the run stops",
+    "`msft_kit.precision_tick()` is the loop body's first statement: at the first iteration it "
+    "starts the debugger, at the second it stops it (step 0's forward, backward and optimizer "
+    "update are dumped) and ends the run. compare.sh compares the GPU and NPU dumps with "
+    "`msprobe compare`." + _RUNTIME,
+    option="kit precision",
+)
+# per kit: (the begin call's rule, the tick's rule)
+KIT_RULES = {
+    "aoe": (AOE_DUMP, AOE_STOP),
+    "profile": (PROFILE_START, PROFILE_STEP),
+    "precision": (PRECISION_START, PRECISION_STEP),
+}
+KINDS = tuple(KIT_RULES)
+_CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
+_Insert = tuple[int, str, str, str]  # anchor line, code, rule, message
+
+
+class KitEdits(Concern):
+    def __init__(self, ctx: MigrationContext) -> None:
+        super().__init__(ctx)
+        self.kind: str = ctx.options.kit
+        self.loop_line = 0  # 0: no loop found (refused)
+        self.loop_id: int | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        source = self.ctx.source
+        if _CALLS_KIT.search(source):  # a kit's output: its calls are there already
+            return
+        try:
+            loop = find_training_loop(source, self.ctx.path)
+        except NoTrainingLoop as exc:
+            self.ctx.warn_at(1, NO_LOOP, str(exc))
+            return
+        if check_script(self.ctx, source, self.kind, loop):
+            self.loop_line = loop.line
+
+    def _is_loop(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While)) and self.loop_line:
+            return self.ctx.lines(node)[0] == self.loop_line
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._is_loop(node):
+            self.loop_id = id(node)
+
+    visit_While = visit_For  # noqa: N815 (LibCST's names)
+
+    def _loop_body(
+        self, original: cst.For | cst.While, updated: cst.For | cst.While
+    ) -> cst.For | cst.While:
+        if id(original) != self.loop_id or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        first = original.body.body[0]
+        rule = KIT_RULES[self.kind][1]
+        code = f"msft_kit.{self.kind}_tick()"
+        message = "the step just finished is counted; the run stops when the kit is done"
+        body = list(updated.body.body)
+        body[0:1] = _before(body[0], [code])
+        self.ctx.record_insert(self.ctx.lines(first)[0], rule, message, code)
+        return updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        result = self._loop_body(original, updated)
+        assert isinstance(result, cst.For)
+        return result
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        result = self._loop_body(original, updated)
+        assert isinstance(result, cst.While)
+        return result
+
+    def _begin(
+        self, originals: Sequence[cst.BaseStatement], body: list[cst.BaseStatement]
+    ) -> list[cst.BaseStatement]:
+        """The begin call before the loop, if the loop is one of ``originals``."""
+        index = next((i for i, s in enumerate(originals) if id(s) == self.loop_id), None)
+        if index is None:
+            return body
+        rule = KIT_RULES[self.kind][0]
+        code = f"msft_kit.{self.kind}_begin()"
+        message = f"the {self.kind} kit begins before the first training step"
+        self.ctx.record_insert(self.loop_line, rule, message, code)
+        return body[:index] + _before(body[index], [code]) + body[index + 1 :]
+
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        return updated.with_changes(body=self._begin(original.body, list(updated.body)))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not self.loop_line:
+            return updated
+        body = self._begin(original.body, list(updated.body))
+        imports = 0
+        while imports < len(original.body) and is_import_or_doc(original.body[imports], imports):
+            imports += 1
+        lines: list[tuple[str, str, str]] = [
+            ("import msft_kit", IMPORT, f"the {self.kind} kit's runtime (msft_kit.py)")
+        ]
+        if self.kind == "precision":
+            message = "seeds fixed before any model or data exists (the same on both sides)"
+            lines.append(("msft_kit.precision_seed()", PRECISION_SEED, message))
+        statements = [cst.parse_statement(code + "\n") for code, _, _ in lines]
+        if imports:
+            anchor = self.ctx.lines(original.body[imports - 1])[1] + 1
+            body[imports:imports] = statements
+        else:  # no import: the calls open the module, under its leading comments
+            anchor = self.ctx.lines(original.body[0])[0] if original.body else 1
+            body[0:1] = _before(body[0], [code for code, _, _ in lines]) if body else statements
+        for code, rule, message in lines:
+            self.ctx.record_insert(anchor, rule, message, code)
+        return updated.with_changes(body=body)
+
+
+def _before(statement: cst.BaseStatement, codes: list[str]) -> list[cst.BaseStatement]:
+    """``codes`` as statements right before ``statement``: its leading blank lines and comments
+    move above them, so each lands right before the statement's own first line."""
+    new = [cst.parse_statement(code + "\n") for code in codes]
+    leading = getattr(statement, "leading_lines", ())  # every statement has them
+    new[0] = new[0].with_changes(leading_lines=leading)
+    return [*new, statement.with_changes(leading_lines=())]

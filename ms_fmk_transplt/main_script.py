@@ -1,0 +1,117 @@
+"""The -m MAIN of ``distributed`` and ``kit``: the file checked and migrated before anything is
+written (a file that is not in the input or cannot be migrated, a distributed MAIN without a
+DataLoader, a kit's MAIN without one training loop stops the run with one line)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ms_fmk_transplt.discover import Project
+from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.events import FileStatus, Severity
+from ms_fmk_transplt.file_migration import migrate_file
+from ms_fmk_transplt.records import FileRecord, RunOptions
+from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.tables import Tables
+
+
+def main_file(project: Project, options: RunOptions) -> str | None:
+    """The -m file as a path relative to the project root, checked before anything is written."""
+    if options.main_script is None:
+        return None
+    given = Path(options.main_script)
+    candidates = [given] if given.is_absolute() else [project.root / given, Path.cwd() / given]
+    command = f"kit {options.kit}" if options.kit else "distributed"
+    for candidate in candidates:
+        path = candidate.resolve()
+        if path.is_file() and path.suffix == ".py" and project.root in path.parents:
+            rel = path.relative_to(project.root)
+            if project.single_file is not None and path != project.single_file:
+                break
+            if options.kit:
+                _check_kit_main(path, options.kit)
+            return rel.as_posix()
+    if not any(c.exists() for c in candidates):
+        problem = f"{command} -m: no such file (looked in {project.root} and here)"
+    elif not any(project.root in c.resolve().parents for c in candidates):
+        problem = f"{command} -m: the file is outside the input {project.root}"
+    else:
+        problem = f"{command} -m: not a .py file of the input {project.root}"
+    raise UserError(options.main_script, problem)
+
+
+def _check_kit_main(path: Path, kind: str) -> None:
+    """A kit's MAIN must not hold a kit's calls already, nor sit beside a msft_kit.py of its
+    own (the kit writes its runtime there)."""
+    runtime = path.with_name("msft_kit.py")
+    if b"msft_kit" in path.read_bytes():
+        raise UserError(
+            path,
+            f"kit {kind} -m: the script calls msft_kit already (a kit's tree?): give the "
+            "project, not a kit's output; nothing written",
+        )
+    if runtime.exists():
+        raise UserError(
+            runtime,
+            f"kit {kind} -m: a file of the project has the name of the kit's runtime; "
+            "nothing written",
+        )
+
+
+def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Severity, str]]:
+    """The terminal's WARNINGs about MAIN: a distributed MAIN that was already distributed (only
+    migrated), what a kit's guide asks the script to turn off."""
+    if main_result is None:
+        return []
+    # imported here, not to dodge a cycle: they import LibCST, which a run without -m never loads
+    from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
+        ALREADY_DISTRIBUTED,
+    )
+    from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION
+
+    prefix = {ALREADY_DISTRIBUTED: "distributed -m", PRECONDITION: "kit"}
+    return [
+        (Severity.WARNING, f"{shown(n.file)}:{n.line}: {prefix[n.rule]}: {n.message}")
+        for n in main_result[1].notices
+        if n.rule in prefix
+    ]
+
+
+def migrate_main(
+    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions, tables: Tables
+) -> tuple[bytes, FileRecord]:
+    if run.kit:
+        options = dataclasses.replace(engine, kit=run.kit)
+    else:
+        options = dataclasses.replace(
+            engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
+        )
+    command = f"kit {run.kit}" if run.kit else "distributed"
+    output, record = migrate_file(project.root / main_rel, main_rel, tables, options)
+    if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
+        raise UserError(
+            main_rel,
+            f"{command} -m: the file cannot be migrated (see a run without {command}); "
+            "nothing written",
+        )
+    _refusal(main_rel, record, command)
+    return output, record
+
+
+def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
+    """A distributed MAIN without a DataLoader, a kit's MAIN without one training loop."""
+    # imported here, not to dodge a cycle: they import LibCST, which a run without -m never loads
+    from ms_fmk_transplt.engine.rules.distributed_mode.distributed_plan import NO_DATALOADER
+    from ms_fmk_transplt.engine.rules.kit.kit_checks import NO_LOOP
+
+    for notice in record.notices:
+        if notice.rule == NO_DATALOADER:
+            raise UserError(
+                main_rel,
+                "distributed -m: no torch.utils.data.DataLoader in this file, "
+                "the distributed mode shards a DataLoader; nothing written",
+            )
+        if notice.rule == NO_LOOP:
+            raise UserError(main_rel, f"{command} -m: {notice.message}; nothing written")

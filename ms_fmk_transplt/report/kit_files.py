@@ -1,0 +1,186 @@
+"""What a kit writes into its tree besides the migrated code (kit aoe|profile|precision): its
+runtime msft_kit.py (and msprobe_config.json for precision) next to the -m script, the launcher(s)
+at the root, and KIT_README.md: where each call went (from the run's records), what the kit's
+guide asks of the script and what was found, what to run next."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ms_fmk_transplt import kits
+from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION
+from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import kit_launchers
+from ms_fmk_transplt.report.log import target_version
+
+README = "KIT_README.md"
+RUNTIME = ("msft_kit.py", "msprobe_config.json")  # next to the -m script
+# msprobe's dump of step 0: statistics of every API's inputs and outputs (task "tensor" keeps
+# the tensors too); level L1 hooks the APIs, which needs no model handed to the debugger
+MSPROBE_CONFIG = {
+    "task": "statistics",
+    "dump_path": "./precision_dump",
+    "rank": [],
+    "step": [0],
+    "level": "L1",
+    "async_dump": False,
+    "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"},
+    "tensor": {"scope": [], "list": [], "data_mode": ["all"]},
+}
+_ENV = {
+    "aoe": ", MSFT_AOE_DUMP (./aoe_dump), TUNE_BANK_PATH (./aoe_bank), ASCEND_SET_ENV (CANN's "
+    "set_env.sh), ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
+    "profile": ", MSFT_PROF_DIR (./profile), MSFT_PROF_SKIP_FIRST (10), MSFT_PROF_WAIT (1), "
+    "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2)",
+    "precision": ", MSFT_PRECISION_DUMP (./precision_dump), MSFT_PRECISION_CONFIG "
+    "(msprobe_config.json next to the script), MSFT_SEED (1234)",
+}
+_TITLES = {
+    "aoe": "AOE operator tuning: dump one step's operators on one NPU, then tune them",
+    "profile": "Profile a few training steps on the NPU with torch_npu.profiler",
+    "precision": "Dump one training step with msprobe for the GPU/NPU comparison",
+}
+
+
+def tree_name(stem: str, kind: str, gpu: bool = False) -> str:
+    """The folder of a kit's tree: ``<stem>_msft_<kit>``; the GPU side of the precision kit,
+    ``<stem>_gpu_precision``."""
+    return f"{stem}_gpu_{kind}" if gpu else f"{stem}_msft_{kind}"
+
+
+def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
+    if kind == "precision":
+        return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh")
+    return (f"run_{kind}_npu.sh",)
+
+
+def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
+    """The kit's files; ``names``: the root files' names (report/names.py)."""
+    kind, main_rel = result.options.kit, result.main_rel or ""
+    gpu = result.options.kit_gpu_side
+    folder = staging / Path(main_rel).parent
+    runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
+    (folder / "msft_kit.py").write_bytes(runtime)
+    if kind == "precision":
+        text = json.dumps(MSPROBE_CONFIG, indent=2) + "\n"
+        (folder / "msprobe_config.json").write_text(text, encoding="utf-8")
+    gpu_tree = tree_name(result.options.output_name.rsplit("_msft_", 1)[0], kind, gpu=True)
+    for launcher in launcher_names(kind, gpu):
+        template = {
+            "run_aoe_npu.sh": kit_launchers.AOE,
+            "run_profile_npu.sh": kit_launchers.PROFILE,
+            "run_precision.sh": kit_launchers.PRECISION,
+            "compare.sh": kit_launchers.COMPARE,
+        }[launcher]
+        path = staging / names[launcher]
+        path.write_text(
+            kit_launchers.render(
+                template,
+                kind=kind,
+                name=names[launcher],
+                main_rel=main_rel,
+                title=_TITLES[kind],
+                env=_ENV[kind],
+                side="GPU" if gpu else "NPU",
+                gpu_tree=gpu_tree,
+            ),
+            encoding="utf-8",
+        )
+        path.chmod(0o755)
+    readme = render_readme(result, names, gpu_tree)
+    (staging / names[README]).write_text(readme, encoding="utf-8")
+
+
+def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> str:
+    kind, main_rel = result.options.kit, result.main_rel or ""
+    gpu = result.options.kit_gpu_side
+    what = (
+        f"{result.project.name} as written (not migrated: the GPU side of the comparison)"
+        if gpu
+        else f"{result.project.name} migrated to the NPU (torch_npu {target_version(result)})"
+    )
+    lines = [
+        f"# The {kind} kit of {result.project.name}",
+        "",
+        f"Written by `ms_fmk_transplt kit {kind}`: {what}, with the kit's calls in `{main_rel}`. "
+        "Your own trees are unchanged; to go back, use the plain migration (or the original).",
+        "",
+        "## What was inserted (change_list.csv, rules `kit.*`)",
+        "",
+        "| where | rule | inserted |",
+        "| --- | --- | --- |",
+    ]
+    for event in result.events:
+        if event.rule.startswith("kit."):
+            line = event.out_start_line or event.start_line
+            lines.append(f"| `{event.file}:{line}` | `{event.rule}` | `{event.after}` |")
+    lines += ["", f"`msft_kit.py` next to `{main_rel}` is the kit's runtime: each call is "]
+    lines[-1] += "explained at the top of that file."
+    lines += ["", "## What the kit's guide asks of the script", ""]
+    lines += [f"- {text}" for text in _PRECONDITIONS[kind]]
+    found = [n for n in result.notices if n.rule == PRECONDITION]
+    lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
+    lines += [f"- `{n.file}:{n.line}`: {n.message}" for n in found]
+    lines += ["", "## Next", ""]
+    lines += _next_steps(kind, names, gpu, gpu_tree)
+    return "\n".join(lines) + "\n"
+
+
+_PRECONDITIONS = {
+    "aoe": (
+        "Static shapes: AOE tunes static operators only; a model whose shapes change from step "
+        "to step is tuned for the shapes of the step dumped.",
+        "One card: the launcher runs one process on the first NPU (several would overwrite "
+        "each other's dump); run the script's single-card path.",
+        "Profiling off.",
+        "Disk: 20 GB free in your home folder (the launcher warns below that).",
+        "The run stops when the first step has finished (the guide's `if i > 0: exit()`).",
+    ),
+    "profile": (
+        "Steps skipped first (MSFT_PROF_SKIP_FIRST, 10) let compilation and caches settle; the "
+        "run stops once the active steps' traces are written.",
+        "No other profiler around the loop.",
+    ),
+    "precision": (
+        "Both sides run the same script (this kit's GPU tree and NPU tree), with the same "
+        "arguments, data and checkpoint.",
+        "Seeds are fixed and dropout is off from the start (msprobe's `seed_all`); data must "
+        "come from the CPU's random numbers (the GPU's and the NPU's differ); turn off random "
+        "augmentation (mixup, cutmix, random erasing, drop-path) on both sides.",
+        "One card, eager mode (no `torch.compile`); the first step is dumped, then the run stops.",
+        "Install msprobe on both machines: `pip install mindstudio-probe==26.2.0` (compare.sh "
+        "uses its 26.x command line).",
+    ),
+}
+
+
+def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> list[str]:
+    if kind == "aoe":
+        return [
+            f"1. `./{names['run_aoe_npu.sh']} [arguments of the script]` on the NPU machine: the "
+            "dump (`aoe_dump/`), then `aoe --job_type=2 --model_path=aoe_dump` with "
+            "`TUNE_BANK_PATH` (`aoe_bank/`).",
+            "2. Run the migrated script without the kit's calls and compare the step time: the "
+            "tuned operators are used from the knowledge base in `TUNE_BANK_PATH`.",
+        ]
+    if kind == "profile":
+        return [
+            f"1. `./{names['run_profile_npu.sh']} [arguments of the script]` on the NPU machine.",
+            "2. Open `profile/*_ascend_pt` with MindStudio Insight, or read "
+            "`ASCEND_PROFILER_OUTPUT/op_statistic.csv` and `kernel_details.csv`.",
+        ]
+    if gpu:
+        return [
+            f"1. `./{names['run_precision.sh']} [arguments]` on the GPU machine: the dump of "
+            "step 0 in `precision_dump/`.",
+            f"2. Copy this tree's `precision_dump/` to the NPU machine, into `{gpu_tree}/` "
+            "beside the NPU tree, where its compare.sh looks.",
+        ]
+    return [
+        f"1. `./run_precision.sh [arguments]` in `{gpu_tree}` on the GPU machine, and "
+        f"`./{names['run_precision.sh']} [the same arguments]` here on the NPU machine.",
+        f"2. `./{names['compare.sh']}`: `msprobe compare` of the two step0 dumps into "
+        "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error). "
+        "The first API whose Result is `error` is where to look.",
+    ]

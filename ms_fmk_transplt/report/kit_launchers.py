@@ -1,0 +1,171 @@
+"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision): shell scripts
+that set msft_kit's environment, run the -m script and check that it left what comes next.
+Every path the user may change is an environment variable with a default inside the tree."""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.report.launch_script import double_quoted
+
+_HEAD = r"""#!/usr/bin/env bash
+# __TITLE__ (written by ms_fmk_transplt kit __KIND__; KIT_README.md says what was inserted).
+#
+#   ./__NAME__ [arguments of the script]
+#
+# Environment: PYTHON (python3)__ENV__.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+main="$here/__MAIN__"
+python="${PYTHON:-python3}"
+"""
+
+AOE = (
+    _HEAD
+    + r"""
+# the porting guide's AOE chapter: one step on one card, profiling off, then operator tuning
+export MSFT_AOE_DUMP="${MSFT_AOE_DUMP:-$here/aoe_dump}"
+export TUNE_BANK_PATH="${TUNE_BANK_PATH:-$here/aoe_bank}"
+set_env="${ASCEND_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}"
+if [ -f "$set_env" ]; then
+  # shellcheck source=/dev/null
+  . "$set_env"
+fi
+# one card: processes on several cards would overwrite each other's dump
+devices="${ASCEND_RT_VISIBLE_DEVICES:-0}"
+export ASCEND_RT_VISIBLE_DEVICES="${devices%%,*}"
+mkdir -p "$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"
+free_kib="$(df -Pk "$HOME" | awk 'NR == 2 {print $4}')"
+if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
+  echo "warning: less than 20 GB free under $HOME (AOE asks for 20 GB)" >&2
+fi
+
+"$python" "$main" "$@"
+if [ -z "$(ls -A "$MSFT_AOE_DUMP")" ]; then
+  echo "error: the run dumped nothing into $MSFT_AOE_DUMP" >&2
+  exit 1
+fi
+echo "operators of one step dumped into $MSFT_AOE_DUMP"
+if ! command -v aoe > /dev/null; then
+  echo "error: aoe is not on the PATH: source the CANN set_env.sh (or set ASCEND_SET_ENV)" >&2
+  exit 127
+fi
+aoe --job_type=2 --model_path="$MSFT_AOE_DUMP"
+echo "tuned operators: $TUNE_BANK_PATH; now run the migrated script without the kit's calls"
+"""
+)
+
+PROFILE = (
+    _HEAD
+    + r"""
+export MSFT_PROF_DIR="${MSFT_PROF_DIR:-$here/profile}"
+export MSFT_PROF_SKIP_FIRST="${MSFT_PROF_SKIP_FIRST:-10}"
+export MSFT_PROF_WAIT="${MSFT_PROF_WAIT:-1}"
+export MSFT_PROF_WARMUP="${MSFT_PROF_WARMUP:-1}"
+export MSFT_PROF_ACTIVE="${MSFT_PROF_ACTIVE:-2}"
+mkdir -p "$MSFT_PROF_DIR"
+
+"$python" "$main" "$@"
+traces=()
+for folder in "$MSFT_PROF_DIR"/*_ascend_pt; do
+  if [ -d "$folder" ]; then
+    traces+=("$folder")
+  fi
+done
+if [ "${#traces[@]}" -eq 0 ]; then
+  echo "error: no *_ascend_pt trace in $MSFT_PROF_DIR (did the loop run enough steps?)" >&2
+  exit 1
+fi
+printf 'trace: %s\n' "${traces[@]}"
+echo "ASCEND_PROFILER_OUTPUT/ in each: trace_view.json, kernel_details.csv, op_statistic.csv"
+"""
+)
+
+PRECISION = (
+    _HEAD
+    + r"""
+export MSFT_PRECISION_DUMP="${MSFT_PRECISION_DUMP:-$here/precision_dump}"
+export MSFT_PRECISION_CONFIG="${MSFT_PRECISION_CONFIG:-$(dirname "$main")/msprobe_config.json}"
+if [ -d "$MSFT_PRECISION_DUMP" ] && [ -n "$(ls -A "$MSFT_PRECISION_DUMP")" ]; then
+  echo "error: $MSFT_PRECISION_DUMP is not empty: move it away (compare wants one dump)" >&2
+  exit 1
+fi
+
+"$python" "$main" "$@"
+if ! ls "$MSFT_PRECISION_DUMP"/step0/*/dump.json > /dev/null 2>&1; then
+  echo "error: no step0/*/dump.json in $MSFT_PRECISION_DUMP" >&2
+  exit 1
+fi
+echo "__SIDE__ side dumped into $MSFT_PRECISION_DUMP"
+"""
+)
+
+COMPARE = r"""#!/usr/bin/env bash
+# Compare the NPU side's dump with the GPU side's (written by ms_fmk_transplt kit precision).
+#
+#   ./compare.sh [NPU_DUMP] [GPU_DUMP] [OUT]
+#
+# Defaults: ./precision_dump, ../__GPU_TREE__/precision_dump (copy the GPU machine's dump
+# there), ./precision_compare. Runs `msprobe compare` (mindstudio-probe 26.x) on the two step0
+# folders, then prints how many rows passed and the rows that did not. Exit code: 0 when no row
+# is an error, 1 when one is, 2 when a dump is missing; msprobe's own when it fails.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+npu="${1:-$here/precision_dump}"
+gpu="${2:-$here/../__GPU_TREE__/precision_dump}"
+out="${3:-$here/precision_compare}"
+python="${PYTHON:-python3}"
+for side in "$npu" "$gpu"; do
+  if [ ! -d "$side/step0" ]; then
+    echo "error: no step0 in $side: run that side's run_precision.sh first" >&2
+    exit 2
+  fi
+done
+mkdir -p "$out"
+msprobe compare -tp "$npu/step0" -gp "$gpu/step0" -o "$out"
+"$python" - "$out" << 'SUMMARY'
+import csv
+import glob
+import os
+import sys
+
+results = sorted(glob.glob(os.path.join(sys.argv[1], "compare_result_*.csv")), key=os.path.getmtime)
+if not results:
+    sys.exit("error: msprobe compare wrote no compare_result_*.csv")
+with open(results[-1], newline="", encoding="utf-8") as fh:
+    rows = list(csv.DictReader(fh))
+counts = {}
+for row in rows:
+    counts[row.get("Result", "")] = counts.get(row.get("Result", ""), 0) + 1
+unmatched = [r for r in rows if r.get("Bench Name", "") in ("N/A", "")]
+tally = ", ".join(f"{k or '?'} {v}" for k, v in sorted(counts.items()))
+print(f"{results[-1]}: {len(rows)} rows, {tally}")
+print(f"{len(unmatched)} rows of the NPU side have no GPU counterpart")
+for row in [r for r in rows if r.get("Result") not in ("pass", "")][:20]:
+    print(f"  {row.get('Result')}: {row.get('NPU Name')}  {row.get('Err_message', '')}")
+sys.exit(1 if counts.get("error") else 0)
+SUMMARY
+"""
+
+
+def render(
+    template: str,
+    *,
+    kind: str,
+    name: str,
+    main_rel: str,
+    title: str,
+    env: str,
+    side: str = "",
+    gpu_tree: str = "",
+) -> str:
+    quoted = double_quoted(main_rel)
+    return (
+        template.replace("__TITLE__", title)
+        .replace("__KIND__", kind)
+        .replace("__NAME__", name)
+        .replace("__ENV__", env)
+        .replace("__MAIN__", quoted)
+        .replace("__SIDE__", side)
+        .replace("__GPU_TREE__", gpu_tree)
+    )
