@@ -70,10 +70,10 @@ def kit(
     Exit codes as for a run; 2 also when MAIN has no single training loop.
     """
     from ms_fmk_transplt import run_cli
-    from ms_fmk_transplt.discover import OUTPUT_SUFFIX, resolve_project
+    from ms_fmk_transplt.discover import resolve_project
     from ms_fmk_transplt.errors import UserError
     from ms_fmk_transplt.records import RunOptions
-    from ms_fmk_transplt.report.kit_files import tree_name
+    from ms_fmk_transplt.report.kit_files import kit_stem, tree_name
 
     version = ""
     try:
@@ -84,7 +84,7 @@ def kit(
         project = resolve_project(input_path)
     except (UserError, ValueError) as exc:
         fail(str(exc))
-    stem = project.name.removesuffix(OUTPUT_SUFFIX) or project.name
+    stem = kit_stem(project.name)
     npu = RunOptions(
         input=input_path,
         output=output_path,

@@ -82,8 +82,11 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
 def migrate_main(
     project: Project, main_rel: str, engine: EngineOptions, run: RunOptions, tables: Tables
 ) -> tuple[bytes, FileRecord]:
-    if run.kit:
-        options = dataclasses.replace(engine, kit=run.kit)
+    if run.kit:  # the GPU side: the calls alone, whatever --select the other files have
+        gpu = run.kit_gpu_side
+        options = dataclasses.replace(engine, kit=run.kit, kit_only=gpu)
+        if gpu:
+            options = dataclasses.replace(options, select=(), ignore=())
     else:
         options = dataclasses.replace(
             engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards

@@ -144,6 +144,10 @@ def execute_kit(sides: Sequence[RunOptions], quiet: bool, verbose: bool, color: 
         result = _run(options, console, quiet, verbose)
         if result.count(FileStatus.FAILED):
             code = EXIT_FILE_FAILURES
+        if options.kit_gpu_side:  # the project as written: nothing migrated to sum up
+            where = shown(result.output_dir)
+            console.print(f"kit {options.kit}: the GPU side, with the kit's calls: {where}")
+            continue
         summary.show(result, console)
         readme = result.report_paths.get("kit_readme")
         console.print(f"kit {options.kit}: what to run next: {shown(readme)}", highlight=False)

@@ -1,4 +1,4 @@
-"""The training loop of a script (ms_fmk_transplt/engine/rules/kit/training_loop.py): the innermost loop
+"""The training loop of a script (engine/rules/kit/training_loop.py): the innermost loop
 holding an optimizer step, functions defined in it counted; refused, with one line, when there
 is none, several, or one the kits cannot run as a script's loop. The sources below are written
 for these tests in the shapes of public training scripts (an epoch loop calling train(), a
@@ -179,3 +179,21 @@ def test_a_scaler_without_the_optimizer_is_not_a_step() -> None:
     )
     with pytest.raises(NoTrainingLoop, match="no optimizer step"):
         find_training_loop(source)
+
+
+def test_a_generator_defined_inside_the_function_does_not_make_it_one() -> None:
+    """A yield in a function defined in the training function is that function's, not the
+    training function's: its loop is still found."""
+    source = _source(
+        """
+        def train(loader, optimizer):
+            def batches():
+                for x in loader:
+                    yield x
+
+            for x in batches():
+                optimizer.step()
+        """
+    )
+    loop = find_training_loop(source, "train.py")
+    assert (loop.line, loop.function) == (7, "train")

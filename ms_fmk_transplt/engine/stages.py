@@ -129,6 +129,8 @@ def staged(
 ) -> PassOutput | FileResult:
     """Migrates one file with structural options (``stages``: plan(source, ...)); raises what
     span_pass raises."""
+    if options.kit_only:  # the GPU side of the precision kit: the file as written, plus the calls
+        return _kit_only(source, path, tables, options)
     code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
     after = stages.after
     named = False  # whether -r made the file name torch_npu (it then needs the import)
@@ -147,6 +149,17 @@ def staged(
         done.tree = None  # a tree of other bytes than the file's
         done.parse_check = True
     return done
+
+
+def _kit_only(
+    source: bytes, path: str, tables: Tables, options: EngineOptions
+) -> PassOutput | FileResult:
+    """The kit's calls in the file as written: no migration, no ``import torch_npu``."""
+    done = _run_cst(source, path, tables, options, (KitEdits,))
+    if isinstance(done, FileResult):  # LibCST cannot read it: reported as such
+        return done
+    ctx = done.ctx
+    return PassOutput(done.output, ctx.events, ctx.notices, ctx.line_inserts, ctx.insert_order)
 
 
 def _after_span_pass(

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from ms_fmk_transplt import kits
+from ms_fmk_transplt.discover import OUTPUT_SUFFIX
 from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import kit_launchers
@@ -43,6 +44,25 @@ _TITLES = {
 }
 
 
+_TF_ENV = {
+    "aoe": ", AOE_MODE (2), TUNE_BANK_PATH (./aoe_bank), ASCEND_WORK_PATH (./aoe_work), "
+    "ASCEND_DEVICE_ID (0), ASCEND_SET_ENV (CANN's set_env.sh)",
+    "profile": ", MSFT_PROF_DIR (./profile), PROFILING_OPTIONS (a JSON; its output is "
+    "MSFT_PROF_DIR), ASCEND_SET_ENV (CANN's set_env.sh)",
+}
+
+
+def is_tensorflow(result: RunResult) -> bool:
+    """Whether the kit's -m script is a TensorFlow one (its record says so)."""
+    main = result.main_result
+    return main is not None and main[1].framework == "tensorflow"
+
+
+def kit_stem(name: str) -> str:
+    """The project's name without the ``_msft`` of a migrated tree."""
+    return name.removesuffix(OUTPUT_SUFFIX) or name
+
+
 def tree_name(stem: str, kind: str, gpu: bool = False) -> str:
     """The folder of a kit's tree: ``<stem>_msft_<kit>``; the GPU side of the precision kit,
     ``<stem>_gpu_precision``."""
@@ -58,18 +78,19 @@ def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
 def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     """The kit's files; ``names``: the root files' names (report/names.py)."""
     kind, main_rel = result.options.kit, result.main_rel or ""
-    gpu = result.options.kit_gpu_side
+    gpu, tf = result.options.kit_gpu_side, is_tensorflow(result)
     folder = staging / Path(main_rel).parent
-    runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
-    (folder / "msft_kit.py").write_bytes(runtime)
+    if not tf:  # a TensorFlow kit works through the environment: no call, no runtime
+        runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
+        (folder / "msft_kit.py").write_bytes(runtime)
     if kind == "precision":
         text = json.dumps(MSPROBE_CONFIG, indent=2) + "\n"
         (folder / "msprobe_config.json").write_text(text, encoding="utf-8")
-    gpu_tree = tree_name(result.options.output_name.rsplit("_msft_", 1)[0], kind, gpu=True)
+    gpu_tree = tree_name(kit_stem(result.project.name), kind, gpu=True)
     for launcher in launcher_names(kind, gpu):
         template = {
-            "run_aoe_npu.sh": kit_launchers.AOE,
-            "run_profile_npu.sh": kit_launchers.PROFILE,
+            "run_aoe_npu.sh": kit_launchers.AOE_TF if tf else kit_launchers.AOE,
+            "run_profile_npu.sh": kit_launchers.PROFILE_TF if tf else kit_launchers.PROFILE,
             "run_precision.sh": kit_launchers.PRECISION,
             "compare.sh": kit_launchers.COMPARE,
         }[launcher]
@@ -81,7 +102,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
                 name=names[launcher],
                 main_rel=main_rel,
                 title=_TITLES[kind],
-                env=_ENV[kind],
+                env=_TF_ENV[kind] if tf else _ENV[kind],
                 side="GPU" if gpu else "NPU",
                 gpu_tree=gpu_tree,
             ),
@@ -106,7 +127,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
         f"Written by `ms_fmk_transplt kit {kind}`: {what}, with the kit's calls in `{main_rel}`. "
         "Your own trees are unchanged; to go back, use the plain migration (or the original).",
         "",
-        "## What was inserted (change_list.csv, rules `kit.*`)",
+        f"## What was inserted ({names['change_list.csv']}, rules `kit.*`)",
         "",
         "| where | rule | inserted |",
         "| --- | --- | --- |",
@@ -115,15 +136,19 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
         if event.rule.startswith("kit."):
             line = event.out_start_line or event.start_line
             lines.append(f"| `{event.file}:{line}` | `{event.rule}` | `{event.after}` |")
-    lines += ["", f"`msft_kit.py` next to `{main_rel}` is the kit's runtime: each call is "]
-    lines[-1] += "explained at the top of that file."
+    tf = is_tensorflow(result)
+    if tf:
+        lines += ["", _TF_ROUTE[kind]]
+    else:
+        lines += ["", f"`msft_kit.py` next to `{main_rel}` is the kit's runtime: each call is "]
+        lines[-1] += "explained at the top of that file."
     lines += ["", "## What the kit's guide asks of the script", ""]
-    lines += [f"- {text}" for text in _PRECONDITIONS[kind]]
+    lines += [f"- {text}" for text in (_TF_PRECONDITIONS if tf else _PRECONDITIONS)[kind]]
     found = [n for n in result.notices if n.rule == PRECONDITION]
     lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
-    lines += [f"- `{n.file}:{n.line}`: {n.message}" for n in found]
+    lines += [f"- `{n.file}:{n.out_line or n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
-    lines += _next_steps(kind, names, gpu, gpu_tree)
+    lines += _tf_next_steps(kind, names) if tf else _next_steps(kind, names, gpu, gpu_tree)
     return "\n".join(lines) + "\n"
 
 
@@ -135,7 +160,8 @@ _PRECONDITIONS = {
         "each other's dump); run the script's single-card path.",
         "Profiling off.",
         "Disk: 20 GB free in your home folder (the launcher warns below that).",
-        "The run stops when the first step has finished (the guide's `if i > 0: exit()`).",
+        "The run stops when the loop's first iteration has finished (the guide's `if i > 0: "
+        "exit()`): whatever that iteration runs (an evaluation inside the loop too) is dumped.",
     ),
     "profile": (
         "Steps skipped first (MSFT_PROF_SKIP_FIRST, 10) let compilation and caches settle; the "
@@ -148,7 +174,8 @@ _PRECONDITIONS = {
         "Seeds are fixed and dropout is off from the start (msprobe's `seed_all`); data must "
         "come from the CPU's random numbers (the GPU's and the NPU's differ); turn off random "
         "augmentation (mixup, cutmix, random erasing, drop-path) on both sides.",
-        "One card, eager mode (no `torch.compile`); the first step is dumped, then the run stops.",
+        "One card, eager mode (no `torch.compile`); the loop's first iteration is dumped "
+        "(an evaluation inside it too), then the run stops.",
         "Install msprobe on both machines: `pip install mindstudio-probe==26.2.0` (compare.sh "
         "uses its 26.x command line).",
     ),
@@ -183,4 +210,48 @@ def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> l
         f"2. `./{names['compare.sh']}`: `msprobe compare` of the two step0 dumps into "
         "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error). "
         "The first API whose Result is `error` is where to look.",
+    ]
+
+
+_TF_ROUTE = {
+    "aoe": "A TensorFlow script: nothing is inserted. The TF adapter tunes while the script "
+    "trains when `AOE_MODE=2` is set (the AOE guide recommends the variable over the "
+    "`aoe_mode` option of NPURunConfig or the session config); `run_aoe_npu.sh` sets it with "
+    "`TUNE_BANK_PATH` and `ASCEND_WORK_PATH`.",
+    "profile": "A TensorFlow script: nothing is inserted. The TF adapter profiles when "
+    "`PROFILING_MODE=true` and `PROFILING_OPTIONS` (JSON) are set, as NPURunConfig's "
+    "`profiling_config` or the session's `profiling_mode`/`profiling_options` would; "
+    "`run_profile_npu.sh` sets them.",
+}
+_TF_PRECONDITIONS = {
+    "aoe": (
+        "The script already runs correctly on the NPU; a few steps are enough (one step that "
+        "runs the whole graph).",
+        "Static operators only; one card (no multi-card tuning); one user per device.",
+        "Profiling off and `static_memory_policy=0`; do not bind the process to CPUs.",
+        "Disk: 20 GB free in your home folder (the launcher warns below that); memory for "
+        "the model times TUNING_PARALLEL_NUM.",
+        "Subgraph tuning (`AOE_MODE=1`) does not exist on Atlas A2/A3: the launcher refuses it "
+        "there.",
+    ),
+    "profile": (
+        "Run a few steps only (the script's own step count); options the script sets itself "
+        "win over the environment.",
+    ),
+}
+
+
+def _tf_next_steps(kind: str, names: dict[str, str]) -> list[str]:
+    if kind == "aoe":
+        return [
+            f"1. `./{names['run_aoe_npu.sh']} [arguments of the script, few steps]` on the NPU "
+            "machine: results `aoe_work/aoe_result_opat_*.json`, knowledge in `aoe_bank/`.",
+            "2. Train again without `AOE_MODE`, with `op_compiler_cache_mode=force` once, and "
+            "compare the step time.",
+        ]
+    return [
+        f"1. `./{names['run_profile_npu.sh']} [arguments of the script, few steps]` on the NPU "
+        "machine: `profile/PROF_*`.",
+        "2. Parse it with `msprof --export=on --output=profile/PROF_...` and open the result "
+        "with MindStudio Insight.",
     ]

@@ -11,12 +11,20 @@ _HEAD = r"""#!/usr/bin/env bash
 #
 #   ./__NAME__ [arguments of the script]
 #
-# Environment: PYTHON (python3)__ENV__.
+# The script runs in its own folder (relative paths in its arguments start there), on one card.
+# Environment: PYTHON (python3; a command such as "torchrun --nproc_per_node=1" for a script that
+# needs a process group)__ENV__.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 main="$here/__MAIN__"
-python="${PYTHON:-python3}"
+read -r -a python <<< "${PYTHON:-python3}"
+"""
+_ASCEND_ENV = r"""set_env="${ASCEND_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}"
+if [ -f "$set_env" ]; then
+  # shellcheck source=/dev/null
+  . "$set_env"
+fi
 """
 
 AOE = (
@@ -25,32 +33,33 @@ AOE = (
 # the porting guide's AOE chapter: one step on one card, profiling off, then operator tuning
 export MSFT_AOE_DUMP="${MSFT_AOE_DUMP:-$here/aoe_dump}"
 export TUNE_BANK_PATH="${TUNE_BANK_PATH:-$here/aoe_bank}"
-set_env="${ASCEND_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}"
-if [ -f "$set_env" ]; then
-  # shellcheck source=/dev/null
-  . "$set_env"
-fi
-# one card: processes on several cards would overwrite each other's dump
+"""
+    + _ASCEND_ENV
+    + r"""# one card: processes on several cards would overwrite each other's dump
 devices="${ASCEND_RT_VISIBLE_DEVICES:-0}"
 export ASCEND_RT_VISIBLE_DEVICES="${devices%%,*}"
 mkdir -p "$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"
-free_kib="$(df -Pk "$HOME" | awk 'NR == 2 {print $4}')"
-if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
-  echo "warning: less than 20 GB free under $HOME (AOE asks for 20 GB)" >&2
+if ! command -v aoe > /dev/null; then
+  echo "error: aoe is not on the PATH: source the CANN set_env.sh (or set ASCEND_SET_ENV)" >&2
+  exit 127
 fi
+for folder in "$HOME" "$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"; do
+  free_kib="$(df -Pk "$folder" | awk 'NR == 2 {print $4}')"
+  if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
+    echo "warning: less than 20 GB free for $folder (AOE asks for 20 GB)" >&2
+  fi
+done
 
-"$python" "$main" "$@"
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
 if [ -z "$(ls -A "$MSFT_AOE_DUMP")" ]; then
   echo "error: the run dumped nothing into $MSFT_AOE_DUMP" >&2
   exit 1
 fi
 echo "operators of one step dumped into $MSFT_AOE_DUMP"
-if ! command -v aoe > /dev/null; then
-  echo "error: aoe is not on the PATH: source the CANN set_env.sh (or set ASCEND_SET_ENV)" >&2
-  exit 127
-fi
 aoe --job_type=2 --model_path="$MSFT_AOE_DUMP"
-echo "tuned operators: $TUNE_BANK_PATH; now run the migrated script without the kit's calls"
+echo "tuned operators: $TUNE_BANK_PATH; now run the migrated script without the kit's calls,"
+echo "with TUNE_BANK_PATH=$TUNE_BANK_PATH exported, and compare the step time"
 """
 )
 
@@ -64,7 +73,8 @@ export MSFT_PROF_WARMUP="${MSFT_PROF_WARMUP:-1}"
 export MSFT_PROF_ACTIVE="${MSFT_PROF_ACTIVE:-2}"
 mkdir -p "$MSFT_PROF_DIR"
 
-"$python" "$main" "$@"
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
 traces=()
 for folder in "$MSFT_PROF_DIR"/*_ascend_pt; do
   if [ -d "$folder" ]; then
@@ -90,12 +100,93 @@ if [ -d "$MSFT_PRECISION_DUMP" ] && [ -n "$(ls -A "$MSFT_PRECISION_DUMP")" ]; th
   exit 1
 fi
 
-"$python" "$main" "$@"
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
 if ! ls "$MSFT_PRECISION_DUMP"/step0/*/dump.json > /dev/null 2>&1; then
   echo "error: no step0/*/dump.json in $MSFT_PRECISION_DUMP" >&2
   exit 1
 fi
 echo "__SIDE__ side dumped into $MSFT_PRECISION_DUMP"
+"""
+)
+
+
+AOE_TF = (
+    _HEAD
+    + r"""
+# the AOE guide for the TF adapter: tuning runs while the script trains (a few steps: one step
+# that runs the whole graph is enough), on one card, profiling off; AOE_MODE 2 tunes operators
+# (1, subgraphs, does not exist on Atlas A2/A3: refused there)
+export AOE_MODE="${AOE_MODE:-2}"
+export TUNE_BANK_PATH="${TUNE_BANK_PATH:-$here/aoe_bank}"
+export ASCEND_WORK_PATH="${ASCEND_WORK_PATH:-$here/aoe_work}"
+export ASCEND_DEVICE_ID="${ASCEND_DEVICE_ID:-0}"
+"""
+    + _ASCEND_ENV
+    + r"""case "$AOE_MODE" in
+  1)
+    if npu-smi info 2> /dev/null | grep -Eq '910B|910_93'; then
+      echo "error: subgraph tuning (AOE_MODE=1) does not exist on Atlas A2/A3: use 2" >&2
+      exit 2
+    fi
+    ;;
+  2 | 4) ;;
+  *)
+    echo "error: AOE_MODE=$AOE_MODE: 2 (operators), 1 (subgraphs) or 4 (gradient split)" >&2
+    exit 2
+    ;;
+esac
+mkdir -p "$TUNE_BANK_PATH" "$ASCEND_WORK_PATH"
+free_kib="$(df -Pk "$HOME" | awk 'NR == 2 {print $4}')"
+if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
+  echo "warning: less than 20 GB free under $HOME (AOE asks for 20 GB)" >&2
+fi
+
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
+found=0
+for result in "$ASCEND_WORK_PATH"/aoe_result_*.json; do
+  if [ -f "$result" ]; then
+    echo "tuning result: $result"
+    found=1
+  fi
+done
+if [ "$found" -eq 0 ]; then
+  echo "warning: no aoe_result_*.json in $ASCEND_WORK_PATH (was the adapter in tune mode?)" >&2
+fi
+echo "tuned operators: $TUNE_BANK_PATH; then train without AOE_MODE, op_compiler_cache_mode=force"
+"""
+)
+
+PROFILE_TF = (
+    _HEAD
+    + r"""
+# the TF adapter's profiling by environment (CANN's PROFILING_MODE / PROFILING_OPTIONS);
+# options the script sets itself win over these
+out="${MSFT_PROF_DIR:-$here/profile}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+export PROFILING_MODE=true
+if [ -z "${PROFILING_OPTIONS:-}" ]; then
+  PROFILING_OPTIONS="$(printf '{"output":"%s","training_trace":"on","task_trace":"on",%s}' \
+    "$out" '"aicpu":"on","fp_point":"","bp_point":"","aic_metrics":"PipeUtilization"')"
+fi
+export PROFILING_OPTIONS
+"""
+    + _ASCEND_ENV
+    + r"""
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
+found=0
+for folder in "$out"/PROF_*; do
+  if [ -d "$folder" ]; then
+    echo "profile data: $folder (parse it with msprof --export=on --output=$folder)"
+    found=1
+  fi
+done
+if [ "$found" -eq 0 ]; then
+  echo "warning: no PROF_* folder in $out (was profiling on?)" >&2
+fi
 """
 )
 

@@ -3,8 +3,8 @@ report.html, the zoo summary). One definition per number (README "What the numbe
 
 * changes: rows of change_list.csv, every edit made (``bookkeeping`` of them are the
   ``import torch_npu`` / adapter import lines, ``# msft: TODO`` comments and a kit's calls the
-  tool adds, not constructs of the user's code; ``changes_with_caveat``: the changes whose rule carries a
-  caveat);
+  tool adds, not constructs of the user's code; ``changes_with_caveat``: the changes whose rule
+  carries a caveat);
 * open work: rows of unsupported_op.xlsx/.csv, ``manual`` (needs work) or caveat rows (left as
   written: run, but do nothing or differ on the NPU);
 * caveats to check: changes with a caveat + caveat rows;

@@ -20,13 +20,27 @@ from ms_fmk_transplt.rule_catalog import NOTICE, declare
 
 NO_LOOP = declare(
     "kit.no_loop",
-    "kit: no single training loop in MAIN, nothing written",
+    "kit: MAIN cannot take the kit's calls (no single training loop), nothing written",
     "A kit's calls go at the training loop: the innermost `for`/`while` holding the optimizer "
     "step (`optimizer.step()`, `scaler.step(optimizer)`, a scaler given the optimizer; "
     "otherwise `.backward()`), also through a step function the loop calls. A script with "
     "none (a trainer's `fit()` runs its own loop), with several (separate generator and "
     "discriminator loops), whose loop runs in a generator, an async function or a lambda, or "
-    "whose loop body is on the loop's own line, is refused with this line and exit code 2.",
+    "whose loop body is on the loop's own line, is refused with this line and exit code 2; so "
+    "is a TensorFlow script given to the precision kit (msprobe's PyTorch dump).",
+    kind=NOTICE,
+    option="kit",
+)
+TENSORFLOW = declare(
+    "kit.tensorflow",
+    "kit aoe|profile on a TensorFlow script: through the adapter's environment, no call inserted",
+    "The TF adapter takes AOE and profiling from the environment its launcher sets: `AOE_MODE=2` "
+    "(operator tuning; the AOE guide recommends the variable over script options) with "
+    "`TUNE_BANK_PATH` and `ASCEND_WORK_PATH` (where `aoe_result_opat_*.json` goes), or "
+    "`PROFILING_MODE=true` with `PROFILING_OPTIONS` (a JSON of what to collect and where), so "
+    "the same tree serves estimator, session and Keras scripts, migrated by the tool or by "
+    "hand. Options the script sets itself (`profiling_mode`, `aoe_mode`) win over the "
+    "environment: they are reported as `kit.precondition`.",
     kind=NOTICE,
     option="kit",
 )
@@ -43,6 +57,24 @@ PRECONDITION = declare(
     option="kit",
 )
 
+_TF_PROFILING = ("profiling_mode", "enable_profiling", "ProfilingConfig", "profiling_config")
+_TF_AOE = ("aoe_mode", "AOE_MODE")
+_TF_MULTI = ("npu_distributed_optimizer_wrapper", "NPUDistributedOptimizer", "hccl", "RANK_SIZE")
+# per kit on a TensorFlow script: (words looked for, the warning)
+_TF_CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    "aoe": (
+        (_TF_PROFILING, "the script sets profiling ({name}): AOE needs it off"),
+        (_TF_AOE, "the script sets the tuning mode itself ({name}): it wins over AOE_MODE"),
+        (
+            ("static_memory_policy",),
+            "the script sets static_memory_policy: AOE asks for 0 (the AOE guide)",
+        ),
+        (_TF_MULTI, "several cards ({name}): AOE tunes one card (the AOE guide)"),
+    ),
+    "profile": (
+        (_TF_PROFILING, "the script sets profiling itself ({name}): it wins over PROFILING_MODE"),
+    ),
+}
 _PROFILERS = ("profiler.profile", "autograd.profile", "torch_npu.profiler", "torch.profiler")
 _DISTRIBUTED = (
     "init_process_group",
@@ -95,3 +127,17 @@ def check_script(ctx: Recorder, source: bytes, kind: str, loop: TrainingLoop) ->
                 seen.add(message)
                 ctx.warn_at(node.lineno, PRECONDITION, message.format(name=name), name)
     return True
+
+
+def check_tf_script(ctx: Recorder, source: bytes, kind: str) -> None:
+    """The TensorFlow route: what the script sets itself that the kit's environment cannot
+    override, once per warning, at its first line."""
+    text = source.decode("utf-8", "replace").splitlines()
+    seen: set[str] = set()
+    for number, line in enumerate(text, start=1):
+        code = line.split("#", 1)[0]
+        for words, message in _TF_CHECKS[kind]:
+            hit = next((w for w in words if w in code), None)
+            if hit is not None and message not in seen:
+                seen.add(message)
+                ctx.warn_at(number, PRECONDITION, message.format(name=hit), hit)

@@ -20,8 +20,14 @@ import libcst as cst
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import is_import_or_doc
-from ms_fmk_transplt.engine.rules.kit.kit_checks import NO_LOOP, check_script
+from ms_fmk_transplt.engine.rules.kit.kit_checks import (
+    NO_LOOP,
+    TENSORFLOW,
+    check_script,
+    check_tf_script,
+)
 from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
+from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import declare
 
 _RUNTIME = (
@@ -105,6 +111,8 @@ KIT_RULES = {
 }
 KINDS = tuple(KIT_RULES)
 _CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
+_TORCH_NPU = re.compile(rb"^\s*(?:import|from)\s+torch_npu\b", re.M)
+_TENSORFLOW = re.compile(rb"^\s*(?:import|from)\s+tensorflow\b", re.M)
 _Insert = tuple[int, str, str, str]  # anchor line, code, rule, message
 
 
@@ -119,6 +127,16 @@ class KitEdits(Concern):
         source = self.ctx.source
         if _CALLS_KIT.search(source):  # a kit's output: its calls are there already
             return
+        if _TENSORFLOW.search(source):
+            self._tensorflow(source)
+            return
+        if self.ctx.options.kit_only and _TORCH_NPU.search(source):
+            message = (
+                "the script imports torch_npu: the precision kit's GPU side is the original "
+                "GPU script, give the project before its migration"
+            )
+            self.ctx.warn_at(1, NO_LOOP, message)
+            return
         try:
             loop = find_training_loop(source, self.ctx.path)
         except NoTrainingLoop as exc:
@@ -126,6 +144,20 @@ class KitEdits(Concern):
             return
         if check_script(self.ctx, source, self.kind, loop):
             self.loop_line = loop.line
+
+    def _tensorflow(self, source: bytes) -> None:
+        """A TensorFlow script: the kit works through the launcher's environment."""
+        if self.kind == "precision":
+            message = (
+                "a TensorFlow script: the precision kit dumps PyTorch steps (msprobe's "
+                "PyTorch API); aoe and profile take TensorFlow scripts"
+            )
+            self.ctx.warn_at(1, NO_LOOP, message)
+            return
+        what = "AOE_MODE=2" if self.kind == "aoe" else "PROFILING_MODE and PROFILING_OPTIONS"
+        message = f"TensorFlow: the launcher sets {what}; no call is inserted"
+        self.ctx.warn_at(1, TENSORFLOW, message, severity=Severity.INFO)
+        check_tf_script(self.ctx, source, self.kind)
 
     def _is_loop(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While)) and self.loop_line:
@@ -141,15 +173,17 @@ class KitEdits(Concern):
     def _loop_body(
         self, original: cst.For | cst.While, updated: cst.For | cst.While
     ) -> cst.For | cst.While:
-        if id(original) != self.loop_id or not isinstance(updated.body, cst.IndentedBlock):
+        block = original.body
+        if id(original) != self.loop_id or not isinstance(block, cst.IndentedBlock):
             return updated
-        first = original.body.body[0]
+        assert isinstance(updated.body, cst.IndentedBlock)  # as the original's
+        first = block.body[0]
         rule = KIT_RULES[self.kind][1]
         code = f"msft_kit.{self.kind}_tick()"
         message = "the step just finished is counted; the run stops when the kit is done"
         body = list(updated.body.body)
         body[0:1] = _before(body[0], [code])
-        self.ctx.record_insert(self.ctx.lines(first)[0], rule, message, code)
+        self.ctx.record_insert(_anchor(self.ctx, first), rule, message, code)
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
@@ -172,7 +206,7 @@ class KitEdits(Concern):
         rule = KIT_RULES[self.kind][0]
         code = f"msft_kit.{self.kind}_begin()"
         message = f"the {self.kind} kit begins before the first training step"
-        self.ctx.record_insert(self.loop_line, rule, message, code)
+        self.ctx.record_insert(_anchor(self.ctx, originals[index]), rule, message, code)
         return body[:index] + _before(body[index], [code]) + body[index + 1 :]
 
     def leave_IndentedBlock(
@@ -197,8 +231,8 @@ class KitEdits(Concern):
         if imports:
             anchor = self.ctx.lines(original.body[imports - 1])[1] + 1
             body[imports:imports] = statements
-        else:  # no import: the calls open the module, under its leading comments
-            anchor = self.ctx.lines(original.body[0])[0] if original.body else 1
+        else:  # no import: the calls open the module, above its first statement's comments
+            anchor = _anchor(self.ctx, original.body[0]) if original.body else 1
             body[0:1] = _before(body[0], [code for code, _, _ in lines]) if body else statements
         for code, rule, message in lines:
             self.ctx.record_insert(anchor, rule, message, code)
@@ -206,9 +240,18 @@ class KitEdits(Concern):
 
 
 def _before(statement: cst.BaseStatement, codes: list[str]) -> list[cst.BaseStatement]:
-    """``codes`` as statements right before ``statement``: its leading blank lines and comments
-    move above them, so each lands right before the statement's own first line."""
+    """``codes`` as statements right before ``statement`` and the comments above it (they stay
+    with the code they describe); the blank lines above those move above the new ones."""
     new = [cst.parse_statement(code + "\n") for code in codes]
-    leading = getattr(statement, "leading_lines", ())  # every statement has them
-    new[0] = new[0].with_changes(leading_lines=leading)
-    return [*new, statement.with_changes(leading_lines=())]
+    leading = list(getattr(statement, "leading_lines", ()))  # every statement has them
+    blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
+    new[0] = new[0].with_changes(leading_lines=leading[:blanks])
+    return [*new, statement.with_changes(leading_lines=leading[blanks:])]
+
+
+def _anchor(ctx: MigrationContext, statement: cst.BaseStatement) -> int:
+    """The input line ``_before`` inserts at: the first comment line above ``statement``, or its
+    own first line."""
+    leading = list(getattr(statement, "leading_lines", ()))
+    blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
+    return ctx.lines(statement)[0] - (len(leading) - blanks)
