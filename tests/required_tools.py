@@ -30,6 +30,8 @@ TOOLS = {
     "pre-commit": "the test extra",
     "torch": "the test extra (torch's CPU build): the executed migrations",
     "tensorflow": "the test extra (tensorflow-cpu, Python < 3.12): the executed TF migrations",
+    "msprobe": "mindstudio-probe 26.2.0, with --no-deps after tests/msprobe_requirements.txt "
+    "(.ci/run): the precision kit's dumps and their comparison",
     "hypothesis": "the test extra",
     "hypothesmith": "the test extra",
     "MSFT_TF_SOURCE": "a checkout of the Ascend TF adapter's source, named by this variable",

@@ -17,6 +17,8 @@ What it provides, mirroring how the real torch_npu 2.x presents itself:
 * ``torch_npu.profiler`` (profiler.py: torch_npu 2.x's signatures, traces left where the real one
   leaves them, misuse raised) and ``torch.npu.set_aoe`` (aoe.py), each call recorded
   (``MSFT_STANDIN_LOG``), for the kits' executed tests.
+* A fault switch for the precision kit's test, off by default: ``MSFT_STANDIN_SKEW=linear``
+  makes ``F.linear`` return a wrong result (skew.py), the "perturbed NPU".
 * ``hccl`` process groups: a real backend named hccl, registered like torch_npu registers its own,
   implemented by gloo, so multi-process runs work on one CPU machine; DDP accepts ``device_ids``
   for the stand-in device.
@@ -280,12 +282,20 @@ def is_bf16_supported() -> bool:
     return True
 
 
+# The "NPU" generator is the CPU's. Not torch.manual_seed: that calls the device module's
+# manual_seed_all (below, once _is_in_bad_fork exists), which would call it again.
 def manual_seed(seed: int) -> None:
-    torch.manual_seed(seed)
+    torch.default_generator.manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
-    torch.manual_seed(seed)
+    torch.default_generator.manual_seed(seed)
+
+
+def _is_in_bad_fork() -> bool:
+    """torch.manual_seed seeds a device module having this and manual_seed_all (else it warns
+    that the npu seed does not take effect)."""
+    return False
 
 
 def seed() -> None:
@@ -391,6 +401,7 @@ for _name, _value in list(globals().items()):
     if callable(_value):
         setattr(npu, _name, _value)
 npu.amp = amp
+npu._is_in_bad_fork = _is_in_bad_fork
 npu.autocast = autocast  # not public in torch_npu; used by the patched torch.autocast below
 # the HF32 switches (torch_npu's npu_config: conv defaults to True, matmul to False); plain flags
 npu.conv = types.SimpleNamespace(allow_hf32=True)
@@ -510,5 +521,8 @@ _MODE.__enter__()  # active for the life of the process
 import torch_npu.optim  # noqa: E402,F401 - `import torch_npu` loads it, as the real package does
 import torch_npu.profiler  # noqa: E402,F401 - and its profiler
 from torch_npu.aoe import set_aoe  # noqa: E402
+from torch_npu.skew import apply_from_environment  # noqa: E402
+
+apply_from_environment()  # MSFT_STANDIN_SKEW: the "perturbed NPU" (skew.py); off by default
 
 npu.set_aoe = set_aoe  # torch.npu.set_aoe / torch_npu.npu.set_aoe
