@@ -1,6 +1,6 @@
-"""tests/precision_compare.py reads what ``msprobe compare`` wrote: the Result counts of matched
-rows, the rows only one side has, and the files it refuses. The CSVs here have the columns
-mindstudio-probe 26.2.0 writes in its statistics mode."""
+"""kits/msft_compare.py (the precision kit's summary) reads what ``msprobe compare`` wrote: the
+Result counts of matched rows, the rows only one side has, and the files it refuses. The CSVs
+here have the columns mindstudio-probe 26.2.0 writes in its statistics mode."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from precision_compare import api_of, main, read_comparison, result_csv
+
+from ms_fmk_transplt.kits.msft_compare import api_of, main, read_comparison, result_csv
 
 HEADER = (
     "NPU Name,Bench Name,NPU Dtype,Bench Dtype,NPU Tensor Shape,Bench Tensor Shape,"

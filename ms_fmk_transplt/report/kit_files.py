@@ -25,9 +25,9 @@ MSPROBE_CONFIG = {
     "rank": [],
     "step": [0],
     "level": "L1",
+    "extra_info": True,
     "async_dump": False,
     "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"},
-    "tensor": {"scope": [], "list": [], "data_mode": ["all"]},
 }
 _ENV = {
     "aoe": ", MSFT_AOE_DUMP (./aoe_dump), TUNE_BANK_PATH (./aoe_bank), ASCEND_SET_ENV (CANN's "
@@ -69,9 +69,13 @@ def tree_name(stem: str, kind: str, gpu: bool = False) -> str:
     return f"{stem}_gpu_{kind}" if gpu else f"{stem}_msft_{kind}"
 
 
+COMPARE_SUMMARY = "msft_compare.py"
+
+
 def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
+    """The files a kit writes at its tree's root, besides KIT_README.md."""
     if kind == "precision":
-        return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh")
+        return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh", COMPARE_SUMMARY)
     return (f"run_{kind}_npu.sh",)
 
 
@@ -86,8 +90,13 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     if kind == "precision":
         text = json.dumps(MSPROBE_CONFIG, indent=2) + "\n"
         (folder / "msprobe_config.json").write_text(text, encoding="utf-8")
+    if kind == "precision" and not gpu:  # compare.sh's summary
+        summary = Path(kits.__file__).with_name("msft_compare.py").read_bytes()
+        (staging / names[COMPARE_SUMMARY]).write_bytes(summary)
     gpu_tree = tree_name(kit_stem(result.project.name), kind, gpu=True)
     for launcher in launcher_names(kind, gpu):
+        if launcher == COMPARE_SUMMARY:
+            continue
         template = {
             "run_aoe_npu.sh": kit_launchers.AOE_TF if tf else kit_launchers.AOE,
             "run_profile_npu.sh": kit_launchers.PROFILE_TF if tf else kit_launchers.PROFILE,
@@ -105,6 +114,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
                 env=_TF_ENV[kind] if tf else _ENV[kind],
                 side="GPU" if gpu else "NPU",
                 gpu_tree=gpu_tree,
+                summary=names.get(COMPARE_SUMMARY, COMPARE_SUMMARY),
             ),
             encoding="utf-8",
         )

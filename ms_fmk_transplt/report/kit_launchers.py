@@ -196,15 +196,16 @@ COMPARE = r"""#!/usr/bin/env bash
 #   ./compare.sh [NPU_DUMP] [GPU_DUMP] [OUT]
 #
 # Defaults: ./precision_dump, ../__GPU_TREE__/precision_dump (copy the GPU machine's dump
-# there), ./precision_compare. Runs `msprobe compare` (mindstudio-probe 26.x) on the two step0
-# folders, then prints how many rows passed and the rows that did not. Exit code: 0 when no row
-# is an error, 1 when one is, 2 when a dump is missing; msprobe's own when it fails.
+# there), ./precision_compare/<time>. Runs `msprobe compare` (mindstudio-probe 26.x) on the two
+# step0 folders, then __SUMMARY__: the rows per Result, the calls one side has and not the other.
+# Exit code: 0 when the dumps agree, 1 when a row is not `pass` or a call has no counterpart, 2
+# when a dump is missing; msprobe's own when it fails.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 npu="${1:-$here/precision_dump}"
 gpu="${2:-$here/../__GPU_TREE__/precision_dump}"
-out="${3:-$here/precision_compare}"
+out="${3:-$here/precision_compare/$(date +%Y%m%d-%H%M%S)}"
 python="${PYTHON:-python3}"
 for side in "$npu" "$gpu"; do
   if [ ! -d "$side/step0" ]; then
@@ -214,28 +215,7 @@ for side in "$npu" "$gpu"; do
 done
 mkdir -p "$out"
 msprobe compare -tp "$npu/step0" -gp "$gpu/step0" -o "$out"
-"$python" - "$out" << 'SUMMARY'
-import csv
-import glob
-import os
-import sys
-
-results = sorted(glob.glob(os.path.join(sys.argv[1], "compare_result_*.csv")), key=os.path.getmtime)
-if not results:
-    sys.exit("error: msprobe compare wrote no compare_result_*.csv")
-with open(results[-1], newline="", encoding="utf-8") as fh:
-    rows = list(csv.DictReader(fh))
-counts = {}
-for row in rows:
-    counts[row.get("Result", "")] = counts.get(row.get("Result", ""), 0) + 1
-unmatched = [r for r in rows if r.get("Bench Name", "") in ("N/A", "")]
-tally = ", ".join(f"{k or '?'} {v}" for k, v in sorted(counts.items()))
-print(f"{results[-1]}: {len(rows)} rows, {tally}")
-print(f"{len(unmatched)} rows of the NPU side have no GPU counterpart")
-for row in [r for r in rows if r.get("Result") not in ("pass", "")][:20]:
-    print(f"  {row.get('Result')}: {row.get('NPU Name')}  {row.get('Err_message', '')}")
-sys.exit(1 if counts.get("error") else 0)
-SUMMARY
+"$python" "$here/__SUMMARY__" "$out" "$gpu/step0"
 """
 
 
@@ -249,6 +229,7 @@ def render(
     env: str,
     side: str = "",
     gpu_tree: str = "",
+    summary: str = "msft_compare.py",
 ) -> str:
     quoted = double_quoted(main_rel)
     return (
@@ -259,4 +240,5 @@ def render(
         .replace("__MAIN__", quoted)
         .replace("__SIDE__", side)
         .replace("__GPU_TREE__", gpu_tree)
+        .replace("__SUMMARY__", double_quoted(summary))
     )

@@ -11,16 +11,15 @@ msprobe counts a target row without a counterpart as ``pass``, and does not list
 golden dump has: ``Comparison`` counts the results of matched rows only, and lists both kinds of
 unmatched rows apart (the golden-only ones when the golden step folder is given).
 
-``python tests/precision_compare.py OUT [GOLDEN_STEP_DIR]`` prints the summary line; exit 1 when
-the two dumps differ.
+Written by ``ms_fmk_transplt kit precision`` at the root of the NPU tree, where compare.sh runs
+``python msft_compare.py OUT [GOLDEN_STEP_DIR]`` after ``msprobe compare``: the summary line and
+the unmatched calls; exit 1 when the two dumps differ. The tool itself never imports it.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -65,14 +64,6 @@ class Comparison:
             f"{len(self.target_only)} NPU-only, {len(self.golden_only)} GPU-only: "
             f"{'DIFFERENT' if self.differs else 'equal'}"
         )
-
-
-def msprobe_script() -> str | None:
-    """msprobe's command (its console script) installed with this interpreter, else on PATH;
-    None without mindstudio-probe. (It logs "[ERROR] Please verify that the CANN environment is
-    properly configured." on every start where there is no CANN: harmless on the CPU.)"""
-    here = os.path.dirname(sys.executable)
-    return shutil.which("msprobe", path=os.pathsep.join([here, os.environ.get("PATH", "")]))
 
 
 def result_csv(out_dir: Path) -> Path:
@@ -132,7 +123,7 @@ def read_comparison(csv_path: Path, golden_step: Path | None = None) -> Comparis
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (1, 2):
-        print("usage: precision_compare.py COMPARE_OUT_DIR [GOLDEN_STEP_DIR]", file=sys.stderr)
+        print("usage: msft_compare.py COMPARE_OUT_DIR [GOLDEN_STEP_DIR]", file=sys.stderr)
         return 2
     comparison = read_comparison(Path(argv[0]), Path(argv[1]) if len(argv) == 2 else None)
     print(comparison.summary())
