@@ -34,9 +34,10 @@ from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.recorder import shift_line
+from ms_fmk_transplt.engine.recorder import Recorder, shift_line
 from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
 from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
+from ms_fmk_transplt.engine.rules.kit.kit_checks import is_tensorflow, tensorflow_notices
 from ms_fmk_transplt.engine.rules.kit.kit_edits import KitEdits
 from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
 from ms_fmk_transplt.engine.rules.registry import family_of
@@ -77,7 +78,7 @@ def plan(code: bytes, tables: Tables, options: EngineOptions) -> Plan:
         after.append(DistributedMode)
         if options.rank_guards:  # after DistributedMode: it guards what that one left
             after.append(RankZeroGuards)
-    if options.kit:  # set for the -m file only
+    if options.kit and not is_tensorflow(code):  # the -m file only; TF: notices (staged)
         after.append(KitEdits)
     return Plan(first, tuple(after))
 
@@ -145,6 +146,10 @@ def staged(
         done = _after_span_pass(done, path, tables, options, after)
     done.events[:0] = first_events
     done.notices[:0] = first_notices
+    if options.kit and is_tensorflow(code):  # in the lines of the input, as the span pass's
+        kit = Recorder(path, tables, options)
+        tensorflow_notices(kit, code, options.kit)
+        done.notices = sorted([*done.notices, *kit.notices], key=lambda n: n.line)
     if code is not source:
         done.tree = None  # a tree of other bytes than the file's
         done.parse_check = True

@@ -12,10 +12,12 @@ loop cannot take the calls is refused (``kit.no_loop``).
 from __future__ import annotations
 
 import ast
+import re
 
 from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.engine.rules.kit.training_loop import TrainingLoop
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import NOTICE, declare
 
 NO_LOOP = declare(
@@ -57,6 +59,7 @@ PRECONDITION = declare(
     option="kit",
 )
 
+_TENSORFLOW = re.compile(rb"^\s*(?:import|from)\s+tensorflow\b", re.M)
 _TF_PROFILING = ("profiling_mode", "enable_profiling", "ProfilingConfig", "profiling_config")
 _TF_AOE = ("aoe_mode", "AOE_MODE")
 _TF_MULTI = ("npu_distributed_optimizer_wrapper", "NPUDistributedOptimizer", "hccl", "RANK_SIZE")
@@ -129,15 +132,56 @@ def check_script(ctx: Recorder, source: bytes, kind: str, loop: TrainingLoop) ->
     return True
 
 
+def is_tensorflow(source: bytes) -> bool:
+    return _TENSORFLOW.search(source) is not None
+
+
+def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
+    """A TensorFlow script: the kit works through the launcher's environment (aoe, profile);
+    the precision kit refuses it. ``source``: the file's own lines."""
+    if kind == "precision":
+        message = (
+            "a TensorFlow script: the precision kit dumps PyTorch steps (msprobe's "
+            "PyTorch API); aoe and profile take TensorFlow scripts"
+        )
+        ctx.warn_at(1, NO_LOOP, message)
+        return
+    what = "AOE_MODE=2" if kind == "aoe" else "PROFILING_MODE and PROFILING_OPTIONS"
+    message = f"TensorFlow: the launcher sets {what}; no call is inserted"
+    ctx.warn_at(1, TENSORFLOW, message, severity=Severity.INFO)
+    check_tf_script(ctx, source, kind)
+
+
 def check_tf_script(ctx: Recorder, source: bytes, kind: str) -> None:
     """The TensorFlow route: what the script sets itself that the kit's environment cannot
-    override, once per warning, at its first line."""
-    text = source.decode("utf-8", "replace").splitlines()
+    override (a name, keyword, attribute or string of its code; docstrings left out), once per
+    warning, at its first line."""
     seen: set[str] = set()
-    for number, line in enumerate(text, start=1):
-        code = line.split("#", 1)[0]
+    for line, word in sorted(_code_words(ast.parse(source))):
         for words, message in _TF_CHECKS[kind]:
-            hit = next((w for w in words if w in code), None)
-            if hit is not None and message not in seen:
+            if word in words and message not in seen:
                 seen.add(message)
-                ctx.warn_at(number, PRECONDITION, message.format(name=hit), hit)
+                ctx.warn_at(line, PRECONDITION, message.format(name=word), word)
+
+
+def _code_words(tree: ast.Module) -> list[tuple[int, str]]:
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    words: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            words.append((node.lineno, node.attr))
+        elif isinstance(node, ast.keyword) and node.arg:
+            words.append((node.lineno, node.arg))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                words.append((node.lineno, node.value))
+    return words

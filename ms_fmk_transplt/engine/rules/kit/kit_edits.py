@@ -22,12 +22,11 @@ from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import is_import_or_doc
 from ms_fmk_transplt.engine.rules.kit.kit_checks import (
     NO_LOOP,
-    TENSORFLOW,
     check_script,
-    check_tf_script,
+    is_tensorflow,
+    tensorflow_notices,
 )
 from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
-from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.rule_catalog import declare
 
 _RUNTIME = (
@@ -112,7 +111,6 @@ KIT_RULES = {
 KINDS = tuple(KIT_RULES)
 _CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
 _TORCH_NPU = re.compile(rb"^\s*(?:import|from)\s+torch_npu\b", re.M)
-_TENSORFLOW = re.compile(rb"^\s*(?:import|from)\s+tensorflow\b", re.M)
 _Insert = tuple[int, str, str, str]  # anchor line, code, rule, message
 
 
@@ -127,8 +125,8 @@ class KitEdits(Concern):
         source = self.ctx.source
         if _CALLS_KIT.search(source):  # a kit's output: its calls are there already
             return
-        if _TENSORFLOW.search(source):
-            self._tensorflow(source)
+        if is_tensorflow(source):  # through the environment: no call (kit_checks.py)
+            tensorflow_notices(self.ctx, source, self.kind)
             return
         if self.ctx.options.kit_only and _TORCH_NPU.search(source):
             message = (
@@ -144,20 +142,6 @@ class KitEdits(Concern):
             return
         if check_script(self.ctx, source, self.kind, loop):
             self.loop_line = loop.line
-
-    def _tensorflow(self, source: bytes) -> None:
-        """A TensorFlow script: the kit works through the launcher's environment."""
-        if self.kind == "precision":
-            message = (
-                "a TensorFlow script: the precision kit dumps PyTorch steps (msprobe's "
-                "PyTorch API); aoe and profile take TensorFlow scripts"
-            )
-            self.ctx.warn_at(1, NO_LOOP, message)
-            return
-        what = "AOE_MODE=2" if self.kind == "aoe" else "PROFILING_MODE and PROFILING_OPTIONS"
-        message = f"TensorFlow: the launcher sets {what}; no call is inserted"
-        self.ctx.warn_at(1, TENSORFLOW, message, severity=Severity.INFO)
-        check_tf_script(self.ctx, source, self.kind)
 
     def _is_loop(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While)) and self.loop_line:
