@@ -25,6 +25,9 @@ Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATH
 \b
 Rule pages: ms_fmk_transplt rule [ID] (every rule without an ID; also --explain ID).
 \b
+After the migration: ms_fmk_transplt kit aoe|profile|precision -i INPUT -o OUTPUT -m MAIN
+(AOE tuning, profiling, the GPU/NPU precision comparison; see ms_fmk_transplt kit -h).
+\b
 Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
 listed in the log); 2 bad command line, input or output (nothing written); 3 internal error
 (nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or

@@ -167,7 +167,8 @@ _PRECONDITIONS = {
         "Static shapes: AOE tunes static operators only; a model whose shapes change from step "
         "to step is tuned for the shapes of the step dumped.",
         "One card: the launcher runs one process on the first NPU (several would overwrite "
-        "each other's dump); run the script's single-card path.",
+        "each other's dump); a script that needs a process group runs with "
+        '`PYTHON="torchrun --nproc_per_node=1"`.',
         "Profiling off.",
         "Disk: 20 GB free in your home folder (the launcher warns below that).",
         "The run stops when the loop's first iteration has finished (the guide's `if i > 0: "

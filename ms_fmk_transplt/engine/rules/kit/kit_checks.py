@@ -93,7 +93,8 @@ _CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         (
             _DISTRIBUTED,
             "distributed training ({name}): AOE tunes on one card (processes would overwrite "
-            "each other's dump); run the single-card path",
+            'each other\'s dump); run one process (PYTHON="torchrun --nproc_per_node=1" if '
+            "the script needs a process group)",
         ),
     ),
     "profile": ((_PROFILERS, "the script profiles already ({name}): two profilers at once"),),
