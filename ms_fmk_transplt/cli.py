@@ -264,14 +264,7 @@ def _version_and_shard(
 ) -> tuple[str, tuple[int, int] | None]:
     """-v resolved ("": the newest known) and --shard I/N parsed; a bad value exits with one
     line."""
-    version = ""
-    if target_version is not None:
-        from ms_fmk_transplt.tables import resolve_version
-
-        try:
-            version = resolve_version(target_version)
-        except ValueError as exc:
-            fail(f"-v/--target-version: {exc}")
+    version = resolved_version(target_version)
     shard_part = None
     if shard is not None:
         from ms_fmk_transplt.shards import parse_shard
@@ -283,6 +276,18 @@ def _version_and_shard(
         if merge_shards:
             fail("--shard and --merge-shards cannot be combined: merge once every part is done")
     return version, shard_part
+
+
+def resolved_version(target_version: str | None) -> str:
+    """-v resolved ("": the newest known); a bad value exits with one line."""
+    if target_version is None:
+        return ""
+    from ms_fmk_transplt.tables import resolve_version
+
+    try:
+        return resolve_version(target_version)
+    except ValueError as exc:
+        fail(f"-v/--target-version: {exc}")
 
 
 @main.command(context_settings=CONTEXT)

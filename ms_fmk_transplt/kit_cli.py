@@ -70,19 +70,16 @@ def kit(
     Exit codes as for a run; 2 also when MAIN has no single training loop.
     """
     from ms_fmk_transplt import run_cli
+    from ms_fmk_transplt.cli import resolved_version
     from ms_fmk_transplt.discover import resolve_project
     from ms_fmk_transplt.errors import UserError
     from ms_fmk_transplt.records import RunOptions
     from ms_fmk_transplt.report.kit_files import kit_stem, tree_name
 
-    version = ""
+    version = resolved_version(target_version)
     try:
-        if target_version is not None:
-            from ms_fmk_transplt.tables import resolve_version
-
-            version = resolve_version(target_version)
         project = resolve_project(input_path)
-    except (UserError, ValueError) as exc:
+    except UserError as exc:
         fail(str(exc))
     stem = kit_stem(project.name)
     npu = RunOptions(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import json
 import os
 import re
 import shutil
@@ -174,4 +175,36 @@ def tool(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=timeout,
+    )
+
+
+STANDIN = Path(__file__).resolve().parent / "standin"
+
+
+def standin_env(log: Path, **more: str) -> dict[str, str]:
+    """The environment of a run under the CPU stand-ins (tests/standin first on PYTHONPATH), its
+    calls recorded into ``log`` (MSFT_STANDIN_LOG); no CUDA device, no fault switch unless
+    ``more`` sets one."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "CUDA_VISIBLE_DEVICES", "MSFT_STANDIN_SKEW")
+    }
+    env.update(PYTHONPATH=str(STANDIN), MSFT_STANDIN_LOG=str(log), **more)
+    return env
+
+
+def standin_calls(log: Path) -> list[dict[str, object]]:
+    """The calls the stand-ins recorded (none when nothing was written)."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_checked(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``argv`` in a subprocess, output as text, its exit code left to the caller."""
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )

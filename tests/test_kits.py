@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import run_checked, standin_calls, standin_env
 from required_tools import need_module, needs_tool
 
 from ms_fmk_transplt.kit_cli import kit
@@ -25,7 +26,6 @@ from ms_fmk_transplt.kits.msft_compare import read_comparison
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "fixtures" / "projects"
-STANDIN = ROOT / "tests" / "standin"
 KIT_RULES = {
     "aoe": ["kit.import", "kit.aoe_dump", "kit.aoe_stop"],
     "profile": ["kit.import", "kit.profile_start", "kit.profile_step"],
@@ -105,15 +105,7 @@ def test_launchers_pass_shellcheck(tmp_path: Path, kind: str, project: str, main
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_checked([sys.executable, "-m", "ms_fmk_transplt", *args], env, cwd=cwd)
 
 
 @pytest.mark.parametrize(
@@ -175,20 +167,13 @@ def test_a_kits_own_tree_is_refused(tmp_path: Path) -> None:
 
 
 def _standin_env(log: Path, **more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CUDA_VISIBLE_DEVICES")}
-    env.update(
-        PYTHONPATH=str(STANDIN),
-        PYTHON=sys.executable,
-        MSFT_STANDIN_LOG=str(log),
-        PYTHONDONTWRITEBYTECODE="1",
-        MPLBACKEND="Agg",
-        **more,
+    return standin_env(
+        log, PYTHON=sys.executable, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **more
     )
-    return env
 
 
-def _events(log: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+def _bash(script: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return run_checked(["bash", str(script), *args], env)
 
 
 @pytest.mark.execution
@@ -202,18 +187,13 @@ def test_aoe_launcher_dumps_one_step_then_tunes(tmp_path: Path) -> None:
     aoe.chmod(0o755)
     log = tmp_path / "standin.jsonl"
     env = _standin_env(log, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run(
-        ["bash", str(tree / "run_aoe_npu.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _bash(tree / "run_aoe_npu.sh", env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     dump = tree / "aoe_dump"
-    assert [e["event"] for e in _events(log)].count("npu.set_aoe") == 1
-    assert next(e for e in _events(log) if e["event"] == "npu.set_aoe")["dump_path"] == str(dump)
+    assert [e["event"] for e in standin_calls(log)].count("npu.set_aoe") == 1
+    assert next(e for e in standin_calls(log) if e["event"] == "npu.set_aoe")["dump_path"] == str(
+        dump
+    )
     assert any(dump.iterdir())
     assert "msft_kit: aoe: step 0 dumped" in proc.stderr
     assert "FINAL" not in proc.stdout  # stopped at the second step, never finished training
@@ -227,14 +207,7 @@ def test_profile_launcher_leaves_the_trace_of_the_active_steps(tmp_path: Path) -
     tree = run_kit("profile", PROJECTS / "clean_model", tmp_path, "train.py")
     log = tmp_path / "standin.jsonl"
     env = _standin_env(log, MSFT_PROF_SKIP_FIRST="2", MSFT_PROF_ACTIVE="3")
-    proc = subprocess.run(
-        ["bash", str(tree / "run_profile_npu.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _bash(tree / "run_profile_npu.sh", env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = sorted((tree / "profile").glob("*_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"))
     assert len(traces) == 1, proc.stdout
@@ -254,14 +227,7 @@ def test_tensorflow_aoe_launcher_sets_the_adapters_environment(tmp_path: Path) -
     fake.write_text(f'#!/bin/sh\nenv > "{seen}"\necho "ran $1"\n')
     fake.chmod(0o755)
     env = {**os.environ, "PYTHON": str(fake), "HOME": str(tmp_path)}
-    proc = subprocess.run(
-        ["bash", str(tree / "run_aoe_npu.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = _bash(tree / "run_aoe_npu.sh", env)
     assert proc.returncode == 0, proc.stderr
     got = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
     assert got["AOE_MODE"] == "2"
@@ -273,14 +239,7 @@ def test_tensorflow_aoe_launcher_sets_the_adapters_environment(tmp_path: Path) -
     (tools / "npu-smi").write_text("#!/bin/sh\necho '| 0     910B3   | OK |'\n")
     (tools / "npu-smi").chmod(0o755)
     env.update(AOE_MODE="1", PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run(
-        ["bash", str(tree / "run_aoe_npu.sh")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = _bash(tree / "run_aoe_npu.sh", env)
     assert proc.returncode == 2
     assert "subgraph tuning (AOE_MODE=1) does not exist on Atlas A2/A3" in proc.stderr
 
@@ -307,14 +266,7 @@ def test_precision_sides_compare_equal_and_a_skewed_npu_differs(tmp_path: Path) 
     path = f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"
 
     def run(script: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["bash", str(script), *args],
-            env={**env, "PATH": path},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        return _bash(script, {**env, "PATH": path}, *args)
 
     for side, env in ((gpu, gpu_env), (npu, _standin_env(log))):
         proc = run(side / "run_precision.sh", env)

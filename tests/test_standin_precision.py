@@ -5,18 +5,16 @@ default, that makes F.linear -- and so nn.Linear -- compute a wrong result."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_checked, standin_calls, standin_env
 from required_tools import need_module
 
 pytestmark = pytest.mark.execution
 need_module("torch", "torch is not installed")
 
-STANDIN = Path(__file__).resolve().parent / "standin"
 
 SEEDED = """
 import torch, torch_npu
@@ -50,21 +48,10 @@ def _run(
 ) -> tuple[str, str, list[dict[str, object]]]:
     """stdout, stderr (empty on success) and the calls recorded; UserWarnings are errors."""
     log = tmp_path / "calls.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(STANDIN), "MSFT_STANDIN_LOG": str(log)}
-    env.pop("MSFT_STANDIN_SKEW", None)
-    if skew is not None:
-        env["MSFT_STANDIN_SKEW"] = skew
-    proc = subprocess.run(
-        [sys.executable, "-W", "error::UserWarning", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return proc.stdout, "" if proc.returncode == 0 else proc.stderr[-2000:], calls
+    env = standin_env(log, **({"MSFT_STANDIN_SKEW": skew} if skew is not None else {}))
+    argv = [sys.executable, "-W", "error::UserWarning", "-c", code]
+    proc = run_checked(argv, env, cwd=tmp_path, timeout=120)
+    return proc.stdout, "" if proc.returncode == 0 else proc.stderr[-2000:], standin_calls(log)
 
 
 def test_seeding_reaches_the_npu_module_without_a_warning(tmp_path: Path) -> None:

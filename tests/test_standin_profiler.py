@@ -5,16 +5,15 @@ steps, what they leave on disk, the calls recorded, and failures where code misu
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_checked, standin_calls, standin_env
 
 pytestmark = pytest.mark.execution
 
-STANDIN = Path(__file__).resolve().parent / "standin"
 
 PROFILED = """
 import torch, torch_npu
@@ -41,19 +40,8 @@ torch_npu.npu.set_aoe("aoe/dump")
 
 def _run(tmp_path: Path, code: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
     log = tmp_path / "calls.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(STANDIN), "MSFT_STANDIN_LOG": str(log)}
-    env.pop("CUDA_VISIBLE_DEVICES", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return proc, calls
+    proc = run_checked([sys.executable, "-c", code], standin_env(log), cwd=tmp_path, timeout=120)
+    return proc, standin_calls(log)
 
 
 def test_a_schedule_records_its_active_steps_and_leaves_a_trace(tmp_path: Path) -> None:

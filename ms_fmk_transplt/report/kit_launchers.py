@@ -19,6 +19,26 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 main="$here/__MAIN__"
 read -r -a python <<< "${PYTHON:-python3}"
+
+# listed LABEL PATH...: "LABEL: PATH" for each PATH that exists; fails when none does
+listed() {
+  local label="$1" status=1 path
+  shift
+  for path in "$@"; do
+    if [ -e "$path" ]; then
+      echo "$label: $path"
+      status=0
+    fi
+  done
+  return "$status"
+}
+"""
+_AOE_DISK = r"""for folder in "$HOME" "$@"; do
+  free_kib="$(df -Pk "$folder" | awk 'NR == 2 {print $4}')"
+  if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
+    echo "warning: less than 20 GB free for $folder (AOE asks for 20 GB)" >&2
+  fi
+done
 """
 _ASCEND_ENV = r"""set_env="${ASCEND_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}"
 if [ -f "$set_env" ]; then
@@ -43,13 +63,9 @@ if ! command -v aoe > /dev/null; then
   echo "error: aoe is not on the PATH: source the CANN set_env.sh (or set ASCEND_SET_ENV)" >&2
   exit 127
 fi
-for folder in "$HOME" "$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"; do
-  free_kib="$(df -Pk "$folder" | awk 'NR == 2 {print $4}')"
-  if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
-    echo "warning: less than 20 GB free for $folder (AOE asks for 20 GB)" >&2
-  fi
-done
-
+"""
+    + _AOE_DISK.replace('"$@"', '"$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"')
+    + r"""
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
 if [ -z "$(ls -A "$MSFT_AOE_DUMP")" ]; then
@@ -75,17 +91,10 @@ mkdir -p "$MSFT_PROF_DIR"
 
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-traces=()
-for folder in "$MSFT_PROF_DIR"/*_ascend_pt; do
-  if [ -d "$folder" ]; then
-    traces+=("$folder")
-  fi
-done
-if [ "${#traces[@]}" -eq 0 ]; then
+if ! listed trace "$MSFT_PROF_DIR"/*_ascend_pt; then
   echo "error: no *_ascend_pt trace in $MSFT_PROF_DIR (did the loop run enough steps?)" >&2
   exit 1
 fi
-printf 'trace: %s\n' "${traces[@]}"
 echo "ASCEND_PROFILER_OUTPUT/ in each: trace_view.json, kernel_details.csv, op_statistic.csv"
 """
 )
@@ -137,21 +146,12 @@ export ASCEND_DEVICE_ID="${ASCEND_DEVICE_ID:-0}"
     ;;
 esac
 mkdir -p "$TUNE_BANK_PATH" "$ASCEND_WORK_PATH"
-free_kib="$(df -Pk "$HOME" | awk 'NR == 2 {print $4}')"
-if [ "${free_kib:-0}" -lt $((20 * 1024 * 1024)) ]; then
-  echo "warning: less than 20 GB free under $HOME (AOE asks for 20 GB)" >&2
-fi
-
+"""
+    + _AOE_DISK.replace('"$@"', '"$TUNE_BANK_PATH" "$ASCEND_WORK_PATH"')
+    + r"""
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-found=0
-for result in "$ASCEND_WORK_PATH"/aoe_result_*.json; do
-  if [ -f "$result" ]; then
-    echo "tuning result: $result"
-    found=1
-  fi
-done
-if [ "$found" -eq 0 ]; then
+if ! listed "tuning result" "$ASCEND_WORK_PATH"/aoe_result_*.json; then
   echo "warning: no aoe_result_*.json in $ASCEND_WORK_PATH (was the adapter in tune mode?)" >&2
 fi
 echo "tuned operators: $TUNE_BANK_PATH; then train without AOE_MODE, op_compiler_cache_mode=force"
@@ -177,14 +177,9 @@ export PROFILING_OPTIONS
     + r"""
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-found=0
-for folder in "$out"/PROF_*; do
-  if [ -d "$folder" ]; then
-    echo "profile data: $folder (parse it with msprof --export=on --output=$folder)"
-    found=1
-  fi
-done
-if [ "$found" -eq 0 ]; then
+if listed "profile data" "$out"/PROF_*; then
+  echo "parse each with msprof --export=on --output=<its folder>"
+else
   echo "warning: no PROF_* folder in $out (was profiling on?)" >&2
 fi
 """
