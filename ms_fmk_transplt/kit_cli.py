@@ -33,6 +33,13 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     metavar="MAIN",
     help="The training script (a .py file of the input, relative to it).",
 )
+@click.option(
+    "--loop",
+    "loop_file",
+    metavar="FILE",
+    help="The .py file of the input holding the training loop, when it is not MAIN (a trainer "
+    "module MAIN imports): the calls go there, the launcher runs MAIN.",
+)
 @click.option("-v", "--target-version", metavar="X.Y.Z", help="torch_npu version (as for a run).")
 @click.option("--overwrite", is_flag=True, help="Replace the kit's existing tree(s).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes.")
@@ -48,6 +55,7 @@ def kit(
     input_path: str,
     output_path: str,
     main_file: str,
+    loop_file: str | None,
     target_version: str | None,
     overwrite: bool,
     jobs: int,
@@ -92,6 +100,7 @@ def kit(
         cache_dir=cache_dir,
         main_script=main_file,
         kit=kind,
+        kit_loop=loop_file,
         output_name=tree_name(stem, kind),
     )
     sides = [npu]

@@ -17,8 +17,9 @@ from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import Tables
 
 
-def main_file(project: Project, options: RunOptions) -> str | None:
-    """The -m file as a path relative to the project root, checked before anything is written."""
+def main_file(project: Project, options: RunOptions, flag: str = "-m") -> str | None:
+    """The -m file (the option ``flag``'s) as a path relative to the project root, checked
+    before anything is written."""
     if options.main_script is None:
         return None
     given = Path(options.main_script)
@@ -34,11 +35,11 @@ def main_file(project: Project, options: RunOptions) -> str | None:
                 _check_kit_main(path, options.kit)
             return rel.as_posix()
     if not any(c.exists() for c in candidates):
-        problem = f"{command} -m: no such file (looked in {project.root} and here)"
+        problem = f"{command} {flag}: no such file (looked in {project.root} and here)"
     elif not any(project.root in c.resolve().parents for c in candidates):
-        problem = f"{command} -m: the file is outside the input {project.root}"
+        problem = f"{command} {flag}: the file is outside the input {project.root}"
     else:
-        problem = f"{command} -m: not a .py file of the input {project.root}"
+        problem = f"{command} {flag}: not a .py file of the input {project.root}"
     raise UserError(options.main_script, problem)
 
 
@@ -117,4 +118,7 @@ def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
                 "the distributed mode shards a DataLoader; nothing written",
             )
         if notice.rule == NO_LOOP:
-            raise UserError(main_rel, f"{command} -m: {notice.message}; nothing written")
+            hint = ""
+            if notice.message.startswith("no training loop found"):
+                hint = " (a loop in a module the script imports: --loop FILE)"
+            raise UserError(main_rel, f"{command} -m: {notice.message}{hint}; nothing written")

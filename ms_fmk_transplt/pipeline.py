@@ -137,7 +137,10 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     tables = load_tables(options.target_version)  # once per run, handed down from here
     engine = engine_options(options, tables)
     project = resolve_project(options.input)
-    main_rel = main_script.main_file(project, options)
+    main_rel = entry_rel = main_script.main_file(project, options)
+    if options.kit_loop:  # the kit's calls go into the trainer module, the launcher runs -m
+        looped = dataclasses.replace(options, main_script=options.kit_loop)
+        main_rel = main_script.main_file(project, looped, "--loop")
     final_dir = output_dir_for(
         project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
     )
@@ -162,6 +165,7 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     result.fingerprint = _fingerprint(options, engine, tables)
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
+        result.kit_entry = entry_rel if options.kit else None
         result.notes.extend(main_script.main_notes(main_result))
     if options.merge_shards:
         assemble(result, lambda staging: _merge_parts(parts, staging, result))
@@ -235,7 +239,7 @@ def _fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> 
         options.distributed_target,
     ) + (() if options.rank_guards else ("no rank guards",))
     if options.kit:
-        what += (("kit", options.kit),)
+        what += (("kit", options.kit, options.kit_loop),)
     return fingerprint(repr(what))
 
 

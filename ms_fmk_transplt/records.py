@@ -42,6 +42,7 @@ class RunOptions:
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
     kit: str = ""  # kit aoe|profile|precision (with main_script)
     kit_gpu_side: bool = False  # kit precision: the GPU side (the original with the kit's calls)
+    kit_loop: str | None = None  # kit --loop FILE: the file of the training loop, when not MAIN
     output_name: str = ""  # the output folder's name under output ("": <input name>_msft)
 
 
@@ -73,6 +74,9 @@ class RunResult:
     engine: EngineOptions = field(default_factory=EngineOptions)
     main_rel: str | None = None  # distributed mode or a kit: the -m file, relative to the root
     main_result: tuple[bytes, FileRecord] | None = None
+    kit_entry: str | None = (
+        None  # a kit: the script its launcher runs (main_rel, or -m with --loop)
+    )
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
     total_files: int = 0  # files discovered (the progress denominator)
     fingerprint: str = ""  # what decides the output besides the files (see cache.py)

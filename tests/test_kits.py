@@ -297,3 +297,66 @@ def test_precision_sides_compare_equal_and_a_skewed_npu_differs(tmp_path: Path) 
     comparison = read_comparison(out, gpu / "precision_dump" / "step0")
     assert comparison.results["error"] >= 1 and comparison.differs
     assert "DIFFERENT" in proc.stdout
+
+
+TRAINER = '''"""The training loop of a project whose script only calls it (a trainer module)."""
+
+import torch
+
+
+def fit(model, batches, steps):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, (x, y) in enumerate(batches):
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(f"step {step} loss {loss.item():.4f}")
+        if step + 1 == steps:
+            break
+'''
+SCRIPT = """import torch
+
+from trainer import fit
+
+torch.manual_seed(0)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(5)]
+fit(torch.nn.Linear(3, 1).cuda(), data, steps=5)
+print("FINAL")
+"""
+
+
+def test_a_loop_in_a_module_the_script_imports_takes_loop(tmp_path: Path) -> None:
+    """Without --loop the script is refused with a hint; with it, the calls go into the trainer
+    module, the runtime and the launcher stay with the script, which runs (and stops after its
+    first step) under the stand-in."""
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "run.py").write_text(SCRIPT.replace("from trainer", "from pkg.trainer"))
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "trainer.py").write_text(TRAINER)
+    proc = _cli(
+        "kit", "aoe", "-i", str(project), "-o", str(tmp_path / "o1"), "-m", "run.py", cwd=tmp_path
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.rstrip().endswith(
+        "(a loop in a module the script imports: --loop FILE); nothing written"
+    ), proc.stderr
+    tree = run_kit("aoe", project, tmp_path / "o2", "run.py", "--loop", "pkg/trainer.py")
+    assert [(r["File"], r["Rule"]) for r in kit_rows(tree)] == [
+        ("pkg/trainer.py", rule) for rule in KIT_RULES["aoe"]
+    ]
+    assert (tree / "msft_kit.py").exists() and not (tree / "pkg" / "msft_kit.py").exists()
+    assert 'main="$here/run.py"' in (tree / "run_aoe_npu.sh").read_text()
+    need_module("torch", "torch is not installed")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "aoe").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "aoe").chmod(0o755)
+    log = tmp_path / "standin.jsonl"
+    env = _standin_env(log, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
+    proc = _bash(tree / "run_aoe_npu.sh", env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "step 0 loss" in proc.stdout and "step 1 loss" not in proc.stdout
+    assert "FINAL" not in proc.stdout
+    assert [c["event"] for c in standin_calls(log)].count("npu.set_aoe") == 1

@@ -81,9 +81,9 @@ def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
 
 def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     """The kit's files; ``names``: the root files' names (report/names.py)."""
-    kind, main_rel = result.options.kit, result.main_rel or ""
+    kind, entry = result.options.kit, result.kit_entry or result.main_rel or ""
     gpu, tf = result.options.kit_gpu_side, is_tensorflow(result)
-    folder = staging / Path(main_rel).parent
+    folder = staging / Path(entry).parent  # on sys.path when the script runs
     if not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
         (folder / "msft_kit.py").write_bytes(runtime)
@@ -109,7 +109,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
                 template,
                 kind=kind,
                 name=names[launcher],
-                main_rel=main_rel,
+                main_rel=entry,
                 title=_TITLES[kind],
                 env=_TF_ENV[kind] if tf else _ENV[kind],
                 side="GPU" if gpu else "NPU",
@@ -125,6 +125,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
 
 def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> str:
     kind, main_rel = result.options.kit, result.main_rel or ""
+    entry = result.kit_entry or main_rel
     gpu = result.options.kit_gpu_side
     what = (
         f"{result.project.name} as written (not migrated: the GPU side of the comparison)"
@@ -134,7 +135,9 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines = [
         f"# The {kind} kit of {result.project.name}",
         "",
-        f"Written by `ms_fmk_transplt kit {kind}`: {what}, with the kit's calls in `{main_rel}`. "
+        f"Written by `ms_fmk_transplt kit {kind}`: {what}, with the kit's calls in `{main_rel}`"
+        + (f" (the training loop's file; the launcher runs `{entry}`)" if entry != main_rel else "")
+        + ". "
         "Your own trees are unchanged; to go back, use the plain migration (or the original).",
         "",
         f"## What was inserted ({names['change_list.csv']}, rules `kit.*`)",
@@ -150,7 +153,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     if tf:
         lines += ["", _TF_ROUTE[kind]]
     else:
-        lines += ["", f"`msft_kit.py` next to `{main_rel}` is the kit's runtime: each call is "]
+        lines += ["", f"`msft_kit.py` next to `{entry}` is the kit's runtime: each call is "]
         lines[-1] += "explained at the top of that file."
     lines += ["", "## What the kit's guide asks of the script", ""]
     lines += [f"- {text}" for text in (_TF_PRECONDITIONS if tf else _PRECONDITIONS)[kind]]

@@ -31,6 +31,7 @@ NO_LOOP = declare(
     "whose loop body is on the loop's own line, is refused with this line and exit code 2; so "
     "is a TensorFlow script given to the precision kit (msprobe's PyTorch dump).",
     kind=NOTICE,
+    opt_out="none: a kit needs a training loop; name another script with -m",
     option="kit",
 )
 TENSORFLOW = declare(

@@ -29,6 +29,10 @@ from ms_fmk_transplt.engine.rules.kit.kit_checks import (
 from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
 from ms_fmk_transplt.rule_catalog import declare
 
+_KEEP = (
+    "the kit's calls are what the kit writes: run the plain migration for a tree without them, "
+    "or delete a call from the kit's tree"
+)
 _RUNTIME = (
     " msft_kit.py, written next to the script, is the kit's runtime; the launcher of the kit "
     "sets its environment variables."
@@ -38,6 +42,7 @@ IMPORT = declare(
     "kit: `import msft_kit` after the script's imports",
     "The kit's calls live in msft_kit.py, written next to the script (the script's folder is "
     "on `sys.path` when it runs), and imported after the script's own imports." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit",
 )
 AOE_DUMP = declare(
@@ -46,6 +51,7 @@ AOE_DUMP = declare(
     "`msft_kit.aoe_begin()` enables AOE's operator dump (`torch.npu.set_aoe`) into "
     "`MSFT_AOE_DUMP` (absolute, made if missing) before the first step, as the porting guide's "
     "AOE chapter shows. In a loop inside a per-epoch function only the first call acts." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit aoe",
 )
 AOE_STOP = declare(
@@ -55,6 +61,7 @@ AOE_STOP = declare(
     "the run (the guide's `if i > 0: exit()`): one step's operators are enough to tune, and a "
     "longer dump only makes tuning slower. Then `aoe --job_type=2 --model_path=<dump>` tunes "
     "them (run_aoe_npu.sh does both)." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit aoe",
 )
 PROFILE_START = declare(
@@ -65,6 +72,7 @@ PROFILE_START = declare(
     "`schedule(wait, warmup, active, repeat=1, skip_first)` given by keyword (torch_npu's "
     "positional order differs from torch's) and `tensorboard_trace_handler(MSFT_PROF_DIR)`."
     + _RUNTIME,
+    opt_out=_KEEP,
     option="kit profile",
 )
 PROFILE_STEP = declare(
@@ -74,6 +82,7 @@ PROFILE_STEP = declare(
     "it calls `prof.step()` for the step that just finished; after the skipped, waiting, warm-up "
     "and active steps (MSFT_PROF_SKIP_FIRST 10, MSFT_PROF_WAIT 1, MSFT_PROF_WARMUP 1, "
     "MSFT_PROF_ACTIVE 2 by default) it stops the profiler and ends the run." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit profile",
 )
 PRECISION_SEED = declare(
@@ -83,6 +92,7 @@ PRECISION_SEED = declare(
     "mode=True, rm_dropout=True)` before any model or DataLoader exists, in the GPU script and "
     "the NPU script alike, so both compute the same step on the same data (MSFT_SEED, 1234 by "
     "default)." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit precision",
 )
 PRECISION_START = declare(
@@ -91,6 +101,7 @@ PRECISION_START = declare(
     "`msft_kit.precision_begin()` makes `msprobe.pytorch.PrecisionDebugger` with "
     "msprobe_config.json (written next to the script; MSFT_PRECISION_CONFIG overrides it) "
     "dumping into MSFT_PRECISION_DUMP." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit precision",
 )
 PRECISION_STEP = declare(
@@ -100,6 +111,7 @@ PRECISION_STEP = declare(
     "starts the debugger, at the second it stops it (step 0's forward, backward and optimizer "
     "update are dumped) and ends the run. compare.sh compares the GPU and NPU dumps with "
     "`msprobe compare`." + _RUNTIME,
+    opt_out=_KEEP,
     option="kit precision",
 )
 # per kit: (the begin call's rule, the tick's rule)
@@ -108,10 +120,8 @@ KIT_RULES = {
     "profile": (PROFILE_START, PROFILE_STEP),
     "precision": (PRECISION_START, PRECISION_STEP),
 }
-KINDS = tuple(KIT_RULES)
 _CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
 _TORCH_NPU = re.compile(rb"^\s*(?:import|from)\s+torch_npu\b", re.M)
-_Insert = tuple[int, str, str, str]  # anchor line, code, rule, message
 
 
 class KitEdits(Concern):
