@@ -76,7 +76,7 @@ class WorkerPool(Generic[S, T, R]):
                 chunk = list(islice(todo, _CHUNK))
                 if not chunk:
                     break
-                flight.append((chunk, self._executor.submit(_each, self.work, chunk)))
+                flight.append((chunk, self._submit(chunk)))
             if not flight:
                 return
             chunk, future = flight.popleft()
@@ -87,6 +87,17 @@ class WorkerPool(Generic[S, T, R]):
                 lost = [*chunk, *(t for c, _ in flight for t in c)]
                 flight.clear()
                 yield from (self._alone(t) for t in lost)
+
+    def _submit(self, chunk: list[T]) -> Future[list[R]]:
+        """The chunk's future; one that raises BrokenProcessPool when a worker died since the
+        last submit (the executor refuses new work then): results() redoes it with the rest."""
+        assert self._executor is not None
+        try:
+            return self._executor.submit(_each, self.work, chunk)
+        except BrokenProcessPool as exc:
+            broken: Future[list[R]] = Future()
+            broken.set_exception(exc)
+            return broken
 
     def _alone(self, task: T) -> R:
         """One task in a pool of its own: its result, or ``crashed(task)`` if it kills it."""
