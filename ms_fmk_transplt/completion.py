@@ -2,7 +2,7 @@
 the words the shell asks about are completed against the command the launcher would run for
 them: the path modes' command when one of ``--check/--diff/--inplace/--fix`` is there, otherwise
 the migration command with its ``distributed`` sub-command, plus ``rule ID`` (and ``--explain
-ID``) as the first word. Values: ``-v`` versions and rule ids (``shell_values.py``)."""
+ID``) and ``kit KIND`` as the first word. Values: ``-v`` versions and rule ids (``shell_values.py``)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ PATH_MODES = ("--check", "--diff", "--inplace", "--fix")
 
 
 class _Root(click.Group):
-    """The migration command's options and ``distributed``; ``rule`` only as the first word."""
+    """The migration command's options and ``distributed``; ``kit`` and ``rule`` only as the
+    first word."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         given = any(
             ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE for name in ctx.params
         )
-        return ["distributed"] if given else ["distributed", "rule"]
+        return ["distributed"] if given else ["distributed", "kit", "rule"]
 
 
 def _root() -> click.Command:
@@ -37,6 +38,7 @@ def _root() -> click.Command:
 
         return paths_main
     from ms_fmk_transplt.cli import distributed, main
+    from ms_fmk_transplt.kit_cli import kit
 
     rule = click.Command(
         "rule",
@@ -47,7 +49,7 @@ def _root() -> click.Command:
     explain = click.Option(["--explain"], metavar="ID", shell_complete=complete_rule_id)
     return _Root(
         PROG,
-        commands={"distributed": distributed, "rule": rule},
+        commands={"distributed": distributed, "kit": kit, "rule": rule},
         params=[*main.params, *modes, explain],
         invoke_without_command=True,
     )

@@ -41,9 +41,13 @@ def complete(line: str, *python: str) -> tuple[list[str], str]:
 
 def test_sub_commands() -> None:
     offered, _ = complete("ms_fmk_transplt ")
-    assert offered == ["distributed", "rule"]
-    offered, _ = complete("ms_fmk_transplt -i src -o out ")  # rule is a first word only
+    assert offered == ["distributed", "kit", "rule"]
+    offered, _ = complete("ms_fmk_transplt -i src -o out ")  # kit, rule: first words only
     assert offered == ["distributed"]
+    offered, _ = complete("ms_fmk_transplt kit ")
+    assert offered == ["aoe", "profile", "precision"]
+    offered, _ = complete("ms_fmk_transplt kit aoe --lo")
+    assert offered == ["--loop"]
 
 
 def test_target_versions() -> None:
