@@ -2,7 +2,8 @@
 the words the shell asks about are completed against the command the launcher would run for
 them: the path modes' command when one of ``--check/--diff/--inplace/--fix`` is there, otherwise
 the migration command with its ``distributed`` sub-command, plus ``rule ID`` (and ``--explain
-ID``) and ``kit KIND`` as the first word. Values: ``-v`` versions and rule ids (``shell_values.py``)."""
+ID``) and ``kit KIND`` as the first word. Values: ``-v`` versions and rule ids
+(``shell_values.py``)."""
 
 from __future__ import annotations
 
