@@ -10,6 +10,8 @@ first: the project as written (no migration) with the same calls, for the GPU si
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 
 import click
 
@@ -109,4 +111,9 @@ def kit(
             npu, select=("kit",), kit_gpu_side=True, output_name=tree_name(stem, kind, gpu=True)
         )
         sides.insert(0, gpu)
+    if not overwrite:  # both trees checked before either is written
+        for side in sides:
+            target = Path(output_path) / side.output_name
+            if os.path.lexists(target):
+                fail(f"{target}: already exists; pass --overwrite to replace it")
     run_cli.execute_kit(sides, quiet, verbose, color)

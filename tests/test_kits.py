@@ -185,8 +185,13 @@ def test_aoe_launcher_dumps_one_step_then_tunes(tmp_path: Path) -> None:
     aoe = tools / "aoe"  # AOE itself needs an NPU: this one says how it was called
     aoe.write_text('#!/bin/sh\necho "$* $TUNE_BANK_PATH" > "$TUNE_BANK_PATH/called"\n')
     aoe.chmod(0o755)
+    set_env = tmp_path / "set_env.sh"  # as CANN's: extends variables that may be unset
+    set_env.write_text("export LD_LIBRARY_PATH=/opt/cann/lib64:$LD_LIBRARY_PATH\n")
     log = tmp_path / "standin.jsonl"
-    env = _standin_env(log, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
+    env = _standin_env(
+        log, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}", ASCEND_SET_ENV=str(set_env)
+    )
+    env.pop("LD_LIBRARY_PATH", None)
     proc = _bash(tree / "run_aoe_npu.sh", env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     dump = tree / "aoe_dump"
@@ -206,11 +211,15 @@ def test_profile_launcher_leaves_the_trace_of_the_active_steps(tmp_path: Path) -
     need_module("torch", "torch is not installed")
     tree = run_kit("profile", PROJECTS / "clean_model", tmp_path, "train.py")
     log = tmp_path / "standin.jsonl"
+    old = tree / "profile" / "worker_1_ascend_pt"  # an earlier run's: not this run's trace
+    old.mkdir(parents=True)
+    os.utime(old, (1e9, 1e9))
     env = _standin_env(log, MSFT_PROF_SKIP_FIRST="2", MSFT_PROF_ACTIVE="3")
     proc = _bash(tree / "run_profile_npu.sh", env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = sorted((tree / "profile").glob("*_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"))
     assert len(traces) == 1, proc.stdout
+    assert str(old) not in proc.stdout
     trace = json.loads(traces[0].read_text(encoding="utf-8"))
     assert trace["steps"] == [4, 5, 6]  # after 2 skipped, 1 waiting, 1 warm-up step
     assert "FINAL" not in proc.stdout
@@ -360,3 +369,51 @@ def test_a_loop_in_a_module_the_script_imports_takes_loop(tmp_path: Path) -> Non
     assert "step 0 loss" in proc.stdout and "step 1 loss" not in proc.stdout
     assert "FINAL" not in proc.stdout
     assert [c["event"] for c in standin_calls(log)].count("npu.set_aoe") == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\n\ndef train(loader, optimizer):\n    for x in loader:\n"
+        "        # the closure\n        @torch.no_grad()\n        def closure():\n"
+        "            return x\n        optimizer.step()\n",
+        "import torch\n# train\nfor x in data:\n    optimizer.step()\n",
+        "@dec\ndef f():\n    pass\nfor x in data:\n    optimizer.step()\n",
+        "import torch\nfor x in data:\n    model(x.cuda()).sum().backward()\n"
+        "    optimizer.step()\n",
+    ],
+    ids=[
+        "decorated_first_statement",
+        "loop_right_after_the_imports",
+        "no_import_decorated",
+        "with_import_torch_npu_at_the_same_place",
+    ],
+)
+@pytest.mark.parametrize("kind", sorted(KIT_RULES))
+def test_rows_name_the_lines_their_calls_land_on(source: str, kind: str) -> None:
+    """A call goes above a decorated definition's decorators, and the import above a begin
+    call at the same place: each row's line is its call's line in the written file."""
+    from ms_fmk_transplt.engine import EngineOptions, migrate_source
+    from ms_fmk_transplt.tables import load_tables
+
+    result = migrate_source(source.encode(), "t.py", load_tables(""), EngineOptions(kit=kind))
+    lines = result.output.decode().splitlines()
+    assert [e.rule for e in result.events if e.rule.startswith("kit.")] == KIT_RULES[kind]
+    for event in result.events:  # kit rows and import torch_npu: whole lines
+        line = lines[event.out_start_line - 1]
+        assert (
+            line.strip() == event.after
+            if event.rule != "tensor_methods.cuda_call"
+            else (event.after in line)
+        ), event
+
+
+def test_precision_writes_neither_tree_when_one_exists(tmp_path: Path) -> None:
+    (tmp_path / "precision_pair_msft_precision").mkdir()
+    result = CliRunner().invoke(
+        kit,
+        ["precision", "-i", str(PROJECTS / "precision_pair"), "-o", str(tmp_path), "-m",
+         "train.py"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precision_pair_msft_precision"]

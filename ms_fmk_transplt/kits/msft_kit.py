@@ -74,7 +74,11 @@ def _first_begin() -> bool:
 
 
 def _next_tick() -> int:
-    """The index of the step about to start (the number of ticks before this one)."""
+    """The index of the step about to start (the number of ticks before this one). Once the
+    kit is done the run ends here again: a bare ``except:`` around the loop swallowed the
+    first SystemExit."""
+    if _state["done"]:
+        raise SystemExit(0)
     index: int = _state["ticks"]
     _state["ticks"] = index + 1
     return index

@@ -20,6 +20,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 main="$here/__MAIN__"
 read -r -a python <<< "${PYTHON:-python3}"
 
+# absolute PATH: PATH from the folder the launcher was started in (the script runs in its own)
+absolute() {
+  case "$1" in
+    /*) echo "$1" ;;
+    *) echo "$PWD/$1" ;;
+  esac
+}
+
 # listed LABEL PATH...: "LABEL: PATH" for each PATH that exists; fails when none does
 listed() {
   local label="$1" status=1 path
@@ -42,8 +50,10 @@ done
 """
 _ASCEND_ENV = r"""set_env="${ASCEND_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}"
 if [ -f "$set_env" ]; then
+  set +u  # CANN's script extends variables that may be unset
   # shellcheck source=/dev/null
   . "$set_env"
+  set -u
 fi
 """
 
@@ -51,8 +61,10 @@ AOE = (
     _HEAD
     + r"""
 # the porting guide's AOE chapter: one step on one card, profiling off, then operator tuning
-export MSFT_AOE_DUMP="${MSFT_AOE_DUMP:-$here/aoe_dump}"
-export TUNE_BANK_PATH="${TUNE_BANK_PATH:-$here/aoe_bank}"
+MSFT_AOE_DUMP="$(absolute "${MSFT_AOE_DUMP:-$here/aoe_dump}")"
+export MSFT_AOE_DUMP
+TUNE_BANK_PATH="$(absolute "${TUNE_BANK_PATH:-$here/aoe_bank}")"
+export TUNE_BANK_PATH
 """
     + _ASCEND_ENV
     + r"""# one card: processes on several cards would overwrite each other's dump
@@ -82,16 +94,20 @@ echo "with TUNE_BANK_PATH=$TUNE_BANK_PATH exported, and compare the step time"
 PROFILE = (
     _HEAD
     + r"""
-export MSFT_PROF_DIR="${MSFT_PROF_DIR:-$here/profile}"
+MSFT_PROF_DIR="$(absolute "${MSFT_PROF_DIR:-$here/profile}")"
+export MSFT_PROF_DIR
 export MSFT_PROF_SKIP_FIRST="${MSFT_PROF_SKIP_FIRST:-10}"
 export MSFT_PROF_WAIT="${MSFT_PROF_WAIT:-1}"
 export MSFT_PROF_WARMUP="${MSFT_PROF_WARMUP:-1}"
 export MSFT_PROF_ACTIVE="${MSFT_PROF_ACTIVE:-2}"
 mkdir -p "$MSFT_PROF_DIR"
+started="$(mktemp)"  # the traces of this run are newer
+trap 'rm -f "$started"' EXIT
 
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-if ! listed trace "$MSFT_PROF_DIR"/*_ascend_pt; then
+mapfile -t traces < <(find "$MSFT_PROF_DIR" -maxdepth 1 -name '*_ascend_pt' -newer "$started")
+if ! listed trace ${traces[@]+"${traces[@]}"}; then
   echo "error: no *_ascend_pt trace in $MSFT_PROF_DIR (did the loop run enough steps?)" >&2
   exit 1
 fi
@@ -102,8 +118,11 @@ echo "ASCEND_PROFILER_OUTPUT/ in each: trace_view.json, kernel_details.csv, op_s
 PRECISION = (
     _HEAD
     + r"""
-export MSFT_PRECISION_DUMP="${MSFT_PRECISION_DUMP:-$here/precision_dump}"
-export MSFT_PRECISION_CONFIG="${MSFT_PRECISION_CONFIG:-$(dirname "$main")/msprobe_config.json}"
+MSFT_PRECISION_DUMP="$(absolute "${MSFT_PRECISION_DUMP:-$here/precision_dump}")"
+export MSFT_PRECISION_DUMP
+config="${MSFT_PRECISION_CONFIG:-$(dirname "$main")/msprobe_config.json}"
+MSFT_PRECISION_CONFIG="$(absolute "$config")"
+export MSFT_PRECISION_CONFIG
 if [ -d "$MSFT_PRECISION_DUMP" ] && [ -n "$(ls -A "$MSFT_PRECISION_DUMP")" ]; then
   echo "error: $MSFT_PRECISION_DUMP is not empty: move it away (compare wants one dump)" >&2
   exit 1
@@ -127,8 +146,10 @@ AOE_TF = (
 # that runs the whole graph is enough), on one card, profiling off; AOE_MODE 2 tunes operators
 # (1, subgraphs, does not exist on Atlas A2/A3: refused there)
 export AOE_MODE="${AOE_MODE:-2}"
-export TUNE_BANK_PATH="${TUNE_BANK_PATH:-$here/aoe_bank}"
-export ASCEND_WORK_PATH="${ASCEND_WORK_PATH:-$here/aoe_work}"
+TUNE_BANK_PATH="$(absolute "${TUNE_BANK_PATH:-$here/aoe_bank}")"
+export TUNE_BANK_PATH
+ASCEND_WORK_PATH="$(absolute "${ASCEND_WORK_PATH:-$here/aoe_work}")"
+export ASCEND_WORK_PATH
 export ASCEND_DEVICE_ID="${ASCEND_DEVICE_ID:-0}"
 """
     + _ASCEND_ENV
@@ -163,9 +184,8 @@ PROFILE_TF = (
     + r"""
 # the TF adapter's profiling by environment (CANN's PROFILING_MODE / PROFILING_OPTIONS);
 # options the script sets itself win over these
-out="${MSFT_PROF_DIR:-$here/profile}"
+out="$(absolute "${MSFT_PROF_DIR:-$here/profile}")"
 mkdir -p "$out"
-out="$(cd "$out" && pwd)"
 export PROFILING_MODE=true
 if [ -z "${PROFILING_OPTIONS:-}" ]; then
   PROFILING_OPTIONS="$(printf '{"output":"%s","training_trace":"on","task_trace":"on",%s}' \

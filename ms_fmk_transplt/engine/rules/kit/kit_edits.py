@@ -5,9 +5,10 @@ stage inserts ``msft_kit.<kit>_begin()`` right before the loop and ``msft_kit.<k
 the first statement of its body, plus ``import msft_kit`` after the module's imports (and, for
 precision, ``msft_kit.precision_seed()`` after it, so seeds are fixed before any model or data
 exists). msft_kit.py, the kit's runtime, is written next to MAIN (report/kit_files.py); what
-each call does is said there. The comments above the loop (or above its first statement) stay
-above the inserted call. A script without one training loop is refused (``kit.no_loop``), and
-what the kit's guide asks of the script is checked (kit_checks.py).
+each call does is said there. A call goes above the comments of the statement it precedes
+(they stay with the code they describe) and above its decorators. A script without one
+training loop is refused (``kit.no_loop``), and what the kit's guide asks of the script is
+checked (kit_checks.py).
 """
 
 from __future__ import annotations
@@ -211,7 +212,6 @@ class KitEdits(Concern):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if not self.loop_line:
             return updated
-        body = self._begin(original.body, list(updated.body))
         imports = 0
         while imports < len(original.body) and is_import_or_doc(original.body[imports], imports):
             imports += 1
@@ -221,15 +221,20 @@ class KitEdits(Concern):
         if self.kind == "precision":
             message = "seeds fixed before any model or data exists (the same on both sides)"
             lines.append(("msft_kit.precision_seed()", PRECISION_SEED, message))
-        statements = [cst.parse_statement(code + "\n") for code, _, _ in lines]
         if imports:
             anchor = self.ctx.lines(original.body[imports - 1])[1] + 1
-            body[imports:imports] = statements
         else:  # no import: the calls open the module, above its first statement's comments
             anchor = _anchor(self.ctx, original.body[0]) if original.body else 1
-            body[0:1] = _before(body[0], [code for code, _, _ in lines]) if body else statements
+        # recorded before a begin call at the same place (a module-level loop right after the
+        # imports), after `import torch_npu` (stage 4's, recorded as the first at its place)
         for code, rule, message in lines:
             self.ctx.record_insert(anchor, rule, message, code)
+        body = self._begin(original.body, list(updated.body))
+        statements = [cst.parse_statement(code + "\n") for code, _, _ in lines]
+        if imports:
+            body[imports:imports] = statements
+        else:
+            body[0:1] = _before(body[0], [code for code, _, _ in lines]) if body else statements
         return updated.with_changes(body=body)
 
 
@@ -245,7 +250,9 @@ def _before(statement: cst.BaseStatement, codes: list[str]) -> list[cst.BaseStat
 
 def _anchor(ctx: MigrationContext, statement: cst.BaseStatement) -> int:
     """The input line ``_before`` inserts at: the first comment line above ``statement``, or its
-    own first line."""
+    own first line (its first decorator's, for a decorated definition)."""
     leading = list(getattr(statement, "leading_lines", ()))
     blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
-    return ctx.lines(statement)[0] - (len(leading) - blanks)
+    decorators = getattr(statement, "decorators", ())
+    first = ctx.lines(decorators[0] if decorators else statement)[0]
+    return first - (len(leading) - blanks)
