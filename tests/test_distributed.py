@@ -159,6 +159,17 @@ def test_main_without_dataloader_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+def test_a_tensorflow_main_is_refused_with_one_line_not_an_internal_error(tmp_path: Path) -> None:
+    """The LibCST stage after the span pass lost the lines the TF adapter pass inserts: distributed
+    -m on the estimator ended in an internal error (IndexError), not in its own refusal."""
+    project = ROOT / "fixtures" / "projects" / "tf_estimator"
+    code, text = run(
+        "-i", str(project), "-o", str(tmp_path / "o"), "distributed", "-m", "train_estimator.py"
+    )
+    assert code == 2, text
+    assert "no torch.utils.data.DataLoader in this file" in text
+
+
 def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) -> None:
     code, text = run(
         "-i", str(PROJECT), "-o", str(tmp_path), "distributed", "-m", "main.py", "-t", "net"

@@ -417,3 +417,39 @@ def test_precision_writes_neither_tree_when_one_exists(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["precision_pair_msft_precision"]
+
+
+def test_a_pytorch_script_that_imports_tensorflow_gets_the_loop_route() -> None:
+    """TensorFlow for summaries does not make a PyTorch training script a TF adapter script:
+    its loop takes the kit's calls (it got the TF route's "no call is inserted" before)."""
+    from ms_fmk_transplt.engine import EngineOptions, migrate_source
+    from ms_fmk_transplt.tables import load_tables
+
+    source = (
+        b"import tensorflow as tf\nimport torch\n\nwriter = tf.summary.create_file_writer('l')\n"
+        b"for x in data:\n    model(x.cuda()).sum().backward()\n    optimizer.step()\n"
+    )
+    result = migrate_source(source, "t.py", load_tables(""), EngineOptions(kit="aoe"))
+    assert [e.rule for e in result.events if e.rule.startswith("kit.")] == KIT_RULES["aoe"]
+    assert not [n for n in result.notices if n.rule == "kit.tensorflow"]
+
+
+@pytest.mark.parametrize("kind", sorted(KIT_RULES))
+def test_the_calls_after_the_tf_adapters_lines_land_where_their_rows_say(kind: str) -> None:
+    """A script the span pass gives the TF adapter's lines (an estimator) that also trains a
+    torch loop: the LibCST stage after it read lines the span pass had moved, and the run ended
+    in an internal error (IndexError, as `distributed -m` did on any such file)."""
+    from ms_fmk_transplt.engine import EngineOptions, migrate_source
+    from ms_fmk_transplt.tables import load_tables
+
+    source = (PROJECTS / "tf_estimator" / "train_estimator.py").read_bytes()
+    source = source.replace(
+        b"import tensorflow as tf\n", b"import tensorflow as tf\nimport torch\n"
+    )
+    source += b"\n\nfor x in data:\n    opt.step()\n"
+    result = migrate_source(source, "t.py", load_tables(""), EngineOptions(kit=kind))
+    lines = result.output.decode().splitlines()
+    inserted = [e for e in result.events if e.operation.value == "INSERT"]
+    assert {e.rule for e in inserted} >= set(KIT_RULES[kind]) | {"tf.adapter_import"}
+    for event in inserted:
+        assert lines[event.out_start_line - 1].strip() == event.after.splitlines()[0], event

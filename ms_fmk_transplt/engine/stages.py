@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,10 +34,9 @@ from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.recorder import Recorder, shift_line
+from ms_fmk_transplt.engine.recorder import shift_line
 from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
 from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
-from ms_fmk_transplt.engine.rules.kit.kit_checks import is_tensorflow, tensorflow_notices
 from ms_fmk_transplt.engine.rules.kit.kit_edits import KitEdits
 from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
 from ms_fmk_transplt.engine.rules.registry import family_of
@@ -78,7 +77,7 @@ def plan(code: bytes, tables: Tables, options: EngineOptions) -> Plan:
         after.append(DistributedMode)
         if options.rank_guards:  # after DistributedMode: it guards what that one left
             after.append(RankZeroGuards)
-    if options.kit and not is_tensorflow(code):  # the -m file only; TF: notices (staged)
+    if options.kit:  # set for the -m file only
         after.append(KitEdits)
     return Plan(first, tuple(after))
 
@@ -146,10 +145,6 @@ def staged(
         done = _after_span_pass(done, path, tables, options, after)
     done.events[:0] = first_events
     done.notices[:0] = first_notices
-    if options.kit and is_tensorflow(code):  # in the lines of the input, as the span pass's
-        kit = Recorder(path, tables, options)
-        tensorflow_notices(kit, code, options.kit)
-        done.notices = sorted([*done.notices, *kit.notices], key=lambda n: n.line)
     if code is not source:
         done.tree = None  # a tree of other bytes than the file's
         done.parse_check = True
@@ -174,30 +169,39 @@ def _after_span_pass(
     options: EngineOptions,
     concerns: tuple[type[Concern], ...],
 ) -> PassOutput:
-    """Stages 3 and 4 over the span pass's output."""
+    """Stages 3 and 4 over the span pass's output. Their lines are given back in the lines of
+    the span pass's input: through the lines the span pass inserted (a TensorFlow file's adapter
+    import), and for stage 4 first through stage 3's."""
     third = _run_cst(spans.output, path, tables, options, concerns)
     if isinstance(third, FileResult):  # cannot happen: LibCST reads what the span pass wrote
         raise RuntimeError(f"{path}: the span pass's output does not parse")
     ctx = third.ctx
-    notices = _withdrawn(spans.notices, ctx)
+    back = _lines_back(spans.line_inserts)  # stage 3's input line -> the span pass's input line
+    notices = _withdrawn(spans.notices, ctx, back)
     # (the span pass needs torch_npu without a change of its own when -r's changes need it)
     changed = bool(spans.events or ctx.events) or spans.needs_torch_npu
     wanted = (changed, spans.needs_torch_npu or ctx.needs_torch_npu)
     helpers = spans.helper_lines + ctx.helper_lines
     last = import_pass(third.output, path, tables, options, wanted, helpers)
-    inserts = list(ctx.line_inserts)
-    order = list(ctx.insert_order)
-    for (anchor, count), (_, first, _) in zip(last.line_inserts, last.insert_order):
-        anchor = _input_line(anchor, ctx.line_inserts)
-        inserts.append((anchor, count))
-        order.append((anchor, first, len(order)))
-    events = spans.events + ctx.events
-    events += [_at_input_line(e, ctx.line_inserts) for e in last.events]
+    third_back = _lines_back(ctx.line_inserts)
+
+    def from_last(line: int) -> int:
+        return back(third_back(line))
+
+    inserts, order = list(spans.line_inserts), list(spans.insert_order)
+    for stage, to_input in ((ctx, back), (last, from_last)):
+        for (anchor, count), (_, first, _) in zip(stage.line_inserts, stage.insert_order):
+            anchor = to_input(anchor)
+            inserts.append((anchor, count))
+            order.append((anchor, first, len(order)))
+    events = spans.events + [_moved(e, back) for e in ctx.events]
+    events += [_moved(e, from_last) for e in last.events]
+    third_notices = [_moved_notice(n, back) for n in ctx.notices]
     return PassOutput(
         last.output,
         events,
         # in line order, as the one traversal of both that preceded the stages recorded them
-        list(heapq.merge(notices, ctx.notices, key=lambda n: n.line)),
+        list(heapq.merge(notices, third_notices, key=lambda n: n.line)),
         inserts,
         order,
         tree=spans.tree,
@@ -205,7 +209,9 @@ def _after_span_pass(
     )
 
 
-def _withdrawn(notices: list[Notice], ctx: MigrationContext) -> list[Notice]:
+def _withdrawn(
+    notices: list[Notice], ctx: MigrationContext, back: Callable[[int], int]
+) -> list[Notice]:
     """The span pass's rows without those for code stage 3 took over (the nodes it claimed:
     the FlashAttention calls -sim replaced, the DataParallel wrapper distributed removed)."""
     if not ctx.claimed:
@@ -216,7 +222,7 @@ def _withdrawn(notices: list[Notice], ctx: MigrationContext) -> list[Notice]:
         name = imported.get(id(node)) or ctx.qname(node)
         if name:
             first, last = ctx.lines(node)
-            taken.update((line, name) for line in range(first, last + 1))
+            taken.update((back(line), name) for line in range(first, last + 1))
     return [n for n in notices if (n.line, n.api) not in taken]
 
 
@@ -245,8 +251,23 @@ def _input_line(line: int, inserts: list[tuple[int, int]]) -> int:
     return guess
 
 
-def _at_input_line(event: ChangeEvent, inserts: list[tuple[int, int]]) -> ChangeEvent:
-    line = _input_line(event.start_line, inserts)
-    if line == event.start_line:
+def _lines_back(inserts: list[tuple[int, int]]) -> Callable[[int], int]:
+    """Output line -> input line of a stage that inserted ``inserts`` (none: the same line)."""
+    if not inserts:
+        return lambda line: line
+    return lambda line: _input_line(line, inserts)
+
+
+def _moved(event: ChangeEvent, to_input: Callable[[int], int]) -> ChangeEvent:
+    start, end = to_input(event.start_line), to_input(event.end_line)
+    if (start, end) == (event.start_line, event.end_line):
         return event
-    return dataclasses.replace(event, start_line=line, end_line=line)
+    return dataclasses.replace(event, start_line=start, end_line=end)
+
+
+def _moved_notice(notice: Notice, to_input: Callable[[int], int]) -> Notice:
+    line = to_input(notice.line)
+    end = to_input(notice.end_line) if notice.end_line else 0
+    if (line, end) == (notice.line, notice.end_line):
+        return notice
+    return dataclasses.replace(notice, line=line, end_line=end)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.engine.rules.kit.training_loop import TrainingLoop
@@ -61,6 +62,7 @@ PRECONDITION = declare(
 )
 
 _TENSORFLOW = re.compile(rb"^\s*(?:import|from)\s+tensorflow\b", re.M)
+_TORCH = re.compile(rb"^\s*(?:import|from)\s+torch\b", re.M)
 _TF_PROFILING = ("profiling_mode", "enable_profiling", "ProfilingConfig", "profiling_config")
 _TF_AOE = ("aoe_mode", "AOE_MODE")
 _TF_MULTI = ("npu_distributed_optimizer_wrapper", "NPUDistributedOptimizer", "hccl", "RANK_SIZE")
@@ -109,7 +111,7 @@ _CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
 }
 
 
-def check_script(ctx: Recorder, source: bytes, kind: str, loop: TrainingLoop) -> bool:
+def check_script(ctx: Recorder, tree: ast.Module, kind: str, loop: TrainingLoop) -> bool:
     """Warnings for what the kit's guide asks to turn off; False (and a ``kit.no_loop`` notice)
     when the loop cannot take the calls."""
     if loop.body_line == loop.line:
@@ -120,22 +122,37 @@ def check_script(ctx: Recorder, source: bytes, kind: str, loop: TrainingLoop) ->
             "put it on lines of its own",
         )
         return False
-    seen: set[str] = set()
-    calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)]
-    for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-        name = full_name(node.func) or ""
-        for patterns, message in _CHECKS[kind]:
-            hit = next((p for p in patterns if name == p or name.endswith("." + p)), None)
-            if hit is None and name.rsplit(".", 1)[-1] in patterns:
-                hit = name
-            if hit is not None and message not in seen:
-                seen.add(message)
-                ctx.warn_at(node.lineno, PRECONDITION, message.format(name=name), name)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    called = [(n.lineno, n.col_offset, full_name(n.func) or "") for n in calls]
+    _warn_once(ctx, _CHECKS[kind], called, _calls_one_of)
     return True
 
 
+def _calls_one_of(name: str, patterns: tuple[str, ...]) -> bool:
+    """``name`` is one of ``patterns``, or ends with one after a dot
+    (``dist.init_process_group``)."""
+    return any(name == p or name.endswith("." + p) for p in patterns)
+
+
+def _warn_once(
+    ctx: Recorder,
+    checks: tuple[tuple[tuple[str, ...], str], ...],
+    found: list[tuple[int, int, str]],
+    matches: Callable[[str, tuple[str, ...]], bool],
+) -> None:
+    """Each check's warning once, at the first of ``found`` (line, column, name) it matches."""
+    seen: set[str] = set()
+    for line, _, name in sorted(found):
+        for words, message in checks:
+            if message not in seen and matches(name, words):
+                seen.add(message)
+                ctx.warn_at(line, PRECONDITION, message.format(name=name), name)
+
+
 def is_tensorflow(source: bytes) -> bool:
-    return _TENSORFLOW.search(source) is not None
+    """A TensorFlow script: it imports TensorFlow and not torch (a PyTorch script that writes
+    its summaries with TensorFlow trains in a PyTorch loop)."""
+    return _TENSORFLOW.search(source) is not None and _TORCH.search(source) is None
 
 
 def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
@@ -158,12 +175,8 @@ def check_tf_script(ctx: Recorder, source: bytes, kind: str) -> None:
     """The TensorFlow route: what the script sets itself that the kit's environment cannot
     override (a name, keyword, attribute or string of its code; docstrings left out), once per
     warning, at its first line."""
-    seen: set[str] = set()
-    for line, word in sorted(_code_words(ast.parse(source))):
-        for words, message in _TF_CHECKS[kind]:
-            if word in words and message not in seen:
-                seen.add(message)
-                ctx.warn_at(line, PRECONDITION, message.format(name=word), word)
+    words = [(line, 0, word) for line, word in _code_words(ast.parse(source))]
+    _warn_once(ctx, _TF_CHECKS[kind], words, lambda word, wanted: word in wanted)
 
 
 def _code_words(tree: ast.Module) -> list[tuple[int, str]]:

@@ -13,6 +13,7 @@ checked (kit_checks.py).
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -146,12 +147,15 @@ class KitEdits(Concern):
             )
             self.ctx.warn_at(1, NO_LOOP, message)
             return
-        try:
-            loop = find_training_loop(source, self.ctx.path)
+        try:  # (the GPU side's script reached no span pass: LibCST may read what Python cannot)
+            loop = find_training_loop(tree := ast.parse(source), self.ctx.path)
         except NoTrainingLoop as exc:
             self.ctx.warn_at(1, NO_LOOP, str(exc))
             return
-        if check_script(self.ctx, source, self.kind, loop):
+        except SyntaxError as exc:
+            self.ctx.warn_at(exc.lineno or 1, NO_LOOP, f"this Python cannot parse it: {exc.msg}")
+            return
+        if check_script(self.ctx, tree, self.kind, loop):
             self.loop_line = loop.line
 
     def _is_loop(self, node: cst.CSTNode) -> bool:

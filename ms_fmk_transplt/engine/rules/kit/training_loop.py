@@ -113,10 +113,11 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def find_training_loop(source: bytes, name: str = "the script") -> TrainingLoop:
-    """The training loop of ``source`` (raises NoTrainingLoop, SyntaxError)."""
+def find_training_loop(source: bytes | ast.Module, name: str = "the script") -> TrainingLoop:
+    """The training loop of ``source`` (its tree, or its bytes: raises SyntaxError too);
+    raises NoTrainingLoop."""
     finder = _Finder()
-    finder.visit(ast.parse(source))
+    finder.visit(source if isinstance(source, ast.Module) else ast.parse(source))
     steps = finder.steps or finder.backwards
     if not steps:
         raise NoTrainingLoop(
