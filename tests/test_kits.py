@@ -453,3 +453,22 @@ def test_the_calls_after_the_tf_adapters_lines_land_where_their_rows_say(kind: s
     assert {e.rule for e in inserted} >= set(KIT_RULES[kind]) | {"tf.adapter_import"}
     for event in inserted:
         assert lines[event.out_start_line - 1].strip() == event.after.splitlines()[0], event
+
+
+def test_the_tree_of_a_pytorch_script_that_imports_tensorflow_is_a_pytorch_kit(
+    tmp_path: Path,
+) -> None:
+    """The launcher and runtime follow the engine's route (kit.tensorflow), not the record's
+    framework: TensorFlow imported for summaries still gets msft_kit.py and the set_aoe
+    launcher."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text(
+        "import tensorflow as tf\nimport torch\n\nwriter = tf.summary.create_file_writer('l')\n"
+        "for x in data:\n    model(x.cuda()).sum().backward()\n    optimizer.step()\n"
+    )
+    tree = run_kit("aoe", project, tmp_path / "out", "train.py")
+    assert [r["Rule"] for r in kit_rows(tree)] == KIT_RULES["aoe"]
+    assert (tree / "msft_kit.py").exists()
+    launcher = (tree / "run_aoe_npu.sh").read_text()
+    assert "MSFT_AOE_DUMP" in launcher and "AOE_MODE" not in launcher

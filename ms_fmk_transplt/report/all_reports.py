@@ -18,14 +18,14 @@ from ms_fmk_transplt.report import (
     log,
     unsupported_op,
 )
-from ms_fmk_transplt.report.kit_files import README, launcher_names
+from ms_fmk_transplt.report.kit_files import README, root_files
 from ms_fmk_transplt.report.names import report_names
 
 
 def write_reports(staging: Path, result: RunResult) -> None:
     user_files = {f.path for f in result.files}
     kit = result.options.kit
-    kit_names = (*launcher_names(kit, result.options.kit_gpu_side), README) if kit else ()
+    kit_names = (*root_files(kit, result.options.kit_gpu_side), README) if kit else ()
     names = report_names(
         user_files,
         distributed=result.main_rel is not None and not kit,

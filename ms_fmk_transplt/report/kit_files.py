@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ms_fmk_transplt import kits
 from ms_fmk_transplt.discover import OUTPUT_SUFFIX
-from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION
+from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION, TENSORFLOW
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import kit_launchers
 from ms_fmk_transplt.report.log import target_version
@@ -52,10 +52,11 @@ _TF_ENV = {
 }
 
 
-def is_tensorflow(result: RunResult) -> bool:
-    """Whether the kit's -m script is a TensorFlow one (its record says so)."""
+def tensorflow_route(result: RunResult) -> bool:
+    """Whether the kit took its TensorFlow route on the -m script (``kit.tensorflow``: the
+    engine's own decision; a PyTorch script that imports TensorFlow takes the loop's)."""
     main = result.main_result
-    return main is not None and main[1].framework == "tensorflow"
+    return main is not None and any(n.rule == TENSORFLOW for n in main[1].notices)
 
 
 def kit_stem(name: str) -> str:
@@ -70,19 +71,31 @@ def tree_name(stem: str, kind: str, gpu: bool = False) -> str:
 
 
 COMPARE_SUMMARY = "msft_compare.py"
+# each launcher's template: (for a PyTorch script, for the TensorFlow route)
+_LAUNCHERS = {
+    "run_aoe_npu.sh": (kit_launchers.AOE, kit_launchers.AOE_TF),
+    "run_profile_npu.sh": (kit_launchers.PROFILE, kit_launchers.PROFILE_TF),
+    "run_precision.sh": (kit_launchers.PRECISION, kit_launchers.PRECISION),
+    "compare.sh": (kit_launchers.COMPARE, kit_launchers.COMPARE),
+}
 
 
 def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
-    """The files a kit writes at its tree's root, besides KIT_README.md."""
     if kind == "precision":
-        return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh", COMPARE_SUMMARY)
+        return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh")
     return (f"run_{kind}_npu.sh",)
+
+
+def root_files(kind: str, gpu: bool = False) -> tuple[str, ...]:
+    """The files a kit writes at its tree's root, besides KIT_README.md."""
+    summary = (COMPARE_SUMMARY,) if kind == "precision" and not gpu else ()
+    return launcher_names(kind, gpu) + summary
 
 
 def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     """The kit's files; ``names``: the root files' names (report/names.py)."""
     kind, entry = result.options.kit, result.kit_entry or result.main_rel or ""
-    gpu, tf = result.options.kit_gpu_side, is_tensorflow(result)
+    gpu, tf = result.options.kit_gpu_side, tensorflow_route(result)
     folder = staging / Path(entry).parent  # on sys.path when the script runs
     if not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
@@ -95,14 +108,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
         (staging / names[COMPARE_SUMMARY]).write_bytes(summary)
     gpu_tree = tree_name(kit_stem(result.project.name), kind, gpu=True)
     for launcher in launcher_names(kind, gpu):
-        if launcher == COMPARE_SUMMARY:
-            continue
-        template = {
-            "run_aoe_npu.sh": kit_launchers.AOE_TF if tf else kit_launchers.AOE,
-            "run_profile_npu.sh": kit_launchers.PROFILE_TF if tf else kit_launchers.PROFILE,
-            "run_precision.sh": kit_launchers.PRECISION,
-            "compare.sh": kit_launchers.COMPARE,
-        }[launcher]
+        template = _LAUNCHERS[launcher][tf]
         path = staging / names[launcher]
         path.write_text(
             kit_launchers.render(
@@ -149,7 +155,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
         if event.rule.startswith("kit."):
             line = event.out_start_line or event.start_line
             lines.append(f"| `{event.file}:{line}` | `{event.rule}` | `{event.after}` |")
-    tf = is_tensorflow(result)
+    tf = tensorflow_route(result)
     if tf:
         lines += ["", _TF_ROUTE[kind]]
     else:

@@ -44,8 +44,10 @@ TENSORFLOW = declare(
     "`PROFILING_MODE=true` with `PROFILING_OPTIONS` (a JSON of what to collect and where), so "
     "the same tree serves estimator, session and Keras scripts, migrated by the tool or by "
     "hand. Options the script sets itself (`profiling_mode`, `aoe_mode`) win over the "
-    "environment: they are reported as `kit.precondition`.",
+    "environment: they are reported as `kit.precondition`. A script that also imports torch "
+    "trains in a PyTorch loop and takes the calls instead.",
     kind=NOTICE,
+    opt_out="none: the launcher follows this route; name another script with -m",
     option="kit",
 )
 PRECONDITION = declare(
