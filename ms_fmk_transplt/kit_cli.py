@@ -10,8 +10,6 @@ first: the project as written (no migration) with the same calls, for the GPU si
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import click
 
@@ -83,6 +81,7 @@ def kit(
     from ms_fmk_transplt.cli import resolved_version
     from ms_fmk_transplt.discover import resolve_project
     from ms_fmk_transplt.errors import UserError
+    from ms_fmk_transplt.pipeline import check_not_there, output_dir
     from ms_fmk_transplt.records import RunOptions
     from ms_fmk_transplt.report.kit_files import kit_stem, tree_name
 
@@ -111,9 +110,9 @@ def kit(
             npu, select=("kit",), kit_gpu_side=True, output_name=tree_name(stem, kind, gpu=True)
         )
         sides.insert(0, gpu)
-    if not overwrite:  # both trees checked before either is written
+    try:  # both trees checked before either is written
         for side in sides:
-            target = Path(output_path) / side.output_name
-            if os.path.lexists(target):
-                fail(f"{target}: already exists; pass --overwrite to replace it")
+            check_not_there(output_dir(project, side), side)
+    except UserError as exc:
+        fail(str(exc))
     run_cli.execute_kit(sides, quiet, verbose, color)

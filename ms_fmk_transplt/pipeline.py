@@ -133,6 +133,20 @@ def _npu_options(options: RunOptions, tables: Tables) -> tuple[tuple[str, object
     return tuple(out.items())
 
 
+def output_dir(project: Project, options: RunOptions) -> Path:
+    """``<name>_msft`` (``_analysis``; a kit's tree: its own name) in the output folder."""
+    final_dir = output_dir_for(
+        project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
+    )
+    return final_dir.with_name(options.output_name) if options.output_name else final_dir
+
+
+def check_not_there(final_dir: Path, options: RunOptions) -> None:
+    """An existing output is replaced with --overwrite only."""
+    if os.path.lexists(final_dir) and not options.overwrite:
+        raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+
+
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     tables = load_tables(options.target_version)  # once per run, handed down from here
     engine = engine_options(options, tables)
@@ -141,17 +155,12 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     if options.kit_loop:  # the kit's calls go into the trainer module, the launcher runs -m
         looped = dataclasses.replace(options, main_script=options.kit_loop)
         main_rel = main_script.main_file(project, looped, "--loop")
-    final_dir = output_dir_for(
-        project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
-    )
-    if options.output_name:  # a kit's tree
-        final_dir = final_dir.with_name(options.output_name)
+    final_dir = output_dir(project, options)
     project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
         final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
     check_output_name(final_dir)
-    if os.path.lexists(final_dir) and not options.overwrite:
-        raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+    check_not_there(final_dir, options)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
         engine = dataclasses.replace(engine, project=facts)
