@@ -472,3 +472,16 @@ def test_the_tree_of_a_pytorch_script_that_imports_tensorflow_is_a_pytorch_kit(
     assert (tree / "msft_kit.py").exists()
     launcher = (tree / "run_aoe_npu.sh").read_text()
     assert "MSFT_AOE_DUMP" in launcher and "AOE_MODE" not in launcher
+
+
+@pytest.mark.execution
+def test_a_loop_shorter_than_the_profile_stops_the_profiler_at_exit(tmp_path: Path) -> None:
+    need_module("torch", "torch is not installed")
+    tree = run_kit("profile", PROJECTS / "clean_model", tmp_path, "train.py")
+    log = tmp_path / "standin.jsonl"
+    proc = _bash(tree / "run_profile_npu.sh", _standin_env(log, MSFT_PROF_SKIP_FIRST="100"))
+    assert "FINAL" in proc.stdout  # the training ran to its end
+    assert "msft_kit: profile: the loop ended before the profiled steps" in proc.stderr
+    events = [c["event"] for c in standin_calls(log)]
+    assert events.count("profiler.start") == 1 and events[-1] == "profiler.stop", events
+    assert proc.returncode == 1 and "no *_ascend_pt trace" in proc.stderr

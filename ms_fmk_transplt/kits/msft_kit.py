@@ -30,7 +30,10 @@ import sys
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_state: dict[str, Any] = {"ticks": 0, "begun": False, "handle": None, "done": False}
+# the kit's progress; "folder": where it writes, "handle": what to stop at exit if the loop
+# ends before the kit is done (the started profiler or debugger), "debugger": precision's,
+# "last": the tick that ends a profile
+_state: dict[str, Any] = {"ticks": 0, "begun": False, "done": False}
 
 
 def _number(name: str, default: int) -> int:
@@ -64,13 +67,23 @@ def _stop_run(message: str) -> None:
     raise SystemExit(0)
 
 
-def _first_begin() -> bool:
+def _first_begin(folder: str, default: str) -> bool:
     """True the first time a ``*_begin`` is reached (a loop inside a per-epoch function reaches
-    it every epoch; only the first counts)."""
+    it every epoch; only the first counts), with the kit's folder made (``folder`` in the
+    environment, or ``default``)."""
     if _state["begun"]:
         return False
-    _state["begun"] = True
+    _state.update(begun=True, folder=_folder(folder, default))
     return True
+
+
+def _stop_at_exit(message: str) -> None:
+    """At exit, a loop that ended before the kit was done: its handle stopped."""
+    handle = _state.get("handle")
+    if not _state["done"] and handle is not None:
+        _state["done"] = True
+        handle.stop()
+        _say(message)
 
 
 def _next_tick() -> int:
@@ -86,38 +99,27 @@ def _next_tick() -> int:
 
 # -- aoe -------------------------------------------------------------------------------------
 def aoe_begin() -> None:
-    if not _first_begin():
+    if not _first_begin("MSFT_AOE_DUMP", "aoe_dump"):
         return
     torch = importlib.import_module("torch")
     importlib.import_module("torch_npu")
-    path = _folder("MSFT_AOE_DUMP", "aoe_dump")
-    torch.npu.set_aoe(path)
-    _state["handle"] = path
-    _say(f"aoe: operator dump enabled into {path}")
+    torch.npu.set_aoe(_state["folder"])
+    _say(f"aoe: operator dump enabled into {_state['folder']}")
 
 
 def aoe_tick() -> None:
     if _next_tick() > 0:
-        path = _state["handle"]
+        path = _state["folder"]
         _stop_run(f"aoe: step 0 dumped into {path}; next: aoe --job_type=2 --model_path={path}")
 
 
 # -- profile ---------------------------------------------------------------------------------
-def _profile_steps() -> tuple[int, int, int, int]:
-    return (
-        _number("MSFT_PROF_SKIP_FIRST", 10),
-        _number("MSFT_PROF_WAIT", 1),
-        _number("MSFT_PROF_WARMUP", 1),
-        max(1, _number("MSFT_PROF_ACTIVE", 2)),
-    )
-
-
 def profile_begin() -> None:
-    if not _first_begin():
+    if not _first_begin("MSFT_PROF_DIR", "profile"):
         return
     profiler = importlib.import_module("torch_npu.profiler")
-    skip_first, wait, warmup, active = _profile_steps()
-    folder = _folder("MSFT_PROF_DIR", "profile")
+    skip_first, wait = _number("MSFT_PROF_SKIP_FIRST", 10), _number("MSFT_PROF_WAIT", 1)
+    warmup, active = _number("MSFT_PROF_WARMUP", 1), max(1, _number("MSFT_PROF_ACTIVE", 2))
     settings = profiler._ExperimentalConfig(
         profiler_level=profiler.ProfilerLevel.Level1,
         aic_metrics=profiler.AiCMetrics.PipeUtilization,
@@ -128,33 +130,27 @@ def profile_begin() -> None:
         schedule=profiler.schedule(
             wait=wait, warmup=warmup, active=active, repeat=1, skip_first=skip_first
         ),
-        on_trace_ready=profiler.tensorboard_trace_handler(folder),
+        on_trace_ready=profiler.tensorboard_trace_handler(_state["folder"]),
         record_shapes=True,
         profile_memory=True,
         experimental_config=settings,
     )
     prof.start()
-    _state["handle"] = prof
-    atexit.register(_profile_at_exit)
-    _say(f"profile: steps {skip_first + wait + warmup}..{skip_first + wait + warmup + active - 1}")
+    first = skip_first + wait + warmup
+    _state.update(handle=prof, last=first + active)
+    atexit.register(_stop_at_exit, "profile: the loop ended before the profiled steps")
+    _say(f"profile: steps {first}..{first + active - 1}")
 
 
 def profile_tick() -> None:
     index = _next_tick()
-    prof = _state["handle"]
+    prof = _state.get("handle")
     if index == 0 or prof is None:
         return
     prof.step()  # step index-1 has finished
-    if index >= sum(_profile_steps()):
+    if index >= _state["last"]:
         prof.stop()
-        _stop_run(f"profile: traces written into {_folder('MSFT_PROF_DIR', 'profile')}")
-
-
-def _profile_at_exit() -> None:
-    if not _state["done"] and _state["handle"] is not None:
-        _state["done"] = True
-        _state["handle"].stop()
-        _say("profile: the loop ended before the profiled steps; stopped at exit")
+        _stop_run(f"profile: traces written into {_state['folder']}")
 
 
 # -- precision -------------------------------------------------------------------------------
@@ -165,30 +161,24 @@ def precision_seed() -> None:
 
 
 def precision_begin() -> None:
-    if not _first_begin():
+    if not _first_begin("MSFT_PRECISION_DUMP", "precision_dump"):
         return
     msprobe = importlib.import_module("msprobe.pytorch")
     config = os.environ.get("MSFT_PRECISION_CONFIG") or os.path.join(_HERE, "msprobe_config.json")
-    dump = _folder("MSFT_PRECISION_DUMP", "precision_dump")
-    _state["handle"] = msprobe.PrecisionDebugger(config_path=config, dump_path=dump)
-    atexit.register(_precision_at_exit)
+    debugger = msprobe.PrecisionDebugger(config_path=config, dump_path=_state["folder"])
+    _state["debugger"] = debugger
+    atexit.register(_stop_at_exit, "precision: the loop ended after step 0; dump finished")
 
 
 def precision_tick() -> None:
     index = _next_tick()
-    debugger = _state["handle"]
+    debugger = _state.get("debugger")
     if debugger is None:
         return
     if index == 0:
         debugger.start()
+        _state["handle"] = debugger  # started: stopped at exit if the loop ends here
         return
     debugger.stop()
     debugger.step()
-    _stop_run(f"precision: step 0 dumped into {_folder('MSFT_PRECISION_DUMP', 'precision_dump')}")
-
-
-def _precision_at_exit() -> None:
-    if not _state["done"] and _state["ticks"] > 0 and _state["handle"] is not None:
-        _state["done"] = True
-        _state["handle"].stop()
-        _say("precision: the loop ended after step 0; dump finished at exit")
+    _stop_run(f"precision: step 0 dumped into {_state['folder']}")
