@@ -246,17 +246,21 @@ def _before(statement: cst.BaseStatement, codes: list[str]) -> list[cst.BaseStat
     """``codes`` as statements right before ``statement`` and the comments above it (they stay
     with the code they describe); the blank lines above those move above the new ones."""
     new = [cst.parse_statement(code + "\n") for code in codes]
-    leading = list(getattr(statement, "leading_lines", ()))  # every statement has them
-    blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
-    new[0] = new[0].with_changes(leading_lines=leading[:blanks])
-    return [*new, statement.with_changes(leading_lines=leading[blanks:])]
+    blanks, comments = _leading(statement)
+    new[0] = new[0].with_changes(leading_lines=blanks)
+    return [*new, statement.with_changes(leading_lines=comments)]
 
 
 def _anchor(ctx: MigrationContext, statement: cst.BaseStatement) -> int:
     """The input line ``_before`` inserts at: the first comment line above ``statement``, or its
     own first line (its first decorator's, for a decorated definition)."""
-    leading = list(getattr(statement, "leading_lines", ()))
-    blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
     decorators = getattr(statement, "decorators", ())
     first = ctx.lines(decorators[0] if decorators else statement)[0]
-    return first - (len(leading) - blanks)
+    return first - len(_leading(statement)[1])
+
+
+def _leading(statement: cst.BaseStatement) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """The lines above ``statement``: the blank ones before its first comment, and the rest."""
+    leading = list(getattr(statement, "leading_lines", ()))  # every statement has them
+    blanks = next((i for i, line in enumerate(leading) if line.comment is not None), len(leading))
+    return leading[:blanks], leading[blanks:]
