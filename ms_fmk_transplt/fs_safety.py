@@ -1,7 +1,11 @@
 """File-system steps that must not replace, follow or overflow anything by accident: a rename
 that fails when the target exists (two runs into the same output), removing a path without
-following it if it is a link, names within the file system's limit, and paths read from a file
-(a shard part's records) checked to stay inside the folder they are written into."""
+following it if it is a link, names within the file system's limit, paths read from a file
+(a shard part's records) checked to stay inside the folder they are written into, and the two
+ways the tool writes a file: ``create_new`` (a name nothing holds yet: fails on anything there,
+a link included) and ``write_file`` (a complete new file renamed over the name: a link there,
+copied from the input, is replaced, never written through). Every file the tool writes goes
+through one of them (tests/test_written_files.py keeps it so)."""
 
 from __future__ import annotations
 
@@ -12,11 +16,14 @@ import os
 import shutil
 import sys
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from ms_fmk_transplt.errors import UserError
 
 NAME_MAX = 255  # bytes of one path component on ext4, xfs, btrfs, APFS, NTFS (UTF-16 units)
 _RENAME_NOREPLACE = 1
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+_NEW_FILE |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _AT_FDCWD = -100
 
 
@@ -118,3 +125,50 @@ def inside(root: Path, rel: PurePosixPath) -> bool:
             return False
     target = os.path.realpath(root.joinpath(*rel.parts[:-1]))
     return os.path.commonpath([real_root, target]) == real_root
+
+
+def _write_all(fd: int, data: bytes, mode: int | None) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def open_new(path: Path) -> BinaryIO:
+    """A file created at ``path`` by this call (O_CREAT | O_EXCL | O_NOFOLLOW), open for
+    writing: FileExistsError when anything is there, a link (even dangling) included."""
+    return os.fdopen(os.open(path, _NEW_FILE, 0o666), "wb")
+
+
+def create_new(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Writes ``data`` into a file created at ``path`` by this call (O_CREAT | O_EXCL |
+    O_NOFOLLOW): FileExistsError when anything is there, a link (even dangling) included, so
+    nothing is ever written through a link. ``mode``: set exactly (else 0o666 less the umask)."""
+    fd = os.open(path, _NEW_FILE, 0o666)
+    try:
+        _write_all(fd, data, mode)
+    except BaseException:
+        os.unlink(path)
+        raise
+
+
+def write_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Writes ``data`` as a complete new file renamed onto ``path``: whatever ``path`` was (a
+    file, or a link from the input, even dangling) is replaced, never followed or written
+    through, and ``path`` never holds half of ``data``."""
+    tmp = path.with_name(f".{short_stem(path.name, 24)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    create_new(tmp, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: Path, text: str, errors: str = "strict", mode: int | None = None) -> None:
+    """``write_file`` of ``text`` in UTF-8 (``errors`` as for ``str.encode``)."""
+    write_file(path, text.encode("utf-8", errors), mode)

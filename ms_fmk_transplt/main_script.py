@@ -5,6 +5,7 @@ DataLoader, a kit's MAIN without one training loop stops the run with one line).
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from ms_fmk_transplt.discover import Project
@@ -53,7 +54,7 @@ def _check_kit_main(path: Path, kind: str) -> None:
             f"kit {kind} -m: the script calls msft_kit already (a kit's tree?): give the "
             "project, not a kit's output; nothing written",
         )
-    if runtime.exists():
+    if os.path.lexists(runtime):  # a link too, even dangling: never written through
         raise UserError(
             runtime,
             f"kit {kind} -m: a file of the project has the name of the kit's runtime; "

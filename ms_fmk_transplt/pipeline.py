@@ -158,6 +158,7 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
     final_dir = output_dir(project, options)
     project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
+        shards.check_records_name(project.root, project.single_file is not None)
         final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
     check_output_name(final_dir)
     check_not_there(final_dir, options)

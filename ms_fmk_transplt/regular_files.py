@@ -12,6 +12,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from ms_fmk_transplt.fs_safety import open_new
+
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
     stat.S_IFSOCK: "a socket",
@@ -63,7 +65,7 @@ def copy_regular(src: Path, dst: Path) -> None:
     ``src`` is an OSError whose ``filename`` is ``src``, anything after it concerns ``dst``."""
     with open_regular(src) as source:
         try:
-            with open(dst, "wb") as target:
+            with open_new(dst) as target:  # never through a link
                 shutil.copyfileobj(source, target, 2**20)
             shutil.copystat(src, dst)
         except OSError as exc:

@@ -6,6 +6,7 @@ input) is listed as failed; the others go on."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ms_fmk_transplt import shards
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.fs_safety import check_name_length
+from ms_fmk_transplt.fs_safety import check_name_length, write_file, write_text
 from ms_fmk_transplt.pipeline import run
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.report import sheet_style as style
@@ -131,9 +132,7 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
     if options.shard is not None:
         out.mkdir(parents=True, exist_ok=True)
         part = _part_path(root, out, options.shard)
-        part.write_text(
-            json.dumps({"rows": rows}, ensure_ascii=False), "utf-8", errors="surrogateescape"
-        )
+        write_text(part, json.dumps({"rows": rows}, ensure_ascii=False), errors="surrogateescape")
         return ZooResult(root, rows, part, part, part)
     return _write_summary(root, out, rows)
 
@@ -208,7 +207,9 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
     ws.freeze_panes = "A2"
     ws.auto_filter.ref = f"A1:L{len(rows) + 1}"
     style.printable(ws)
-    wb.save(path)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    write_file(path, buffer.getvalue())
 
 
 def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:

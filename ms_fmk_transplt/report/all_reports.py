@@ -3,6 +3,7 @@ gives them (a project's own file of the same name is never overwritten)."""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -23,7 +24,9 @@ from ms_fmk_transplt.report.names import report_names
 
 
 def write_reports(staging: Path, result: RunResult) -> None:
-    user_files = {f.path for f in result.files}
+    # the project's files, and whatever else its copy holds at the root (a link, a folder):
+    # a report never takes a name that is there, so nothing is written through a link
+    user_files = {f.path for f in result.files} | set(os.listdir(staging))
     kit = result.options.kit
     kit_names = (*root_files(kit, result.options.kit_gpu_side), README) if kit else ()
     names = report_names(

@@ -9,8 +9,11 @@ user's ``run.sh`` is shown as text. Numbers are written as numbers (never quoted
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from ms_fmk_transplt.fs_safety import write_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -29,7 +32,8 @@ def plain(cell: str) -> str:
 
 
 def write_rows(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow([inert(v) for v in header])
-        writer.writerows([inert(v) for v in row] for row in rows)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow([inert(v) for v in header])
+    writer.writerows([inert(v) for v in row] for row in rows)
+    write_text(path, text.getvalue())

@@ -18,6 +18,7 @@ from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
+from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.html_diff import file_diff
@@ -116,7 +117,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         f'<script type="application/json" id="msft-data">{data}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
     )
-    path.write_bytes(text.encode("utf-8"))
+    write_file(path, text.encode("utf-8"))
 
 
 def _main_command(options: RunOptions) -> str:

@@ -3,6 +3,7 @@ to do on the NPU, one row per occurrence, read only from the recorded notices an
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
@@ -13,6 +14,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
+from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
@@ -79,7 +81,9 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     advice_csv.add_sheet(wb, result)
     if result.options.analyse:
         effort.add_sheet(wb, result)
-    wb.save(path)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    write_file(path, buffer.getvalue())
 
 
 def _rows_sheet(

@@ -7,6 +7,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.report.html_assets import CSS, JS
 from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.safe_names import shown
@@ -54,7 +55,7 @@ def write(
         f"</tbody><tfoot><tr>{foot}</tr></tfoot></table></main><script>{JS}</script>"
         "</body></html>\n"
     )
-    path.write_bytes(page.encode("utf-8"))
+    write_file(path, page.encode("utf-8"))
 
 
 def _cell(column: str, value: Any) -> str:
