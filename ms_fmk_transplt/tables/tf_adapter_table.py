@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ms_fmk_transplt.safe_names import shown
+
 PLACES = (
     "NPURunConfig",
     "ExperimentalConfig",
@@ -154,7 +156,7 @@ def _kind_text(kind: str) -> str:
 
 
 def _show(value: object) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
+    return f'"{shown(value)}"' if isinstance(value, str) else repr(value)
 
 
 def _num(value: float) -> str:
@@ -202,6 +204,10 @@ class TfAdapterTable:
         option = self.options.get(name)
         if option is None:
             raise ValueError(f"unknown NPU option {name!r}{self._suggestion(name, '')}")
+        try:  # bytes that are not UTF-8 (from the command line) cannot be written into a file
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{name!r}: the value is not UTF-8 text (got {_show(text)})") from None
         value: object = text
         if option.kind == "bool":
             lowered = {"true": True, "1": True, "false": False, "0": False}
