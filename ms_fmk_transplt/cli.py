@@ -12,7 +12,13 @@ import keyword
 import click
 
 from ms_fmk_transplt import __version__
-from ms_fmk_transplt.config_file import configured
+from ms_fmk_transplt.config_file import (
+    MAX_FILE_MIB,
+    MAX_FILE_SECONDS,
+    MAX_JOBS,
+    Bounded,
+    configured,
+)
 from ms_fmk_transplt.errors import fail
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.terminal import COLOR_OPTION
@@ -91,29 +97,30 @@ SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=0),
+    type=Bounded("jobs"),
     default=0,
     show_default="one per core",
-    help="Worker processes (0: one per core).",
+    metavar="N",
+    help=f"Worker processes (0: one per core; at most {MAX_JOBS}).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse or store cached results.")
 @click.option(
     "--max-file-size",
     "max_file_mib",
-    type=click.FloatRange(min=0.001),
+    type=Bounded("mib"),
     default=None,
     metavar="MIB",
     help="Larger files are copied unchanged (and reported). Default 32, and 5 for a file a "
-    "LibCST stage of -r/-sim/distributed acts on.",
+    f"LibCST stage of -r/-sim/distributed acts on; 0.001 to {MAX_FILE_MIB}.",
 )
 @click.option(
     "--file-timeout",
     "file_timeout",
-    type=click.FloatRange(min=0),
+    type=Bounded("seconds"),
     default=None,
     metavar="SECONDS",
     help="A file still being migrated after this long is copied unchanged (and reported), the "
-    "run goes on. Default 60; 0: no bound.",
+    f"run goes on. Default 60; 0: no bound; at most {MAX_FILE_SECONDS}.",
 )
 @click.option(
     "--zoo",
@@ -245,6 +252,7 @@ def main(
         cache_dir=cache_dir,
         shard=shard_part,
         merge_shards=merge_shards or 0,
+        config_file=ctx.meta.get("config_file", ""),
     )
     ctx.meta["quiet"] = quiet
     ctx.meta["verbose"] = verbose

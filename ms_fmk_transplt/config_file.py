@@ -1,13 +1,19 @@
 """``[tool.ms_fmk_transplt]`` in pyproject.toml: defaults for the command line, found as ruff
-finds its configuration.
+finds its configuration, but never above the project.
 
 The file used is the nearest ``pyproject.toml`` holding a ``[tool.ms_fmk_transplt]`` table, in
-the folder of the input (``-i``; the first PATH of ``--check/--diff/--inplace``) or above it; a
-pyproject.toml without the table is passed over. Keys are spelled as ruff spells its own; an
-option given on the command line wins over the file; ``--isolated`` reads no file. The file is
-data only: it is parsed as TOML (never executed), read up to ``MAX_BYTES``, and anything wrong
-with it (unknown key, wrong type, bad TOML, binary, too large) is one error line naming the file
-(and the key), exit code 2.
+the folder of the input (``-i``; the first PATH of ``--check/--diff/--inplace``) or above it up
+to the project root: the first folder upward holding ``.git`` (a folder or a file, as in a
+submodule). Without a ``.git`` there, only the input's own folder is read; a shared folder
+(world-writable with the sticky bit, as /tmp) above the input is never read, nor anything above
+it. A pyproject.toml
+without the table is passed over. Keys are spelled as ruff spells its own; an option given on
+the command line wins over the file; ``--isolated`` reads no file. The file used is named on
+stderr (not with ``-q``) and in the log. The file is data only: it is parsed as TOML (never
+executed), read up to ``MAX_BYTES``, and anything wrong with it (unknown key, wrong type, a
+number out of its bounds, bad TOML, binary, too large) is one error line naming the file (and
+the key), exit code 2. The numeric options of the command line (``-j``, ``--max-file-size``,
+``--file-timeout``) are checked against the same bounds (``BOUNDS``, type ``Bounded``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -38,6 +44,29 @@ NAME = "pyproject.toml"
 TABLE = "ms_fmk_transplt"
 MAX_BYTES = 1 << 20  # a pyproject.toml is a few KiB; a larger one is not read as configuration
 RUN, PATHS = "run", "paths"  # the migration (-i/-o) and the path modes (--check/--diff/--inplace)
+ROOT_MARKER = ".git"  # the project root: the search upward stops at the first folder holding it
+MAX_JOBS = 64  # -j / jobs: worker processes (0: one per core)
+MAX_FILE_MIB = 256  # --max-file-size / max-file-size: a hard ceiling, whatever sets it
+MAX_FILE_SECONDS = 86_400  # --file-timeout: one day (0: no bound)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a numeric option or key accepts: a finite number from ``low`` to ``high``."""
+
+    whole: bool  # an int (a float otherwise)
+    low: float
+    high: float
+    expected: str  # as the error line says it
+
+
+BOUNDS = {
+    "jobs": Bound(True, 0, MAX_JOBS, f"a whole number from 0 to {MAX_JOBS} (0: one per core)"),
+    "mib": Bound(False, 0.001, MAX_FILE_MIB, f"a number of MiB from 0.001 to {MAX_FILE_MIB}"),
+    "seconds": Bound(
+        False, 0, MAX_FILE_SECONDS, f"seconds from 0 to {MAX_FILE_SECONDS} (0: no bound)"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -71,10 +100,11 @@ class Config:
 
 def find(start: Path) -> Config | None:
     """The configuration for ``start`` (a file or folder, which need not exist): the nearest
-    pyproject.toml with the table, in its folder or above; None when there is none."""
+    pyproject.toml with the table, in its folder or above it up to the project root (see
+    ``searched``); None when there is none."""
     here = Path(os.path.abspath(start))
     folder = here if here.is_dir() else here.parent
-    for candidate in (folder, *folder.parents):
+    for candidate in searched(folder):
         path = candidate / NAME
         if not os.path.lexists(path):
             continue
@@ -82,6 +112,27 @@ def find(start: Path) -> Config | None:
         if table is not None:
             return Config(path, {key: _checked(path, key, v) for key, v in table.items()})
     return None
+
+
+def searched(folder: Path) -> list[Path]:
+    """The folders whose pyproject.toml may configure a run on ``folder``: ``folder`` and those
+    above it up to the first one holding ``.git``; ``folder`` alone when there is none. A shared
+    folder above ``folder`` (world-writable with the sticky bit, as /tmp: anyone can put a
+    ``.git`` there) ends the search before it."""
+    chain = [folder]
+    while not os.path.lexists(chain[-1] / ROOT_MARKER):
+        above = chain[-1].parent
+        if above == chain[-1] or _shared(above):
+            return [folder]
+        chain.append(above)
+    return chain
+
+
+def _shared(folder: Path) -> bool:
+    try:
+        return os.stat(folder).st_mode & 0o1002 == 0o1002
+    except OSError:
+        return True  # a folder that cannot be looked at is not searched either
 
 
 def _table(path: Path) -> dict[str, Any] | None:
@@ -136,14 +187,11 @@ def _checked(path: Path, key: str, value: object) -> Any:
         if not isinstance(value, bool):
             raise wrong("true or false")
         return value
-    if spec.kind == "jobs":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise wrong("a whole number >= 0 (0: one worker per core)")
-        return value
-    if spec.kind == "mib":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0.001:
-            raise wrong("a number of MiB >= 0.001")
-        return float(value)
+    if spec.kind in BOUNDS:
+        number = None if isinstance(value, str) else bounded(spec.kind, value)
+        if number is None:
+            raise wrong(BOUNDS[spec.kind].expected)
+        return number
     if not isinstance(value, str) or not value.strip():
         raise wrong("a string")
     if spec.kind == "version":
@@ -161,6 +209,50 @@ def _check_rule_pattern(path: Path, key: str, pattern: str) -> None:
     problem = pattern_problem(pattern)
     if problem:
         raise UserError(path, f"[tool.{TABLE}] {key}: {problem}")
+
+
+def bounded(kind: str, value: object) -> int | float | None:
+    """``value`` (a number, or the text of one) as a number within ``BOUNDS[kind]``; None when
+    it is not one (not a number, not finite, out of the bounds)."""
+    bound = BOUNDS[kind]
+    if isinstance(value, str):
+        try:
+            value = int(value) if bound.whole else float(value)
+        except ValueError:  # also an int of more digits than Python converts
+            return None
+    if isinstance(value, bool) or not isinstance(value, int if bound.whole else (int, float)):
+        return None
+    if not bound.low <= value <= bound.high:  # nan, inf and 1e308 too
+        return None
+    return value if bound.whole else float(value)
+
+
+if TYPE_CHECKING:  # generic in click's newer stubs, not at run time with click 8.1
+    _ParamType = click.ParamType[Any]
+else:
+    _ParamType = click.ParamType
+
+
+class Bounded(_ParamType):
+    """A numeric option checked against ``BOUNDS[kind]``: a bad value is one error line naming
+    the option and what it accepts (exit 2), not click's usage text."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.name = "integer" if BOUNDS[kind].whole else "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # the default
+            return value
+        number = bounded(self.kind, value)
+        if number is not None:
+            return number
+        given = shown(value) if len(value) <= 40 else f"{shown(value[:40])}..."
+        problem = f"expected {BOUNDS[self.kind].expected}, got {given or repr(value)}"
+        if ctx is not None and ctx.resilient_parsing:  # shell completion: no error line
+            self.fail(problem, param, ctx)
+        flags = "/".join(param.opts) if param is not None else self.kind
+        fail(f"{flags}: {problem}")
 
 
 def apply(ctx: click.Context, params: dict[str, Any], mode: str, config: Config) -> dict[str, Any]:
@@ -184,8 +276,9 @@ def apply(ctx: click.Context, params: dict[str, Any], mode: str, config: Config)
 
 def configured(mode: str, start: Callable[[dict[str, Any]], str]) -> Callable[..., Any]:
     """Decorator of a click command's function taking ``isolated``: the function is called with
-    the configuration applied to its parameters. ``start(params)`` is the path the search starts
-    from; with ``verbose`` in the parameters, one line on stderr names the file used."""
+    the configuration applied to its parameters (the file's path in ``ctx.meta["config_file"]``).
+    ``start(params)`` is the path the search starts from; one line on stderr names the file used
+    (not with ``quiet``), or says there is none (with ``verbose``)."""
 
     def decorate(function: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(function)
@@ -200,7 +293,8 @@ def configured(mode: str, start: Callable[[dict[str, Any]], str]) -> Callable[..
                     fail(str(exc))
                 if config is not None:
                     params = apply(ctx, params, mode, config)
-            if params.get("verbose"):
+                    ctx.meta["config_file"] = str(config.path)
+            if params.get("verbose") or (config is not None and not params.get("quiet")):
                 click.echo(f"ms_fmk_transplt: {_used(config, isolated, start(params))}", err=True)
             function(*args, **params)
 
@@ -213,5 +307,8 @@ def _used(config: Config | None, isolated: bool, start: str) -> str:
     if isolated:
         return "configuration: none (--isolated: no pyproject.toml read)"
     if config is None:
-        return f"configuration: none (no {NAME} with [tool.{TABLE}] at {shown(start)} or above)"
+        return (
+            f"configuration: none (no {NAME} with [tool.{TABLE}] at {shown(start)} or above it, "
+            "up to the project root)"
+        )
     return f"configuration: {shown(config.path)} [tool.{TABLE}]"

@@ -13,6 +13,7 @@ import dataclasses
 
 import click
 
+from ms_fmk_transplt.config_file import Bounded
 from ms_fmk_transplt.errors import fail
 
 KINDS = ("aoe", "profile", "precision")
@@ -42,7 +43,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.option("-v", "--target-version", metavar="X.Y.Z", help="torch_npu version (as for a run).")
 @click.option("--overwrite", is_flag=True, help="Replace the kit's existing tree(s).")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes.")
+@click.option("-j", "--jobs", type=Bounded("jobs"), default=0, help="Worker processes.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse or store cached results.")
 @click.option("--cache-dir", metavar="DIR", help="Cache location.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")

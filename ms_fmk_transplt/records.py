@@ -44,6 +44,7 @@ class RunOptions:
     kit_gpu_side: bool = False  # kit precision: the GPU side (the original with the kit's calls)
     kit_loop: str | None = None  # kit --loop FILE: the file of the training loop, when not MAIN
     output_name: str = ""  # the output folder's name under output ("": <input name>_msft)
+    config_file: str = ""  # the pyproject.toml whose [tool.ms_fmk_transplt] was read ("": none)
 
 
 @dataclass

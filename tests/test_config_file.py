@@ -24,9 +24,11 @@ TABLE = "[tool.ms_fmk_transplt]\n"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """proj/pyproject.toml (written by each test) above proj/sub/deep/train.py."""
+    """proj/pyproject.toml (written by each test) above proj/sub/deep/train.py; proj holds .git
+    (the project root: the search upward stops there)."""
     deep = tmp_path / "proj" / "sub" / "deep"
     deep.mkdir(parents=True)
+    (tmp_path / "proj" / ".git").mkdir()
     (deep / "train.py").write_bytes(SOURCE)
     return tmp_path / "proj"
 
@@ -143,12 +145,18 @@ def test_nearest_file_with_the_table_counts(project: Path, tmp_path: Path) -> No
             "unknown key 'targt-version'; did you mean 'target-version'?",
         ),
         ("colour = 1\n", "unknown key 'colour' (known: target-version, select, ignore"),
-        ('jobs = "four"\n', "jobs: expected a whole number >= 0"),
-        ("jobs = -1\n", "jobs: expected a whole number >= 0"),
+        ('jobs = "four"\n', "jobs: expected a whole number from 0 to 64 (0: one per core)"),
+        ("jobs = -1\n", "jobs: expected a whole number from 0 to 64"),
+        ("jobs = 100000\n", "jobs: expected a whole number from 0 to 64 (0: one per core), got"),
+        ("jobs = 4.0\n", "jobs: expected a whole number from 0 to 64"),
         ('select = "amp"\n', "select: expected a list of rule ids"),
         ('ignore = ["no_such_family"]\n', "ignore: no_such_family: not a rule id or id prefix"),
         ("todo-comments = 0\n", "todo-comments: expected true or false"),
-        ("max-file-size = 0\n", "max-file-size: expected a number of MiB >= 0.001"),
+        ("max-file-size = 0\n", "max-file-size: expected a number of MiB from 0.001 to 256"),
+        ("max-file-size = inf\n", "max-file-size: expected a number of MiB from 0.001 to 256"),
+        ("max-file-size = nan\n", "max-file-size: expected a number of MiB from 0.001 to 256"),
+        ("max-file-size = 1e308\n", "max-file-size: expected a number of MiB from 0.001 to 256"),
+        ("max-file-size = 257\n", "max-file-size: expected a number of MiB from 0.001 to 256"),
         ('target-version = "1.8.1"\n', "target-version: '1.8.1' is not a torch_npu version"),
         ("rule-file = 3\n", "rule-file: expected a string"),
     ],

@@ -69,6 +69,9 @@ def _head(result: RunResult) -> list[str]:
         ),
         _line(result.started, "INFO", f"target: {target_line(result)}"),
     ]
+    if opts.config_file:  # options from [tool.ms_fmk_transplt] (none: no line)
+        config = f"configuration: {shown(opts.config_file)} [tool.ms_fmk_transplt]"
+        out.append(_line(result.started, "INFO", config))
     if result.tables.operators.note:  # once here and in the workbook's Summary, not per row
         note = f"operator support: {result.tables.operators.note}"
         out.append(_line(result.started, "INFO", note))
