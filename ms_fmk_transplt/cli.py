@@ -189,7 +189,8 @@ SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far
     "--isolated",
     is_flag=True,
     help="Ignore pyproject.toml configuration (by default [tool.ms_fmk_transplt] of the nearest "
-    "pyproject.toml having one, at or above INPUT, gives the options not given here).",
+    "pyproject.toml having one, at or above INPUT up to its project root (the first folder "
+    "holding .git; INPUT's folder alone without one), gives the options not given here).",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
