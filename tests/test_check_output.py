@@ -348,3 +348,85 @@ def test_migration_sarif_is_the_open_work_in_the_migrated_files(tmp_path: Path) 
     assert spans >= 3
     schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.validate(json.loads(proc.stdout), schema)
+
+
+# names a path mode must keep whole in every output: `#` is not a notebook cell, `%` and
+# spaces are not URI syntax (issue 42)
+HASH_NAMES = {
+    "a#b.py": "a%23b.py",
+    "dir with space/x%y.py": "dir%20with%20space/x%25y.py",
+    "x#y/z.py": "x%23y/z.py",
+    "q?ü é.py": "q%3F%C3%BC%20%C3%A9.py",
+    "n#b.ipynb": "n%23b.ipynb",
+}
+
+
+@pytest.fixture
+def hash_project(tmp_path: Path) -> Path:
+    project = tmp_path / "p"
+    for name in HASH_NAMES:
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".ipynb"):
+            path.write_bytes((FIXTURES / "projects" / "notebooks" / "explore.ipynb").read_bytes())
+        else:
+            path.write_text("import torch\nx = torch.ones(2).cuda()\n", encoding="utf-8")
+    return project
+
+
+def _in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args, "."],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=project,
+        timeout=300,
+    )
+
+
+def test_hash_and_percent_in_names_survive_text_and_json(hash_project: Path) -> None:
+    """A `#` in a file or folder name is the name's, not a cell separator: only a notebook's
+    findings get ``#cellN``."""
+    lines = _in(hash_project, "--check").stdout.splitlines()
+    for name in HASH_NAMES:
+        tail = "#cell3:1:5:" if name.endswith(".ipynb") else ":2:5:"
+        assert f"{name}{tail} tensor_methods.cuda_call .cuda() -> .npu()" in lines, lines
+    files = json.loads(_in(hash_project, "--check", "--output-format", "json").stdout)["files"]
+    assert {f["path"] for f in files} == set(HASH_NAMES)
+    for f in files:
+        cells = f["path"].endswith(".ipynb")
+        for found in f["changes"]:
+            assert found["path"] == f["path"] or (cells and found["path"].startswith(f["path"]))
+            assert re.fullmatch(r"#cell\d+", found["path"][len(f["path"]) :]) or not cells
+
+
+def test_hash_and_percent_in_names_survive_github_and_sarif(hash_project: Path) -> None:
+    """GitHub annotations name the file with ``%`` ``:`` ``,`` CR and LF escaped (the toolkit's
+    escapeProperty), SARIF URIs are RFC 3986 percent-encoded; both keep a `#` of the name."""
+    from urllib.parse import unquote
+
+    github = _in(hash_project, "--check", "--output-format", "github").stdout.splitlines()
+    named = set(re.findall(r"^::\w+ file=(.*?),line=", "\n".join(github), re.M))
+    assert len(github) == 2 * 4 + 4  # two findings a file, four in the notebook
+    assert named == {name.replace("%", "%25") for name in HASH_NAMES}
+    proc = _in(hash_project, "--check", "--output-format", "sarif")
+    log = json.loads(proc.stdout)
+    jsonschema.validate(log, json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text()))
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in log["runs"][0]["results"]
+    }
+    assert uris == set(HASH_NAMES.values())
+    assert all(re.fullmatch(r"[A-Za-z0-9\-._~/%]+", uri) for uri in uris)  # RFC 3986 only
+    assert all((hash_project / unquote(uri)).is_file() for uri in uris)
+
+
+def test_github_properties_and_data_are_escaped_as_the_toolkit_does() -> None:
+    from ms_fmk_transplt.report.findings import Finding, github_lines
+
+    found = Finding("a:b,c%d\r\ne#f.py", 2, 5, 2, "r.x", "change", "50% done\r\nnext: a, b")
+    assert github_lines([found]) == [
+        "::error file=a%3Ab%2Cc%25d%0D%0Ae#f.py,line=2,endLine=2,col=5,title=r.x::"
+        "50%25 done%0D%0Anext: a, b"
+    ]

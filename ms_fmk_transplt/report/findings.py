@@ -1,7 +1,8 @@
 """What ``--check`` / ``--diff`` / ``--inplace`` report, one structure for every output format:
 text (``path:line:col: rule message``, as ruff prints), JSON, GitHub workflow commands and
 SARIF 2.1.0. Line and column numbers are those of the files as given (the input); a notebook
-cell is named ``nb.ipynb#cellN`` and its lines are the cell's. A migration's SARIF
+cell is named ``nb.ipynb#cellN`` and its lines are the cell's (a finding keeps the file and the
+cell apart: a ``#`` in a file's own name is never taken for a cell). A migration's SARIF
 (``-i/-o --output-format sarif``) holds its open work and advice in the migrated files."""
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
 from ms_fmk_transplt.records import FileRecord
-from ms_fmk_transplt.report.statistics import file_order
 
 SCHEMA_VERSION = 1
 KINDS = ("change", "manual", "caveat", "advice", "note")
@@ -25,7 +26,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 @dataclass(frozen=True)
 class Finding:
-    path: str  # the file as given; notebooks: "nb.ipynb#cellN"
+    path: str  # the file as given (the notebook, for a finding in one of its cells)
     line: int
     col: int
     end_line: int
@@ -36,13 +37,26 @@ class Finding:
     api: str = ""
     tip: str = ""
     end_col: int = 0  # the column after the finding's text on its line (0: not known)
+    cell: int | None = None  # a notebook's cell (counted from 0) the lines are lines of
+
+    @property
+    def where(self) -> str:
+        """The file, or the notebook cell: ``nb.ipynb#cell3``."""
+        return self.path if self.cell is None else f"{self.path}#cell{self.cell}"
 
     @property
     def location(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}"
+        return f"{self.where}:{self.line}:{self.col}"
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """JSON's finding: ``path`` names the cell as the text lines do (``nb.ipynb#cell3``)."""
+        fields = asdict(self)
+        del fields["cell"]
+        return {**fields, "path": self.where}
+
+    def order(self) -> tuple[str, int, int, int, str]:
+        """Sort key: by file, a notebook's cells in order, then line, column and rule."""
+        return (self.path, -1 if self.cell is None else self.cell, self.line, self.col, self.rule)
 
 
 Taken = dict[str, set[int]]  # a line's needles -> the columns findings were given
@@ -71,33 +85,53 @@ def _column(
     return (len(text) - len(text.lstrip()) + 1 if text.strip() else 1), 0
 
 
-def _cell_lines(source: str, path: str) -> list[str]:
+def cell_of(file: str, path: str) -> int | None:
+    """The notebook cell an event's or a notice's ``file`` names (``nb.ipynb#cell3``: 3) in the
+    file ``path``; None when it names the file itself."""
+    tail = file[len(path) + len("#cell") :] if file.startswith(f"{path}#cell") else ""
+    return int(tail) if path.endswith(".ipynb") and tail.isascii() and tail.isdigit() else None
+
+
+def _cell_lines(source: str, index: int | None) -> list[str]:
     """The lines a finding's line number counts: the file's, or a notebook cell's."""
-    if "#cell" not in path:
+    if index is None:
         return source.splitlines()
     import json
 
     try:
         cells = json.loads(source).get("cells", [])
-        cell = cells[int(path.rsplit("#cell", 1)[1])]
+        cell = cells[index]
     except (ValueError, IndexError, AttributeError, KeyError, TypeError, RecursionError):
         return []
     text = cell.get("source", "")
     return ("".join(text) if isinstance(text, list) else str(text)).splitlines()
 
 
-def of_change(e: ChangeEvent, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
+Where = tuple[str, "int | None", list[str]]  # a finding's file, cell and the lines they count
+
+
+def of_change(e: ChangeEvent, where: Where, taken: Taken | None = None) -> Finding:
+    path, cell, lines = where
     before = e.before.replace("…", "")[:40]
     at = (
         (1, 0) if e.operation == Operation.INSERT else _column(lines, e.start_line, [before], taken)
     )
     end_col = at[1] if e.end_line == e.start_line else 0
     return Finding(
-        path, e.start_line, at[0], e.end_line, e.rule, "change", e.message, end_col=end_col
+        path,
+        e.start_line,
+        at[0],
+        e.end_line,
+        e.rule,
+        "change",
+        e.message,
+        end_col=end_col,
+        cell=cell,
     )
 
 
-def of_notice(n: Notice, path: str, lines: list[str], taken: Taken | None = None) -> Finding:
+def of_notice(n: Notice, where: Where, taken: Taken | None = None) -> Finding:
+    path, cell, lines = where
     kind = n.action if n.open_work else "advice" if n.advice else "note"
     leaf = n.api.rsplit(".", 1)[-1] if n.api else ""
     col, end_col = _column(lines, n.line, [n.api, leaf], taken)
@@ -115,30 +149,30 @@ def of_notice(n: Notice, path: str, lines: list[str], taken: Taken | None = None
         n.api,
         n.tip,
         end_col if end_line == n.line else 0,
+        cell,
     )
 
 
 def findings_of(result: FileResult, given: str, source: bytes) -> list[Finding]:
     """The findings of one file, sorted by line and column (input numbering)."""
     text = source.decode("utf-8", errors="replace")
-    cache: dict[str, list[str]] = {}
+    cache: dict[int | None, list[str]] = {}
 
-    def where(file: str) -> tuple[str, list[str]]:
-        cell = file.rsplit("#", 1)[1] if "#cell" in file else ""
-        path = f"{given}#{cell}" if cell else given
-        if path not in cache:
-            cache[path] = _cell_lines(text, path)
-        return path, cache[path]
+    def where(file: str) -> Where:
+        cell = cell_of(file, result.path)
+        if cell not in cache:
+            cache[cell] = _cell_lines(text, cell)
+        return given, cell, cache[cell]
 
     taken: dict[tuple[str, int], Taken] = {}  # per line: the columns given to each needle
     out = [
-        of_change(e, *where(e.file), taken.setdefault((e.file, e.start_line), {}))
+        of_change(e, where(e.file), taken.setdefault((e.file, e.start_line), {}))
         for e in result.events
     ]
     out += [
-        of_notice(n, *where(n.file), taken.setdefault((n.file, n.line), {})) for n in result.notices
+        of_notice(n, where(n.file), taken.setdefault((n.file, n.line), {})) for n in result.notices
     ]
-    return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
+    return sorted(out, key=Finding.order)
 
 
 def findings_as_written(result: FileResult, given: str, output: bytes) -> list[Finding]:
@@ -161,20 +195,20 @@ def open_work_findings(files: Iterable[FileRecord], root: Path) -> list[Finding]
     for record in files:
         if not any(n.open_work or n.advice for n in record.notices):
             continue
-        base = record.path.split("#", 1)[0]
+        base = record.path  # a file (its notices may name its cells)
         try:
             output = (root / base).read_bytes()
         except OSError:
             output = b""
         result = FileResult(base, record.status, output, [], record.notices)
         out += [f for f in findings_as_written(result, base, output) if f.kind != "note"]
-    return sorted(out, key=lambda f: (file_order(f.path), f.line, f.col, f.rule))
+    return sorted(out, key=Finding.order)
 
 
 def statistics(findings: list[Finding]) -> list[str]:
     """``--statistics``: counts per rule, then per file."""
     by_rule = Counter((f.rule, f.kind) for f in findings)
-    by_file = Counter(f.path.split("#", 1)[0] for f in findings)
+    by_file = Counter(f.path for f in findings)
     width = max((len(r) for r, _ in by_rule), default=4)
     out = [f"{count:>6}  {rule:<{width}}  {kind}" for (rule, kind), count in by_rule.most_common()]
     out += ["", *(f"{count:>6}  {path}" for path, count in by_file.most_common())]
@@ -186,21 +220,28 @@ def github_lines(findings: list[Finding]) -> list[str]:
     out = []
     for f in findings:
         level = GITHUB_LEVEL.get(f.kind, "notice")
-        path = f.path.split("#", 1)[0]
         text = f.message + (f" (tip: {f.tip})" if f.tip else "")
         out.append(
-            f"::{level} file={_prop(path)},line={f.line},endLine={f.end_line},col={f.col},"
+            f"::{level} file={_prop(f.path)},line={f.line},endLine={f.end_line},col={f.col},"
             f"title={_prop(f.rule)}::{_data(text)}"
         )
     return out
 
 
 def _data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub's toolkit does (escapeData)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``): escapeProperty."""
     return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def uri(path: str) -> str:
+    """A SARIF ``artifactLocation.uri``: the POSIX path percent-encoded as RFC 3986 wants
+    (``dir with space/x%y.py`` -> ``dir%20with%20space/x%25y.py``; ``/`` kept)."""
+    return quote(path, safe="/")
 
 
 def sarif(
@@ -227,7 +268,7 @@ def sarif(
             continue
         physical = {
             "artifactLocation": {
-                "uri": f.path.split("#", 1)[0],
+                "uri": uri(f.path),
                 **({"uriBaseId": "SRCROOT"} if root_uri else {}),
             },
             "region": {
