@@ -14,6 +14,7 @@ PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); no
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import os
 import sys
@@ -289,17 +290,25 @@ def _one(
 
 
 def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> None:
-    diff = "".join(
-        difflib.unified_diff(
-            before.decode("utf-8", "replace").splitlines(keepends=True),
-            output.decode("utf-8", "replace").splitlines(keepends=True),
-            f"a/{rel.lstrip('/')}",
-            f"b/{rel.lstrip('/')}",
-        )
+    """Not to a terminal (``| patch``): the lines' bytes as they are (lines end at LF only), so
+    the diff applies; to a terminal (or forced colours): control and bidi characters escaped as
+    in names (``\\x1b``, ``\\u202e``: safe_names.shown), tabs kept, coloured if the console is."""
+    name = rel.lstrip("/").encode("utf-8", "surrogateescape")
+    old, new = io.BytesIO(before).readlines(), io.BytesIO(output).readlines()
+    diff = b"".join(
+        line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n"
+        for line in difflib.diff_bytes(difflib.unified_diff, old, new, b"a/" + name, b"b/" + name)
+    )
+    if not (console.is_terminal or sys.stdout.isatty()):
+        click.echo(diff, nl=False)  # bytes: written to the binary stream as they are
+        return
+    text = "".join(
+        "\t".join(shown(part) for part in line.removesuffix("\r").split("\t")) + "\n"
+        for line in diff.decode("utf-8", "surrogateescape").split("\n")[:-1]
     )
     from rich.syntax import Syntax
 
-    console.print(Syntax(diff, "diff", theme="ansi_dark") if console.is_terminal else diff, end="")
+    console.print(Syntax(text, "diff", theme="ansi_dark") if console.is_terminal else text, end="")
 
 
 def _render(

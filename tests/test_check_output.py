@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 from helpers import tool
+from required_tools import need_tool
 
 from ms_fmk_transplt.cli import main
 
@@ -430,3 +432,79 @@ def test_github_properties_and_data_are_escaped_as_the_toolkit_does() -> None:
         "::error file=a%3Ab%2Cc%25d%0D%0Ae#f.py,line=2,endLine=2,col=5,title=r.x::"
         "50%25 done%0D%0Anext: a, b"
     ]
+
+
+# a code line holding a terminal escape (as bytes, in a string and a comment) and a bidi control
+ESCAPES = (
+    b'import torch\ns = "\x1b[31m"  # \x1b]0;title\x07 \xe2\x80\xae\ny = torch.ones(2).cuda()\n'
+)
+
+
+def _diff_project(tmp_path: Path) -> Path:
+    project = tmp_path / "d"
+    (project / "dir with space").mkdir(parents=True)
+    (project / "esc.py").write_bytes(ESCAPES)
+    (project / "a#b.py").write_bytes(b"import torch\r\nx = torch.ones(2).cuda()\r\n")  # CRLF
+    (project / "dir with space" / "x%y.py").write_bytes(
+        b"import torch\nif x:\n\ty = torch.ones(2).cuda()"  # a tab, no newline at the end
+    )
+    return project
+
+
+def test_piped_diff_is_byte_faithful_and_applies(tmp_path: Path) -> None:
+    """Piped, --diff prints the lines' bytes (escape sequences, CR, tabs) and marks a last line
+    without a newline: ``git apply`` of it gives what --inplace writes."""
+    need_tool("git", shutil.which("git"), "git not installed")
+    project = _diff_project(tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    command = [sys.executable, "-m", "ms_fmk_transplt"]
+    diff = subprocess.run([*command, "--diff", "."], capture_output=True, cwd=project, timeout=300)
+    assert diff.returncode == 1, diff.stderr
+    assert b's = "\x1b[31m"  # \x1b]0;title\x07 \xe2\x80\xae\n' in diff.stdout
+    assert b"\\ No newline at end of file\n" in diff.stdout
+    applied = subprocess.run(["git", "apply", "-p1", "-"], input=diff.stdout, cwd=copy)
+    assert applied.returncode == 0
+    fix = subprocess.run([*command, "--inplace", "-q", "."], capture_output=True, cwd=project)
+    assert fix.returncode == 1 and b"parse.bidi_control" in fix.stdout, fix.stderr  # left: bidi
+    for path in project.rglob("*.py"):
+        assert (copy / path.relative_to(project)).read_bytes() == path.read_bytes(), path
+
+
+def _on_a_terminal(*args: str, cwd: Path) -> bytes:
+    """What the command shows with its stdout on a pseudo-terminal."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ms_fmk_transplt", *args],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        timeout=300,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower closed: all read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.returncode == 1
+    return shown
+
+
+@pytest.mark.parametrize("flags", [(), ("--color", "never")])
+def test_diff_on_a_terminal_shows_escapes_escaped(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """On a terminal, coloured or not, a code line's ESC, BEL and bidi control are shown as
+    ``\\x1b``, ``\\x07``, ``\\u202e``: none reaches the terminal raw."""
+    shown = _on_a_terminal("--diff", *flags, "esc.py", cwd=_diff_project(tmp_path))
+    assert b' s = "\\x1b[31m"  # \\x1b]0;title\\x07 \\u202e' in re.sub(
+        rb"\x1b\[[0-9;]*m", b"", shown
+    )
+    assert b'"\x1b' not in shown and b"\x07" not in shown and "\u202e".encode() not in shown
+    assert (b"\x1b" in shown) is (flags == ())  # rich's colours only
