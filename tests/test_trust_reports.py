@@ -280,3 +280,22 @@ def test_bad_target_model_stops_the_run(
     expected = f"ms_fmk_transplt: error: distributed -t: {shown!r} {problem} a variable name\n"
     assert (done.returncode, done.stderr) == (2, expected)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_hash_in_a_name_is_part_of_it_in_the_page_and_the_workbook(tmp_path: Path) -> None:
+    """Only a notebook's location ends in ``#cellN``: a folder ``a#b`` is a folder of its own
+    in report.html (not ``a``), its rows link to their diff, and the workbook links the file."""
+    src = tmp_path / "p"
+    (src / "a#b").mkdir(parents=True)
+    (src / "a#b" / "x#y.py").write_bytes(CODE)
+    done = cli("-i", str(src), "-o", str(tmp_path / "o"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "o" / "p_msft"
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'data-folder="a#b"' in page and 'data-folder="a"' not in page
+    assert "<tr><td>a#b</td>" in page  # the per-folder table
+    assert 'class="to-diff" href="#file-' in page
+    ws = load_workbook(out / "unsupported_op.xlsx")["Unsupported"]
+    rows = [r for r in ws.iter_rows(min_row=2) if r[0].value == "a#b/x#y.py"]
+    assert rows and all(r[0].hyperlink is not None for r in rows)
+    assert_relative_url(rows[0][0].hyperlink.target, "a#b/x#y.py")

@@ -27,6 +27,7 @@ from ms_fmk_transplt.report.statistics import (
     advice_count,
     category_counts,
     caveat_split,
+    cell_file,
     changes_by_rule,
     file_order,
     folder_counts,
@@ -59,7 +60,7 @@ def rule_link(rule_id: str) -> str:
 
 
 def folder_of(path: str) -> str:
-    parts = PurePosixPath(path.split("#", 1)[0]).parts
+    parts = PurePosixPath(cell_file(path)).parts
     return shown(parts[0]) if len(parts) > 1 else "(top level)"
 
 
@@ -214,7 +215,7 @@ def _open_work(
     for n in rows:
         start, end = n.lines(migrated)
         action = n.action if n.open_work else "advice"
-        index = diff_of.get(n.file.split("#", 1)[0]) if migrated else None
+        index = diff_of.get(cell_file(n.file)) if migrated else None
         to_diff = "" if index is None else f' <a class="to-diff" href="#file-{index}">diff</a>'
         place = esc(shown(n.file)).replace("/", "/<wbr>")
         out.append(

@@ -37,6 +37,13 @@ FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 _CELL = re.compile(r"^(.*)#cell(\d+)$")
 
 
+def cell_file(path: str) -> str:
+    """The file a reported location is in: ``nb.ipynb#cell3`` -> ``nb.ipynb``; any other path
+    as it is (a ``#`` in a file's or folder's name is part of it)."""
+    match = _CELL.match(path)
+    return match.group(1) if match and match.group(1).endswith(".ipynb") else path
+
+
 def file_order(path: str) -> tuple[str, int]:
     """Sort key of a reported file: a notebook's cells (``nb.ipynb#cell12``) in cell order."""
     match = _CELL.match(path)

@@ -24,6 +24,7 @@ from ms_fmk_transplt.report.statistics import (
     api_counts,
     category_counts,
     caveat_split,
+    cell_file,
     framework_counts,
     open_work_notices,
     run_buckets,
@@ -94,7 +95,7 @@ def _rows_sheet(
     for row in data:
         cells = style.body_row(ws, row, numeric)
         file, rule = cells[0], cells[7]
-        if link_files and "#" not in row[0]:
+        if link_files and cell_file(row[0]) == row[0]:  # a file, not a notebook's cell
             style.link(file, relative_url(row[0]), style.WRAP)
         style.link(rule, f"{relative_url(html_name)}#rule-{quote(row[7], safe='.')}", style.WRAP)
     ws.freeze_panes = "A2"
