@@ -182,7 +182,9 @@ class Checked:
     "--isolated",
     is_flag=True,
     help="Ignore pyproject.toml configuration (by default [tool.ms_fmk_transplt] of the nearest "
-    "pyproject.toml having one, at or above the first PATH, gives the options not given here).",
+    "pyproject.toml having one, at or above the first PATH up to its project root (the first "
+    "folder holding .git; the PATH's folder alone without one), gives the options not given "
+    "here).",
 )
 @configured("paths", lambda params: (params["paths"] or (".",))[0])
 def paths_main(
