@@ -1,10 +1,12 @@
 """The launchers a kit writes at the root of its tree (kit aoe|profile|precision): shell scripts
 that set msft_kit's environment, run the -m script and check that it left what comes next.
-Every path the user may change is an environment variable with a default inside the tree."""
+Every path the user may change is an environment variable with a default inside the tree; every
+name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in a
+comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."""
 
 from __future__ import annotations
 
-from ms_fmk_transplt.report.launch_script import double_quoted
+from ms_fmk_transplt.report.shell_quoting import commented, double_quoted, filled
 
 _HEAD = r"""#!/usr/bin/env bash
 # __TITLE__ (written by ms_fmk_transplt kit __KIND__; KIT_README.md says what was inserted).
@@ -17,7 +19,7 @@ _HEAD = r"""#!/usr/bin/env bash
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-main="$here/__MAIN__"
+main="$here/__MAIN_QUOTED__"
 read -r -a python <<< "${PYTHON:-python3}"
 
 # absolute PATH: PATH from the folder the launcher was started in (the script runs in its own)
@@ -106,7 +108,10 @@ trap 'rm -f "$started"' EXIT
 
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-mapfile -t traces < <(find "$MSFT_PROF_DIR" -maxdepth 1 -name '*_ascend_pt' -newer "$started")
+traces=()  # NUL-separated: a folder's name may hold a newline
+while IFS= read -r -d '' trace; do
+  traces+=("$trace")
+done < <(find "$MSFT_PROF_DIR" -maxdepth 1 -name '*_ascend_pt' -newer "$started" -print0)
 if ! listed trace ${traces[@]+"${traces[@]}"}; then
   echo "error: no *_ascend_pt trace in $MSFT_PROF_DIR (did the loop run enough steps?)" >&2
   exit 1
@@ -186,10 +191,29 @@ PROFILE_TF = (
 # options the script sets itself win over these
 out="$(absolute "${MSFT_PROF_DIR:-$here/profile}")"
 mkdir -p "$out"
+
+# json_string TEXT: TEXT as a JSON string (" and \ and control characters escaped)
+json_string() {
+  local text="$1" escaped="" char code i
+  for ((i = 0; i < ${#text}; i++)); do
+    char="${text:i:1}"
+    case "$char" in
+      \" | \\) escaped+="\\$char" ;;
+      [[:cntrl:]])
+        printf -v code '\\u%04x' "'$char"
+        escaped+="$code"
+        ;;
+      *) escaped+="$char" ;;
+    esac
+  done
+  printf '"%s"' "$escaped"
+}
+
 export PROFILING_MODE=true
 if [ -z "${PROFILING_OPTIONS:-}" ]; then
-  PROFILING_OPTIONS="$(printf '{"output":"%s","training_trace":"on","task_trace":"on",%s}' \
-    "$out" '"aicpu":"on","fp_point":"","bp_point":"","aic_metrics":"PipeUtilization"')"
+  output="$(json_string "$out")"
+  PROFILING_OPTIONS="$(printf '{"output":%s,"training_trace":"on","task_trace":"on",%s}' \
+    "$output" '"aicpu":"on","fp_point":"","bp_point":"","aic_metrics":"PipeUtilization"')"
 fi
 export PROFILING_OPTIONS
 """
@@ -219,7 +243,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 npu="${1:-$here/precision_dump}"
-gpu="${2:-$here/../__GPU_TREE__/precision_dump}"
+gpu_tree="$here/../__GPU_TREE_QUOTED__"
+gpu="${2:-$gpu_tree/precision_dump}"
 out="${3:-$here/precision_compare/$(date +%Y%m%d-%H%M%S)}"
 python="${PYTHON:-python3}"
 for side in "$npu" "$gpu"; do
@@ -230,7 +255,7 @@ for side in "$npu" "$gpu"; do
 done
 mkdir -p "$out"
 msprobe compare -tp "$npu/step0" -gp "$gpu/step0" -o "$out"
-"$python" "$here/__SUMMARY__" "$out" "$gpu/step0"
+"$python" "$here/__SUMMARY_QUOTED__" "$out" "$gpu/step0"
 """
 
 
@@ -246,14 +271,10 @@ def render(
     gpu_tree: str = "",
     summary: str = "msft_compare.py",
 ) -> str:
-    quoted = double_quoted(main_rel)
-    return (
-        template.replace("__TITLE__", title)
-        .replace("__KIND__", kind)
-        .replace("__NAME__", name)
-        .replace("__ENV__", env)
-        .replace("__MAIN__", quoted)
-        .replace("__SIDE__", side)
-        .replace("__GPU_TREE__", gpu_tree)
-        .replace("__SUMMARY__", double_quoted(summary))
-    )
+    """A launcher from its template: the names (the launcher's, the -m script's, the GPU tree's,
+    the summary's) quoted where the script reads them and shown in its comments."""
+    values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side}
+    names = {"NAME": name, "MAIN": main_rel, "GPU_TREE": gpu_tree, "SUMMARY": summary}
+    for key, value in names.items():
+        values[key], values[f"{key}_QUOTED"] = commented(value), double_quoted(value)
+    return filled(template, values)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ms_fmk_transplt.report.shell_quoting import commented, double_quoted, filled
+
 TEMPLATE = r"""#!/usr/bin/env bash
 # Launch __MAIN__ data-parallel on several Ascend NPUs (written by ms_fmk_transplt distributed).
 #
@@ -68,16 +70,10 @@ exit "$status"
 """
 
 
-def double_quoted(text: str) -> str:
-    """``text`` escaped for a double-quoted bash string."""
-    for char in ("\\", '"', "$", "`"):
-        text = text.replace(char, "\\" + char)
-    return text
-
-
 def render(main_rel: str) -> str:
-    inner = double_quoted(main_rel)
-    return TEMPLATE.replace("__MAIN_QUOTED__", inner).replace("__MAIN__", main_rel)
+    """The launcher of ``main_rel``: the name quoted in the assignment, shown in the comment."""
+    values = {"MAIN": commented(main_rel), "MAIN_QUOTED": double_quoted(main_rel)}
+    return filled(TEMPLATE, values)
 
 
 def write(path: Path, main_rel: str) -> None:
