@@ -36,11 +36,11 @@ def main_file(project: Project, options: RunOptions, flag: str = "-m") -> str | 
                 _check_kit_main(path, options.kit)
             return rel.as_posix()
     if not any(c.exists() for c in candidates):
-        problem = f"{command} {flag}: no such file (looked in {project.root} and here)"
+        problem = f"{command} {flag}: no such file (looked in {shown(project.root)} and here)"
     elif not any(project.root in c.resolve().parents for c in candidates):
-        problem = f"{command} {flag}: the file is outside the input {project.root}"
+        problem = f"{command} {flag}: the file is outside the input {shown(project.root)}"
     else:
-        problem = f"{command} {flag}: not a .py file of the input {project.root}"
+        problem = f"{command} {flag}: not a .py file of the input {shown(project.root)}"
     raise UserError(options.main_script, problem)
 
 
@@ -122,4 +122,6 @@ def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
             hint = ""
             if notice.message.startswith("no training loop found"):
                 hint = " (a loop in a module the script imports: --loop FILE)"
-            raise UserError(main_rel, f"{command} -m: {notice.message}{hint}; nothing written")
+            # the message names the file: shown, as the error line's name is (UserError)
+            message = shown(notice.message)
+            raise UserError(main_rel, f"{command} -m: {message}{hint}; nothing written")
