@@ -14,6 +14,7 @@ from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION, TENSORFLOW
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import kit_launchers
 from ms_fmk_transplt.report.log import target_version
+from ms_fmk_transplt.safe_names import shown
 
 README = "KIT_README.md"
 RUNTIME = ("msft_kit.py", "msprobe_config.json")  # next to the -m script
@@ -130,16 +131,17 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
 
 
 def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> str:
-    kind, main_rel = result.options.kit, result.main_rel or ""
-    entry = result.kit_entry or main_rel
-    gpu = result.options.kit_gpu_side
+    """KIT_README.md; the names from the input as shown to people (safe_names.shown)."""
+    kind, main_rel = result.options.kit, shown(result.main_rel or "")
+    entry, gpu_tree = shown(result.kit_entry or result.main_rel or ""), shown(gpu_tree)
+    gpu, project = result.options.kit_gpu_side, shown(result.project.name)
     what = (
-        f"{result.project.name} as written (not migrated: the GPU side of the comparison)"
+        f"{project} as written (not migrated: the GPU side of the comparison)"
         if gpu
-        else f"{result.project.name} migrated to the NPU (torch_npu {target_version(result)})"
+        else f"{project} migrated to the NPU (torch_npu {target_version(result)})"
     )
     lines = [
-        f"# The {kind} kit of {result.project.name}",
+        f"# The {kind} kit of {project}",
         "",
         f"Written by `ms_fmk_transplt kit {kind}`: {what}, with the kit's calls in `{main_rel}`"
         + (f" (the training loop's file; the launcher runs `{entry}`)" if entry != main_rel else "")
@@ -154,7 +156,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     for event in result.events:
         if event.rule.startswith("kit."):
             line = event.out_start_line or event.start_line
-            lines.append(f"| `{event.file}:{line}` | `{event.rule}` | `{event.after}` |")
+            lines.append(f"| `{shown(event.file)}:{line}` | `{event.rule}` | `{event.after}` |")
     tf = tensorflow_route(result)
     if tf:
         lines += ["", _TF_ROUTE[kind]]
@@ -165,7 +167,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines += [f"- {text}" for text in (_TF_PRECONDITIONS if tf else _PRECONDITIONS)[kind]]
     found = [n for n in result.notices if n.rule == PRECONDITION]
     lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
-    lines += [f"- `{n.file}:{n.out_line or n.line}`: {n.message}" for n in found]
+    lines += [f"- `{shown(n.file)}:{n.out_line or n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
     lines += _tf_next_steps(kind, names) if tf else _next_steps(kind, names, gpu, gpu_tree)
     return "\n".join(lines) + "\n"
