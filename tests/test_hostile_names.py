@@ -5,8 +5,7 @@ both trees) and --zoo; each generated script passes ``bash -n`` and shellcheck, 
 stand-ins (PYTHON, aoe and msprobe record their arguments) it runs nothing injected (no PWNED file
 anywhere) and hands the script's exact path over as one argument; the TF profile launcher's
 PROFILING_OPTIONS is JSON naming the exact folder; HTML shows the markup as text; a kit's refusal
-shows the name escaped. The templates themselves are run with every name as -m too (a
-non-UTF-8 -m name cannot go through a whole run yet: see the xfail below)."""
+shows the name escaped. The templates themselves are run with every name as -m too."""
 
 from __future__ import annotations
 
@@ -155,9 +154,7 @@ def _lint(scripts: list[Path]) -> None:
 
 
 def _mains(name: bytes) -> tuple[str, str]:
-    """The -m script and the TF script: named after ``name`` (a non-UTF-8 name: see the xfail)."""
-    if name == NAMES["not_utf8"]:
-        return "train.py", "tf_train.py"
+    """The -m script and the TF script: named after ``name``."""
     return os.fsdecode(name + b".py"), os.fsdecode(name + b"_tf.py")
 
 
@@ -238,12 +235,6 @@ def _html_is_inert(out: Path, controls: bool = False) -> None:
         assert not controls or not any(c in text for c in "\x1b\r"), page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report/html_report.py's header shows `distributed -m <name>` without "
-    "safe_names.shown: a non-UTF-8 name fails its UTF-8 encoding (an internal error), control "
-    "characters reach the page raw",
-)
 @pytest.mark.parametrize("name", [NAMES["not_utf8"], NAMES["control"]], ids=["not_utf8", "control"])
 def test_the_html_header_shows_the_main_name_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: bytes

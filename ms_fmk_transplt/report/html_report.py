@@ -133,10 +133,10 @@ def _header(result: RunResult) -> str:
         flag
         for flag, on in (
             ("--analyse", options.analyse),
-            ("-r " + str(options.rule_file), bool(options.rule_file)),
+            ("-r " + shown(str(options.rule_file)), bool(options.rule_file)),
             ("-s", options.specify_device),
             ("-sim", options.similar),
-            (f"{_main_command(options)} -m {result.main_rel}", result.main_rel is not None),
+            (f"{_main_command(options)} -m {shown(result.main_rel or '')}", bool(result.main_rel)),
         )
         if on
     ]
