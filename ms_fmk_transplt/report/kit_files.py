@@ -6,11 +6,14 @@ guide asks of the script and what was found, what to run next."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ms_fmk_transplt import kits
 from ms_fmk_transplt.discover import OUTPUT_SUFFIX
 from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION, TENSORFLOW
+from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.fs_safety import write_file, write_text
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import kit_launchers
 from ms_fmk_transplt.report.log import target_version
@@ -100,18 +103,19 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     folder = staging / Path(entry).parent  # on sys.path when the script runs
     if not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
-        (folder / "msft_kit.py").write_bytes(runtime)
+        write_file(folder / "msft_kit.py", runtime)  # (main_script refused one already there)
     if kind == "precision":
         text = json.dumps(MSPROBE_CONFIG, indent=2) + "\n"
-        (folder / "msprobe_config.json").write_text(text, encoding="utf-8")
+        _replace_own(folder / "msprobe_config.json", entry, result)
+        write_text(folder / "msprobe_config.json", text)
     if kind == "precision" and not gpu:  # compare.sh's summary
         summary = Path(kits.__file__).with_name("msft_compare.py").read_bytes()
-        (staging / names[COMPARE_SUMMARY]).write_bytes(summary)
+        write_file(staging / names[COMPARE_SUMMARY], summary)
     gpu_tree = tree_name(kit_stem(result.project.name), kind, gpu=True)
     for launcher in launcher_names(kind, gpu):
         template = _LAUNCHERS[launcher][tf]
-        path = staging / names[launcher]
-        path.write_text(
+        write_text(
+            staging / names[launcher],
             kit_launchers.render(
                 template,
                 kind=kind,
@@ -123,11 +127,25 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
                 gpu_tree=gpu_tree,
                 summary=names.get(COMPARE_SUMMARY, COMPARE_SUMMARY),
             ),
-            encoding="utf-8",
+            mode=0o755,
         )
-        path.chmod(0o755)
     readme = render_readme(result, names, gpu_tree)
-    (staging / names[README]).write_text(readme, encoding="utf-8")
+    write_text(staging / names[README], readme)
+
+
+def _replace_own(path: Path, entry: str, result: RunResult) -> None:
+    """The project's own file (or link) where the kit writes one of its files: replaced in the
+    copy (never written through), and said."""
+    if os.path.lexists(path):
+        what = "symbolic link" if path.is_symlink() else "file"
+        result.notes.append(
+            (
+                Severity.WARNING,
+                f"the project's own {path.name} ({what}) next to {shown(entry)} is replaced by "
+                "the kit's in the output (the input keeps it: MSFT_PRECISION_CONFIG=<its path> "
+                "uses it)",
+            )
+        )
 
 
 def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ms_fmk_transplt.fs_safety import write_text
 from ms_fmk_transplt.report.shell_quoting import commented, double_quoted, filled
 
 TEMPLATE = r"""#!/usr/bin/env bash
@@ -77,5 +78,5 @@ def render(main_rel: str) -> str:
 
 
 def write(path: Path, main_rel: str) -> None:
-    path.write_text(render(main_rel), encoding="utf-8")
+    write_text(path, render(main_rel))
     path.chmod(0o755)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
+from ms_fmk_transplt.fs_safety import write_text
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import (
     COUNT_LABELS,
@@ -157,7 +158,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
 
 
 def write(path: Path, result: RunResult) -> None:
-    path.write_text("\n".join(lines(result)) + "\n", encoding="utf-8", errors="backslashreplace")
+    write_text(path, "\n".join(lines(result)) + "\n", errors="backslashreplace")
 
 
 def write_stopped(
@@ -180,4 +181,4 @@ def write_stopped(
             "input was not modified. Run the same command again to migrate.",
         )
     )
-    path.write_text("\n".join(out) + "\n", encoding="utf-8", errors="backslashreplace")
+    write_text(path, "\n".join(out) + "\n", errors="backslashreplace")
