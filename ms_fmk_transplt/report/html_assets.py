@@ -1,5 +1,14 @@
-"""The inline CSS and JavaScript of report.html (no network: nothing is fetched). The script only
-ever puts user code into the page through ``textContent``, never as HTML."""
+"""The inline CSS and JavaScript of report.html (no network: nothing is fetched), and ``esc``, the
+one way text reaches a page's markup (report.html, the zoo's page). The script only ever puts
+user code into the page through ``textContent``, never as HTML."""
+
+import html
+
+
+def esc(text: object) -> str:
+    """``text`` as HTML text or a quoted attribute value (``&``, ``<``, ``>``, both quotes)."""
+    return html.escape(str(text), quote=True)
+
 
 CSS = """
 :root { --bg:#fff; --fg:#1d2430; --muted:#5b6472; --line:#d9dee5; --head:#f3f5f8;

@@ -3,12 +3,11 @@
 Open work first (every manual / caveat / advice row, with the code around its line), then the
 summary (cards, charts, per folder), the changed files (diffs rendered on opening, each changed
 line annotated with its rule) and the page of every rule the run used. Everything taken from the
-user's code is escaped (``html.escape``) or travels as JSON read with ``textContent``.
+user's code is escaped (``html_assets.esc``) or travels as JSON read with ``textContent``.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections import Counter
@@ -20,7 +19,7 @@ from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
-from ms_fmk_transplt.report.html_assets import CSS, JS
+from ms_fmk_transplt.report.html_assets import CSS, JS, esc
 from ms_fmk_transplt.report.html_diff import file_diff
 from ms_fmk_transplt.report.log import target_label
 from ms_fmk_transplt.report.statistics import (
@@ -39,10 +38,6 @@ from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.safe_names import shown
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
-
-
-def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 _BREAK_AFTER = re.compile(r"([._/]+)")

@@ -3,12 +3,11 @@ model's own report.html (same styling; sortable columns)."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 from ms_fmk_transplt.fs_safety import write_file
-from ms_fmk_transplt.report.html_assets import CSS, JS
+from ms_fmk_transplt.report.html_assets import CSS, JS, esc
 from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.safe_names import shown
 
@@ -26,30 +25,29 @@ def write(
     totals row."""
     numbers = {header[i - 1] for i in numeric}
     heads = "".join(
-        f'<th class="sort{" num" if h in numbers else ""}">{html.escape(h)}</th>'
-        for h in header[:-1]
+        f'<th class="sort{" num" if h in numbers else ""}">{esc(h)}</th>' for h in header[:-1]
     )
     body = []
     for row in rows:
         cells = []
         for name, value in zip(header[:-1], row):
             if name in numbers:
-                cells.append(f'<td class="num">{html.escape(_cell(name, value))}</td>')
+                cells.append(f'<td class="num">{esc(_cell(name, value))}</td>')
             else:
-                cells.append(f"<td>{html.escape(shown(value))}</td>")
+                cells.append(f"<td>{esc(shown(value))}</td>")
         report = Path(str(row[-1])) / "report.html"
         if row[-1] and report.is_file():
             link = url_between(report, path.parent)
-            cells[0] = f'<td><a href="{html.escape(link)}">{html.escape(shown(row[0]))}</a></td>'
+            cells[0] = f'<td><a href="{esc(link)}">{esc(shown(row[0]))}</a></td>'
         body.append("<tr>" + "".join(cells) + "</tr>")
     foot = "".join(
-        f'<th class="{"num" if h in numbers else ""}">{html.escape(_cell(h, v))}</th>'
+        f'<th class="{"num" if h in numbers else ""}">{esc(_cell(h, v))}</th>'
         for h, v in zip(header[:-1], totals)
     )
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(shown(zoo))}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
-        f"</head><body><header><h1>{html.escape(shown(zoo))}: model zoo migration</h1>"
+        f"<title>{esc(shown(zoo))}: ms_fmk_transplt zoo report</title><style>{CSS}</style>"
+        f"</head><body><header><h1>{esc(shown(zoo))}: model zoo migration</h1>"
         f'<div class="run">{len(rows)} models · open a model for its report</div></header>'
         f'<main><table id="zoo"><thead><tr>{heads}</tr></thead><tbody>{"".join(body)}'
         f"</tbody><tfoot><tr>{foot}</tr></tfoot></table></main><script>{JS}</script>"
