@@ -11,6 +11,10 @@ from ms_fmk_transplt.errors import UserError
 
 OUTPUT_SUFFIX = "_msft"
 ANALYSIS_SUFFIX = "_analysis"  # --analyse: reports only
+# the bounds of the walk: deeper folders and longer paths are left out with a warning (a deeper
+# walk ran out of Python's recursion limit; a longer path is refused by the system: ENAMETOOLONG)
+MAX_DEPTH = 128  # folder levels below the input
+PATH_MAX = 4096  # bytes of a path the system accepts, with its terminating NUL (Linux)
 
 
 @dataclass(frozen=True)
@@ -22,26 +26,93 @@ class Project:
     single_file: Path | None = None  # set when the input was one .py file
     skip: Path | None = None  # a folder inside ``root`` left out: the result cache's
 
-    def files(self) -> Iterator[Path]:
-        """Every file to copy, as paths relative to ``root``, in a stable order."""
+    def files(
+        self, skipped: list[tuple[Path, str]] | None = None, outputs: tuple[Path, ...] = ()
+    ) -> Iterator[Path]:
+        """Every file to copy, as paths relative to ``root``, in a stable order (a folder's
+        files, then its linked folders, then each of its folders in turn). A folder nested more
+        than MAX_DEPTH levels deep, and a path longer than the system allows (PATH_MAX, in the
+        input or under any of ``outputs``, the folders the files are written into) are left
+        out, each appended to ``skipped`` with the reason (never descended into: no recursion
+        and no path the system refuses)."""
         if self.single_file is not None:
             yield self.single_file.relative_to(self.root)
             return
+        # the bytes left for "<rel>" after "<folder>/", and the NUL
+        room = PATH_MAX - 2 - max(map(_path_bytes, (self.root, *outputs)))
+        stack = [(self.root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            files, folders, links = _listing(folder, self.skip)
+            for name in files + links:
+                rel = (folder / name).relative_to(self.root)
+                problem = _too_long(rel, room)
+                if problem is None:
+                    yield rel
+                elif skipped is not None:
+                    skipped.append((rel, problem))
+            inside = []
+            for name in folders:
+                rel = (folder / name).relative_to(self.root)
+                problem = _too_long(rel, room) or _too_deep(depth + 1)
+                if problem is None:
+                    inside.append((folder / name, depth + 1))
+                elif skipped is not None:
+                    skipped.append((rel, problem))
+            stack.extend(reversed(inside))  # popped in order
 
-        def unreadable(error: OSError) -> None:
-            raise UserError(error.filename, f"cannot read this folder ({error.strerror})")
 
-        for dirpath, dirnames, filenames in os.walk(self.root, onerror=unreadable):
-            base = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if base / d != self.skip)
-            for name in sorted(filenames):
-                yield (base / name).relative_to(self.root)
-            for name in dirnames:  # symlinked folders are not descended into: keep them as links
-                if (base / name).is_symlink():
-                    yield (base / name).relative_to(self.root)
+def _path_bytes(path: Path) -> int:
+    return len(os.fsencode(path))
+
+
+def _too_long(rel: Path, room: int) -> str | None:
+    size = _path_bytes(rel)
+    if size <= room:
+        return None
+    return (
+        f"a path of {size} bytes inside the input: with the input or output folder before it, "
+        f"longer than the system allows ({PATH_MAX} bytes)"
+    )
+
+
+def _too_deep(depth: int) -> str | None:
+    if depth <= MAX_DEPTH:
+        return None
+    return f"a folder nested more than {MAX_DEPTH} levels deep"
+
+
+def _listing(folder: Path, skip: Path | None) -> tuple[list[str], list[str], list[str]]:
+    """The names in ``folder``, sorted: its files (and links that are not to folders), the
+    folders to walk into, and the links to folders (kept as links, never descended into)."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [(e.name, _is_folder(e), e.is_symlink()) for e in entries]
+    except OSError as error:
+        raise UserError(
+            error.filename or folder, f"cannot read this folder ({error.strerror})"
+        ) from error
+    files = sorted(name for name, is_dir, _ in found if not is_dir)
+    folders = sorted(n for n, is_dir, link in found if is_dir and folder / n != skip and not link)
+    links = sorted(n for n, is_dir, link in found if is_dir and folder / n != skip and link)
+    return files, folders, links
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # (a link to a folder too, as os.walk lists it)
+    except OSError:
+        return False
 
 
 def resolve_project(input_path: str) -> Project:
+    try:
+        return _project(input_path)
+    except OSError as exc:  # e.g. a path longer than the system allows (ENAMETOOLONG)
+        raise UserError(input_path, f"cannot read the input ({exc.strerror})") from exc
+
+
+def _project(input_path: str) -> Project:
     path = Path(input_path)
     if not path.exists():
         raise UserError(input_path, "input does not exist")
@@ -57,9 +128,12 @@ def resolve_project(input_path: str) -> Project:
 
 def output_dir_for(project: Project, output: str, suffix: str = OUTPUT_SUFFIX) -> Path:
     out = Path(output)
-    if out.exists() and not out.is_dir():
-        raise UserError(output, "output exists and is not a folder")
-    resolved = out.resolve()
+    try:
+        if out.exists() and not out.is_dir():
+            raise UserError(output, "output exists and is not a folder")
+        resolved = out.resolve()
+    except OSError as exc:  # e.g. a path longer than the system allows (ENAMETOOLONG)
+        raise UserError(output, f"cannot use this output folder ({exc.strerror})") from exc
     if project.single_file is None and resolved == project.root:
         raise UserError(output, "output must not be the input folder itself")
     if project.single_file is None and project.root in resolved.parents:

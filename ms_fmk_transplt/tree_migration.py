@@ -43,11 +43,15 @@ Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str]]
 
 
 def _entries(
-    project: Project, notes: list[tuple[Severity, str]]
+    project: Project, notes: list[tuple[Severity, str]], outputs: tuple[Path, ...]
 ) -> Iterator[tuple[Path, Path, bool]]:
     """The files of the project, and whether each is code to migrate. FIFOs, sockets and
-    devices are never opened nor copied: each is a WARNING in ``notes``."""
-    for rel_path in project.files():
+    devices are never opened nor copied, nor folders too deep or paths too long for the system
+    (in the input or under ``outputs``): each is a WARNING in ``notes``."""
+    skipped: list[tuple[Path, str]] = []
+    for rel_path in project.files(skipped, outputs):
+        notes.extend((Severity.WARNING, _skipped_note(*s)) for s in skipped)
+        skipped.clear()
         src = project.root / rel_path
         special = special_kind(src)
         if special is not None:
@@ -55,6 +59,11 @@ def _entries(
             continue
         code = src.suffix in (".py", ".ipynb")
         yield rel_path, src, code and src.is_file() and not src.is_symlink()
+    notes.extend((Severity.WARNING, _skipped_note(*s)) for s in skipped)
+
+
+def _skipped_note(rel_path: Path, problem: str) -> str:
+    return f"{shown(rel_path.as_posix())}: {problem}: not read and not copied"
 
 
 def _special_note(rel_path: Path, kind: str) -> str:
@@ -75,7 +84,8 @@ def migrate_tree(
     with --analyse), its record appended to ``result`` in input order."""
     write = not result.options.analyse
     start = time.perf_counter()
-    entries = list(_entries(project, result.notes))  # paths only: contents are streamed
+    outputs = (staging, result.output_dir)  # the longer holds every path of the output
+    entries = list(_entries(project, result.notes, outputs))  # paths only: streamed contents
     result.timings["discover"] = time.perf_counter() - start
     result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
     result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}

@@ -89,6 +89,25 @@ def symlinks(t: Path) -> list[str]:
     return args
 
 
+def deep_folders(t: Path) -> list[str]:
+    args = run_args(t)
+    (t / "p" / Path(*["d"] * DEPTH) / "deep.py").parent.mkdir(parents=True)
+    (t / "p" / Path(*["d"] * DEPTH) / "deep.py").write_bytes(CUDA)
+    return args
+
+
+def long_output_path(t: Path) -> list[str]:
+    """A path that fits in the input but not in the output (``<out>/.p_msft.partial-<pid>/``
+    before it is longer than ``<t>/p/``)."""
+    args = run_args(t)
+    rel = Path(*["a" * 200] * 19)
+    base = t.parent if t.name == "fresh" else t  # (the same names in the rebuilt input)
+    name = "b" * (4085 - len(os.fsencode(base / "p" / rel)) - 1)
+    (t / "p" / rel).mkdir(parents=True)
+    (t / "p" / rel / name).write_bytes(CUDA)  # 4,085 bytes with the input folder before it
+    return args
+
+
 def huge_rules(t: Path) -> list[str]:
     entry = '{"old_name": "a", "new_name": "b"}'
     return rules(t, '{"rules": {"FuncNameModifyRule": [' + ",".join([entry] * 320_000) + "]}}")
@@ -109,6 +128,7 @@ DEEP = b"import torch\nx = " + b"(" * 3000 + b"torch.ones(1).cuda()" + b")" * 30
 TABS = b"import torch\nif True:\n\tx = torch.ones(1).cuda()\n"
 ILL_TYPED = json.dumps({"rules": {"FuncNameModifyRule": [{"old_name": 3, "new_name": "x"}]}})
 NON_ASCII = "mon dossier/entraîner modèle.py"
+DEPTH = 200  # folders nested in one another (the walk stops at 128)
 E = "ms_fmk_transplt: error: {t}"
 
 
@@ -191,6 +211,12 @@ ROWS = [
         log="analysed tab.py: 2 change(s)", output=("tab.py", b"\tx = torch.ones(1).npu()\n")),
     Row("path names with spaces and non-ASCII", lambda t: run_args(t, {NON_ASCII: CUDA}), 0,
         log=f"analysed {NON_ASCII}: 2 change(s)", output=(NON_ASCII, b".npu()")),
+    Row("folders nested 200 levels deep", deep_folders, 0,
+        log="d/" * 128 + "d: a folder nested more than 128 levels deep: not read and not copied",
+        output=("train.py", b".npu()")),
+    Row("a path too long for the output (PATH_MAX)", long_output_path, 0,
+        log="inside the input: with the input or output folder before it, longer than the "
+        "system allows (4096 bytes): not read and not copied", output=("train.py", b".npu()")),
     Row("malformed rule JSON", lambda t: rules(t, '{"rules": '), 2,
         f"{E}/rules.json: line 1 column 11: invalid JSON (Expecting value)"),
     Row("huge rule JSON", huge_rules, 2, f"{E}/rules.json: rule file is larger than 10 MiB"),
