@@ -16,6 +16,7 @@ from bisect import bisect_left
 from typing import Any
 
 from ms_fmk_transplt.engine.cst_names import scoped_children
+from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.engine.rules.advice.advice_rows import PATTERN_WORDS, AdviceFinder
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
@@ -51,8 +52,9 @@ def target_notices(
         return None
     if tree is None:
         try:
+            check_parse_size(source)  # (a whole file: its memory is bounded as the pieces')
             tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
             return None
     scan = TargetScan(source, path, tables, tree)
     try:

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import accumulate
 
+from ms_fmk_transplt.engine.parse_bounds import TooDeep as TooDeep  # (where it was defined)
+
 MAX_DEPTH = 300
 # Python frames the engine may need per level of the tree: LibCST's visitors spend about six,
 # twice when a concern starts a second walk of the module from deep inside the first
@@ -30,14 +32,6 @@ _FRAMES_PER_LEVEL = 16
 _FREE_FRAMES = 500
 # levels a node's text may not pay for with a byte (an expression statement, a leaf's context)
 _SLACK = 4
-
-
-class TooDeep(Exception):
-    """A file beyond the depth guard: ``str(exc)`` says why, for its parse.limit row."""
-
-    def __init__(self, reason: str, line: int = 1) -> None:
-        super().__init__(reason)
-        self.line = line
 
 
 def too_deep_message(line: int | None, why: str = "") -> str:

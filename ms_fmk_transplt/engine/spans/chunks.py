@@ -18,6 +18,8 @@ import re
 import warnings
 from collections.abc import Iterator
 
+from ms_fmk_transplt.engine.parse_bounds import PARSE_CHECK_BYTES, check_parse_size
+
 CHUNK_BYTES = 2**20
 _CUT = re.compile(rb"^(?![ \t\f\r\n#)\]}]|else\b|elif\b|except\b|finally\b)", re.M)
 
@@ -25,7 +27,11 @@ Piece = tuple[int, int, int]  # (first line, start offset, end offset)
 
 
 def parse_piece(data: bytes, piece: Piece) -> ast.Module:
+    """The tree of one piece; raises TooDeep for a piece (one huge statement) whose tree would
+    exceed the memory of one parse (tree_depth.check_parse_size)."""
     first, start, end = piece
+    if end - start > PARSE_CHECK_BYTES:
+        check_parse_size(data[start:end], first)
     with warnings.catch_warnings():  # e.g. invalid escapes: the user's code, not our business
         warnings.simplefilter("ignore")
         return ast.parse(b"\n" * (first - 1) + data[start:end])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.parse_bounds import check_parse_size
+
 _current: tuple[bytes, ast.Module] | None = None
 
 
@@ -16,7 +18,9 @@ def share(source: bytes, tree: ast.Module | None) -> None:
 
 def tree_of(source: bytes) -> ast.Module:
     """The stdlib tree of ``source``: the span pass's own when it is this file, else parsed
-    (raises SyntaxError/ValueError as ``ast.parse`` does). Callers only read it."""
+    (raises SyntaxError/ValueError as ``ast.parse`` does, TooDeep for a file too large to be
+    parsed at once: tree_depth.check_parse_size). Callers only read it."""
     if _current is not None and _current[0] is source:
         return _current[1]
+    check_parse_size(source)
     return ast.parse(source)
