@@ -31,12 +31,12 @@ from ms_fmk_transplt.engine.rules.parse.guards import LIMIT
 from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import HELPER
 from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT, NPU_DEVICE
-from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.rule_pages import ids_of, pattern_problem
-from ms_fmk_transplt.staging import assemble, check_output_name
+from ms_fmk_transplt.staging import assemble, check_output_name, signals_interrupt, stopped_early
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
@@ -148,7 +148,40 @@ def check_not_there(final_dir: Path, options: RunOptions) -> None:
 
 
 def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
-    tables = load_tables(options.target_version)  # once per run, handed down from here
+    """The run; Ctrl-C and SIGTERM stop it from its first step (not only once its output is
+    being assembled) with exit 130, one line and its interrupted.log."""
+    with signals_interrupt():
+        tables: Tables | None = None
+        try:
+            tables = load_tables(options.target_version)  # once per run, handed down from here
+            result, parts = _assembled(options, tables, progress)
+        except Interrupted:
+            raise
+        except KeyboardInterrupt as exc:  # before the staging folder existed
+            raise Interrupted(_early_log(options, tables)) from exc
+    shards.remove_parts(parts)  # (--merge-shards: once the merged output is in place)
+    return result
+
+
+def _early_log(options: RunOptions, tables: Tables | None) -> Path | None:
+    """The log of a run interrupted before it assembled anything (reading the input, scanning
+    the project, checking the parts to merge); None when it cannot be written."""
+    if tables is None:  # (interrupted in its first tenth of a second)
+        return None
+    try:
+        project = resolve_project(options.input)
+        final_dir = output_dir(project, options)
+        if options.shard is not None:
+            final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
+        return stopped_early(RunResult(options, project, final_dir, datetime.now(), tables))
+    except Exception:  # (a bad input would have been reported by the run)
+        return None
+
+
+def _assembled(
+    options: RunOptions, tables: Tables, progress: ProgressSink | None
+) -> tuple[RunResult, list[tuple[Path, dict[str, Any]]]]:
+    """The run's output in place, and the parts it merged (--merge-shards; none otherwise)."""
     engine = engine_options(options, tables)
     project = resolve_project(options.input)
     main_rel = entry_rel = main_script.main_file(project, options)
@@ -179,10 +212,9 @@ def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
         result.notes.extend(main_script.main_notes(main_result))
     if options.merge_shards:
         assemble(result, lambda staging: _merge_parts(parts, staging, result))
-        shards.remove_parts(parts)
-    else:
-        assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
-    return result
+        return result, parts
+    assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
+    return result, []
 
 
 def _migrate_and_report(

@@ -5,13 +5,16 @@ pipeline nor the reports."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from ms_fmk_transplt import terminal
+from ms_fmk_transplt.discover import resolve_project
 from ms_fmk_transplt.errors import (
     EXIT_FILE_FAILURES,
     EXIT_INTERNAL_ERROR,
@@ -22,11 +25,13 @@ from ms_fmk_transplt.errors import (
     fail,
 )
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.pipeline import run
+from ms_fmk_transplt.fs_safety import discard
+from ms_fmk_transplt.pipeline import output_dir, run
 from ms_fmk_transplt.records import RunOptions, RunResult
 from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.staging import signals_interrupt
 from ms_fmk_transplt.zoo import HEADER, run_zoo, totals
 
 if TYPE_CHECKING:
@@ -137,21 +142,57 @@ def execute(
 
 def execute_kit(sides: Sequence[RunOptions], quiet: bool, verbose: bool, color: str) -> None:
     """A kit: one run per tree (the precision kit's GPU side first), each summed up, then where
-    its README is."""
+    its README is. A kit that stops (Ctrl-C, SIGTERM, an error of a later side) leaves nothing:
+    the trees its sides wrote are removed, never one that was there before it and left alone."""
     console = terminal.console(color, stderr=False, quiet=quiet)
     code = EXIT_OK
-    for options in sides:
-        result = _run(options, console, quiet, verbose)
-        if result.count(FileStatus.FAILED):
-            code = EXIT_FILE_FAILURES
-        if options.kit_gpu_side:  # the project as written: nothing migrated to sum up
-            where = shown(result.output_dir)
-            console.print(f"kit {options.kit}: the GPU side, with the kit's calls: {where}")
-            continue
-        summary.show(result, console)
-        readme = result.report_paths.get("kit_readme")
-        console.print(f"kit {options.kit}: what to run next: {shown(readme)}", highlight=False)
+    trees = [output_dir(resolve_project(o.input), o) for o in sides]  # (checked by kit_cli)
+    before = {tree: _identity(tree) for tree in trees}
+    try:
+        with signals_interrupt():  # SIGTERM between two sides too
+            for options in sides:
+                result = _run(options, console, quiet, verbose)
+                if result.count(FileStatus.FAILED):
+                    code = EXIT_FILE_FAILURES
+                _show_side(options, result, console)
+    except KeyboardInterrupt as exc:  # between two sides
+        _remove_written(before)
+        _interrupted(exc)
+    except SystemExit as exc:  # a side stopped, and said so in one line
+        if exc.code != EXIT_OK:
+            _remove_written(before)
+        raise
     sys.exit(code)
+
+
+def _show_side(options: RunOptions, result: RunResult, console: Console) -> None:
+    if options.kit_gpu_side:  # the project as written: nothing migrated to sum up
+        where = shown(result.output_dir)
+        console.print(f"kit {options.kit}: the GPU side, with the kit's calls: {where}")
+        return
+    summary.show(result, console)
+    readme = result.report_paths.get("kit_readme")
+    console.print(f"kit {options.kit}: what to run next: {shown(readme)}", highlight=False)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """What is at ``path`` (device and inode; None: nothing)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _remove_written(before: dict[Path, tuple[int, int] | None]) -> None:
+    """The trees written by this kit: each that is not what was there before it."""
+    for tree, identity in before.items():
+        now = _identity(tree)
+        if now is not None and now != identity:
+            try:
+                discard(tree)
+            except OSError:
+                pass  # the one line of the stop is printed; nothing more can be done
 
 
 def _run(options: RunOptions, console: Console, quiet: bool, verbose: bool) -> RunResult:

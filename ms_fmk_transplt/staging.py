@@ -5,12 +5,13 @@ happens when a run stops (Ctrl-C, SIGTERM, a full disk, a bug): the partial fold
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any, Optional, Union
@@ -41,6 +42,7 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     staging = parent / f"{_hidden_stem(final_dir)}.partial-{os.getpid()}"
     if os.path.lexists(staging):
         discard(staging)
+    previous_int = signal.getsignal(signal.SIGINT)
     previous = _terminate_as_interrupt()
     try:
         staging.mkdir()
@@ -68,7 +70,7 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
             shutil.rmtree(staging, ignore_errors=True)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def check_output_name(final_dir: Path) -> None:
@@ -91,14 +93,21 @@ def stopped_log(final_dir: Path) -> Path:
     return final_dir.parent / (short_stem(final_dir.name, len(suffix)) + suffix)
 
 
+def stopped_early(result: RunResult) -> Path | None:
+    """The log of a run interrupted before its staging folder existed (while it read the
+    input, the project or the parts of a --merge-shards): nothing to remove."""
+    return _stopped(result, None, f"interrupted by {_signal_name()}")
+
+
 def _stopped(
-    result: RunResult, staging: Path, reason: str, exc: BaseException | None = None
+    result: RunResult, staging: Path | None, reason: str, exc: BaseException | None = None
 ) -> Path | None:
     """Removes the partial output (first: it may be what filled the disk) and writes the log
     of the run that did not finish."""
     from ms_fmk_transplt.report import log  # only for a run that stopped
 
-    shutil.rmtree(staging, ignore_errors=True)
+    if staging is not None:
+        shutil.rmtree(staging, ignore_errors=True)
     path = stopped_log(result.output_dir)
     try:
         log.write_stopped(path, result, reason, exc)
@@ -158,6 +167,21 @@ def _alive(pid: int) -> bool:
 
 INTERRUPTED = threading.Event()
 _SIGNAL: list[int] = []  # the signal that interrupted the run
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM stops the run as Ctrl-C does (a KeyboardInterrupt, which the
+    run turns into its one line, exit 130 and its log) from the run's first step, not only
+    while its output is assembled; the handlers of before are restored on leaving."""
+    previous_int = signal.getsignal(signal.SIGINT)
+    previous = _terminate_as_interrupt()
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _terminate_as_interrupt() -> Handler:
