@@ -160,14 +160,14 @@ def test_a_30_mb_file_of_one_statement_stays_under_the_memory_bound(
     log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
     assert (
         "big.py:1: [parse.limit] line 1: a statement too large to parse within the memory bound "
-        f"(about 15,000,013 tokens in 28.6 MiB parsed at once, more than {MAX_PARSE_TOKENS:,}: "
+        f"(about 15,000,016 tokens in 28.6 MiB parsed at once, more than {MAX_PARSE_TOKENS:,}: "
         "its syntax tree would need more than 1 GiB); copied unchanged"
     ) in log
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 < MEMORY_BOUND_MIB
 
 
 def test_a_large_statement_within_the_bound_is_migrated(tmp_path: Path) -> None:
-    """The guard only looks at a text parsed at once larger than 2 MiB, and refuses it only
+    """The guard only looks at a text parsed at once larger than 1 MiB, and refuses it only
     past MAX_PARSE_TOKENS: a 3 MiB statement of ordinary code is migrated."""
     from helpers import tables_for
 

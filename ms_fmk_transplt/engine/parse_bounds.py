@@ -6,8 +6,8 @@ million ``1,`` items: 0.98 GB; 15 million, a 30 MB file: 14.6 GB), while files a
 pieces of whole top-level statements of about 1 MiB (spans/chunks.py). A text parsed at once that
 is larger than PARSE_CHECK_BYTES (one huge statement, or a whole file read by a whole-file
 analysis) is parsed only if it holds at most MAX_PARSE_TOKENS tokens, estimated from its bytes:
-every delimiter, operator, dot, quote and newline byte, and the word operators (an upper bound for
-code; a large string literal full of commas counts its commas).
+every delimiter, operator, dot, quote and newline byte, the word operators, and statement ends
+once more (an upper bound for code; a large string literal full of commas counts its commas).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ class TooDeep(Exception):
         self.line = line
 
 
-PARSE_CHECK_BYTES = 2 * 2**20
+PARSE_CHECK_BYTES = 2**20  # (the size of a piece: spans/chunks.py)
 MAX_PARSE_TOKENS = 2**20
 _TOKEN_BYTES = b",;:()[]{}=<>+-*/%&|^~@.\n'\""
 _OTHER_BYTES = bytes(b for b in range(256) if b not in _TOKEN_BYTES)
-_WORD_OPERATORS = (b" and ", b" or ", b" in ", b" is ", b" if ", b" not ")
+# counted once more: a statement is two nodes or more (``a;`` an expression and a name)
+_WORDS = (b" and ", b" or ", b" in ", b" is ", b" if ", b" not ", b";", b"\n")
 
 
 def check_parse_size(text: bytes, line: int = 1) -> None:
@@ -34,7 +35,7 @@ def check_parse_size(text: bytes, line: int = 1) -> None:
     than one parse may take (see MAX_PARSE_TOKENS); costs nothing below PARSE_CHECK_BYTES."""
     if len(text) <= PARSE_CHECK_BYTES:
         return
-    tokens = len(text.translate(None, _OTHER_BYTES)) + sum(map(text.count, _WORD_OPERATORS))
+    tokens = len(text.translate(None, _OTHER_BYTES)) + sum(map(text.count, _WORDS))
     if tokens > MAX_PARSE_TOKENS:
         raise TooDeep(
             f"line {line}: a statement too large to parse within the memory bound (about "
