@@ -19,13 +19,16 @@ from ms_fmk_transplt.tables import Tables
 
 LIMIT = declare(
     "parse.limit",
-    "a file beyond the input guards (size, nesting, depth, time): copied unchanged",
+    "a file beyond the input guards (size, nesting, depth, memory, time): copied unchanged",
     "Files larger than `--max-file-size` (default 32 MiB; 5 MiB for a file a LibCST stage of "
     "`-r`, `-sim` or `distributed` acts on, since LibCST needs about a thousand times a file's "
     "size in memory), files "
     "nested deeper than CPython accepts (200 brackets), files whose syntax tree is more than 300 "
     "levels deep (a very long expression such as `x + 1 + 1 ...` with hundreds of terms, a long "
-    "chain of calls or `elif`s) and files still being migrated after `--file-timeout` seconds "
+    "chain of calls or `elif`s), files with a statement too large to parse within the memory "
+    "bound (more than 1,048,576 tokens parsed at once, e.g. a one-line list of millions of "
+    "items: the parser needs about 1 KB per token) and files still being migrated after "
+    "`--file-timeout` seconds "
     "(default 60) are not migrated, so that no input can exhaust, crash or hang the tool. The "
     "file is copied byte for byte and listed as a `skipped_file` row with the reason; raise "
     "`--max-file-size` to migrate a large generated file.",
