@@ -16,7 +16,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,9 +23,10 @@ from typing import Any
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
-from ms_fmk_transplt.fs_safety import discard, inside, relative_part_path
+from ms_fmk_transplt.fs_safety import discard, inside, relative_part_path, write_text
 from ms_fmk_transplt.record_codec import Malformed, flat_from_fields
 from ms_fmk_transplt.records import FileRecord, RunResult
+from ms_fmk_transplt.regular_files import NotRegularFile, copy_regular
 
 RECORDS = "msft_shard.json"
 SCHEMA_VERSION = 1
@@ -100,7 +100,19 @@ def write_records(
             for f in result.files
         ],
     }
-    path.write_text(json.dumps(data, ensure_ascii=False), "utf-8", errors="surrogateescape")
+    write_text(path, json.dumps(data, ensure_ascii=False), errors="surrogateescape")
+
+
+def check_records_name(root: Path, single_file: bool) -> None:
+    """A project holding a file, folder or link named msft_shard.json at its root cannot be
+    sharded: each part writes its records under that name (never through a link, never over
+    the project's own file, which the merge would then lose)."""
+    if not single_file and os.path.lexists(root / RECORDS):
+        raise UserError(
+            root / RECORDS,
+            f"--shard writes each part's records as {RECORDS} at the output's root, and the "
+            "project has its own: rename it or run without --shard; nothing written",
+        )
 
 
 def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
@@ -264,8 +276,15 @@ def gather(parts: list[tuple[Path, dict[str, Any]]], staging: Path) -> None:
                 continue  # --analyse: the part holds reports only
             try:
                 os.link(src, dst)
-            except OSError:
-                shutil.copy2(src, dst)
+            except OSError:  # another file system: a copy (never a FIFO's or through a link)
+                _copy(src, dst)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    try:
+        copy_regular(src, dst)
+    except NotRegularFile as exc:
+        raise UserError(src, f"{exc.strerror} in a part: run every part again") from exc
 
 
 def remove_parts(parts: list[tuple[Path, dict[str, Any]]]) -> None:

@@ -29,6 +29,7 @@ from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_r
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.file_migration import failed_record, migrate_file
+from ms_fmk_transplt.fs_safety import create_new
 from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.regular_files import copy_regular, open_regular, read_regular, special_kind
 from ms_fmk_transplt.safe_names import shown
@@ -208,7 +209,7 @@ def _crashed(tables: Tables, task: Task) -> FileRecord:
 
 def _write_entry(output: bytes, src: Path, dst: Path) -> None:
     try:
-        dst.write_bytes(output)
+        create_new(dst, output)  # a name nothing holds: never through a link
         shutil.copystat(src, dst)
     except OSError as exc:  # the output side: run() reports "cannot write"
         raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc

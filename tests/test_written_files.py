@@ -25,6 +25,7 @@ ALLOWED = {
     "inplace_write.py": "--inplace rewrites the user's files, never through a link (tested there)",
 }
 WRITING_ATTRIBUTES = {"write_text", "write_bytes", "symlink_to", "hardlink_to", "touch"}
+WRITING_ATTRIBUTES |= {"copy", "copy2", "copyfile", "copytree", "move"}  # shutil's
 
 
 def _writes(tree: ast.AST) -> list[int]:
@@ -67,9 +68,9 @@ def test_every_file_is_written_through_fs_safety() -> None:
 def test_the_scan_sees_each_kind_of_write() -> None:
     source = (
         "p.write_text('x')\nq.write_bytes(b'')\nwb.save(path)\nopen(p, 'w')\n"
-        "p.open(mode='a')\nwb.save(buffer)\nopen(p)\n"
+        "p.open(mode='a')\nwb.save(buffer)\nopen(p)\nshutil.copy2(a, b)\n"
     )
-    assert _writes(ast.parse(source)) == [1, 2, 3, 4, 5]
+    assert _writes(ast.parse(source)) == [1, 2, 3, 4, 5, 8]
 
 
 # -- the helpers ---------------------------------------------------------------------------
