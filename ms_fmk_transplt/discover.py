@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +60,39 @@ class Project:
                 elif skipped is not None:
                     skipped.append((rel, problem))
             stack.extend(reversed(inside))  # popped in order
+
+
+def walk(
+    top: Path,
+    onerror: Callable[[OSError], None] | None = None,
+    deep: Callable[[Path], None] | None = None,
+) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """``os.walk(top)``, top-down (the caller may prune the folder names it is given; links to
+    folders are listed and never descended into), without recursion (os.walk recursed once per
+    level) and no deeper than MAX_DEPTH levels below ``top``: each folder left out is given to
+    ``deep``."""
+    stack = [(top, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                found = [(e.name, _is_folder(e)) for e in entries]
+        except OSError as error:
+            if onerror is not None:
+                onerror(error)
+            continue
+        folders = [name for name, is_dir in found if is_dir]
+        yield folder, folders, [name for name, is_dir in found if not is_dir]
+        below = []
+        for name in folders:
+            if (folder / name).is_symlink():
+                continue
+            if depth + 1 > MAX_DEPTH:
+                if deep is not None:
+                    deep(folder / name)
+                continue
+            below.append((folder / name, depth + 1))
+        stack.extend(reversed(below))
 
 
 def _path_bytes(path: Path) -> int:

@@ -26,6 +26,7 @@ import click
 
 from ms_fmk_transplt import __version__, inplace_write, terminal
 from ms_fmk_transplt.config_file import configured
+from ms_fmk_transplt.discover import MAX_DEPTH, walk
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError, fail
 from ms_fmk_transplt.events import FileResult, FileStatus
@@ -53,6 +54,14 @@ COLOURS = {"change": "red", "manual": "red", "caveat": "yellow", "advice": "blue
 CODE_SUFFIXES = (".py", ".ipynb")
 
 
+def _too_deep(folder: Path) -> None:
+    click.echo(
+        f"ms_fmk_transplt: notice: {shown(folder)}: a folder nested more than {MAX_DEPTH} levels "
+        "deep: skipped",
+        err=True,
+    )
+
+
 def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
     """The files to process, all checked before any is touched: readable, and (``write``)
     in a folder where the atomic replacement can be made. FIFOs, sockets and devices are never
@@ -65,7 +74,7 @@ def collect(paths: tuple[str, ...], write: bool = False) -> list[Path]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            for root, dirs, names in os.walk(path, onerror=unreadable):
+            for root, dirs, names in walk(path, unreadable, _too_deep):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
                 files += [Path(root) / n for n in sorted(names) if n.endswith(CODE_SUFFIXES)]
         elif path.is_file() or special_kind(path) is not None:

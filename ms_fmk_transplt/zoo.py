@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -17,6 +16,7 @@ from openpyxl import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt import shards
+from ms_fmk_transplt.discover import walk
 from ms_fmk_transplt.errors import InternalError, UserError
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.fs_safety import check_name_length, write_file, write_text
@@ -77,7 +77,7 @@ def models(root: Path) -> list[Path]:
 
 
 def _has_code(folder: Path) -> bool:
-    for _, dirs, names in os.walk(folder):
+    for _, dirs, names in walk(folder):  # (no deeper than a run goes)
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         if any(n.endswith((".py", ".ipynb")) for n in names):
             return True

@@ -93,28 +93,42 @@ def _remove_nest(root: Path) -> None:
         folder.rmdir()
 
 
-def test_a_thousand_nested_folders_are_a_warning_not_a_traceback(tmp_path: Path) -> None:
-    """Issue 42: RecursionError (a traceback) walking the input; now the folder past the
-    128th level is left out with a WARNING and the rest is migrated."""
-    src = tmp_path / "p"
-    src.mkdir()
+@pytest.mark.parametrize("mode", ["run", "zoo", "check"])
+def test_a_thousand_nested_folders_are_a_warning_not_a_traceback(tmp_path: Path, mode: str) -> None:
+    """Issue 42: RecursionError (a traceback) walking the input (the run, the zoo's search for
+    models, --check); now the folder past the 128th level is left out with a WARNING (a
+    notice with --check) and the rest is migrated."""
+    zoo = tmp_path / "zoo"
+    src = zoo / "p"
+    src.mkdir(parents=True)
     (src / "train.py").write_bytes(CUDA)
+    skipped = "/".join(["d"] * (MAX_DEPTH + 1))
     try:
         _nest(src, 1000)
         before = digest(src)
-        done = tool("-q", "-i", str(src), "-o", str(tmp_path / "o"))
-        assert done.returncode == 0, done.stderr
-        assert done.stderr == ""
-        out = tmp_path / "o" / "p_msft"
-        assert b".npu()" in (out / "train.py").read_bytes()
-        log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
-        skipped = "/".join(["d"] * (MAX_DEPTH + 1))
-        assert (
-            f"WARNING {skipped}: a folder nested more than {MAX_DEPTH} levels deep: not read "
-            "and not copied"
-        ) in log
-        assert log.count(" WARNING ") == 1, log
-        assert (out / Path(*["d"] * MAX_DEPTH)).is_dir() is False  # (no file below: no folder)
+        if mode == "check":
+            done = tool("--check", str(src))
+            assert done.returncode == 1, done.stderr  # (findings: train.py)
+            assert done.stderr.splitlines()[0] == (
+                f"ms_fmk_transplt: notice: {src / skipped}: a folder nested more than "
+                f"{MAX_DEPTH} levels deep: skipped"
+            )
+            assert "1 file(s) checked" in done.stderr and "Traceback" not in done.stderr
+            assert "train.py:2:" in done.stdout
+        else:
+            args = ("-i", str(zoo), "--zoo") if mode == "zoo" else ("-i", str(src))
+            done = tool("-q", *args, "-o", str(tmp_path / "o"))
+            assert done.returncode == 0, done.stderr
+            assert done.stderr == ""
+            out = tmp_path / "o" / "p_msft"
+            assert b".npu()" in (out / "train.py").read_bytes()
+            log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
+            assert (
+                f"WARNING {skipped}: a folder nested more than {MAX_DEPTH} levels deep: not read "
+                "and not copied"
+            ) in log
+            assert log.count(" WARNING ") == 1, log
+            assert not (out / "d").exists()  # (no file below: no folder)
         assert digest(src) == before
     finally:
         _remove_nest(src)
