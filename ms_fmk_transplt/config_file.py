@@ -103,7 +103,10 @@ def find(start: Path) -> Config | None:
     pyproject.toml with the table, in its folder or above it up to the project root (see
     ``searched``); None when there is none."""
     here = Path(os.path.abspath(start))
-    folder = here if here.is_dir() else here.parent
+    try:
+        folder = here if here.is_dir() else here.parent
+    except OSError:  # a path the system cannot look at (past PATH_MAX): the run says why
+        return None
     for candidate in searched(folder):
         path = candidate / NAME
         if not os.path.lexists(path):

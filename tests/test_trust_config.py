@@ -198,3 +198,21 @@ def test_a_bad_npu_option_value_is_one_safe_line(
     if value.startswith(b"precision_mode"):
         assert done.stderr.endswith('(got "\\x1b[31mred")\n')
     assert not (tmp_path / "out").exists()
+
+
+def test_an_input_path_past_path_max_is_one_line(tmp_path: Path) -> None:
+    """The configuration is looked for before the input is read: an input whose own absolute
+    path the system cannot look at (past PATH_MAX) is the run's one line, not a traceback."""
+    here, name = tmp_path, "d" * 200
+    fd = os.open(tmp_path, os.O_RDONLY)  # each folder made through its parent's descriptor
+    while len(os.fsencode(here)) <= 4200:
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd, here = child, here / name
+    os.close(fd)
+    done = run("-i", str(here), "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.rstrip().endswith("cannot read the input (File name too long)")
+    assert not (tmp_path / "out").exists()
