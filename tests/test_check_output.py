@@ -244,28 +244,7 @@ def test_progress_bar_labels_its_times() -> None:
 
 
 def test_check_is_coloured_on_a_terminal_only(script: Path) -> None:
-    import os
-    import pty
-
-    leader, follower = pty.openpty()
-    proc = subprocess.run(
-        [sys.executable, "-m", "ms_fmk_transplt", "--check", str(script)],
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
-        timeout=60,
-    )
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    assert proc.returncode == 1
+    shown = _on_a_terminal("--check", str(script), cwd=script.parent)
     assert b"\x1b[" in shown and b"tensor_methods.cuda_call" in shown  # ANSI colours
     assert "\x1b[" not in tool("--check", str(script)).stdout  # piped: plain text
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from helpers import tool
 
 from ms_fmk_transplt import fs_safety
+from ms_fmk_transplt.report.names import REPORTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ms_fmk_transplt"
@@ -109,85 +111,91 @@ KIT_ROOT = {
     "profile": ("run_profile_npu.sh", "KIT_README.md"),
     "precision": ("run_precision.sh", "compare.sh", "msft_compare.py", "KIT_README.md"),
 }
-REPORTS = (
-    "change_list.csv",
-    "msFmkTranspltlog.txt",
-    "unsupported_op.xlsx",
-    "unsupported_op.csv",
-    "advice.csv",
-    "report.html",
-)
-# (the command after -i/-o, the name a link in the input bears, its tree's suffix)
-RENAMED = (
-    [((), name, "_msft") for name in REPORTS]
-    + [(("--analyse",), "effort.csv", "_analysis")]
-    + [(("distributed", "-m", "train.py"), "run_distributed_npu.sh", "_msft")]
-    + [
-        (("kit", kind, "-m", "train.py"), name, f"_msft_{kind}")
+# each command, the names of the files it writes at its tree's root, and its tree's suffix
+RENAMED: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
+    (): (REPORTS, "_msft"),
+    ("--analyse",): ((*REPORTS, "effort.csv"), "_analysis"),
+    ("distributed", "-m", "train.py"): ((*REPORTS, "run_distributed_npu.sh"), "_msft"),
+    **{
+        ("kit", kind, "-m", "train.py"): ((*REPORTS, *names), f"_msft_{kind}")
         for kind, names in KIT_ROOT.items()
-        for name in names
-    ]
-)
+    },
+}
 
 
-def _project(tmp_path: Path, name: str, dangling: bool) -> tuple[Path, Path]:
-    """A project whose root holds a link named ``name`` to a file outside it (or, dangling, to
-    a path nothing holds); returns the project and that outside path."""
+def _project(tmp_path: Path, names: tuple[str, ...], dangling: bool) -> tuple[Path, list[Path]]:
+    """A project whose root holds a link with each of ``names`` to a file outside it (or,
+    dangling, to a path nothing holds); returns the project and those outside paths."""
     project = tmp_path / "proj"
     project.mkdir()
     shutil.copy(TRAIN, project / "train.py")
-    victim = tmp_path / "outside" / name
-    victim.parent.mkdir()
-    if not dangling:
-        victim.write_text("the user's file\n")
-    (project / name).symlink_to(victim)
-    return project, victim
+    victims = [tmp_path / "outside" / name for name in names]
+    victims[0].parent.mkdir()
+    for name, victim in zip(names, victims):
+        if not dangling:
+            victim.write_text("the user's file\n")
+        (project / name).symlink_to(victim)
+    return project, victims
 
 
-def _untouched(victim: Path, dangling: bool) -> None:
-    if dangling:
-        assert not os.path.lexists(victim)
-    else:
-        assert victim.read_text() == "the user's file\n"
+def _untouched(victims: list[Path], dangling: bool) -> None:
+    for victim in victims:
+        if dangling:
+            assert not os.path.lexists(victim)
+        else:
+            assert victim.read_text() == "the user's file\n"
 
 
-def _cli(project: Path, out: Path, command: tuple[str, ...]):
+def _cli(project: Path, out: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
     if command[:1] == ("kit",):  # kit KIND -i -o -m; else -i -o, then options or distributed
         return tool(*command[:2], "-i", str(project), "-o", str(out), *command[2:])
     return tool("-i", str(project), "-o", str(out), *command)
 
 
 @pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
-@pytest.mark.parametrize(
-    ("command", "name", "suffix"), RENAMED, ids=[f"{c[:2]}-{n}" for c, n, _ in RENAMED]
-)
-def test_a_link_with_a_reports_name_is_kept_and_the_report_renamed(
-    tmp_path: Path, command: tuple[str, ...], name: str, suffix: str, dangling: bool
+@pytest.mark.parametrize("command", RENAMED, ids=[" ".join(c[:2]) or "run" for c in RENAMED])
+def test_links_with_the_reports_names_are_kept_and_the_reports_renamed(
+    tmp_path: Path, command: tuple[str, ...], dangling: bool
 ) -> None:
-    project, victim = _project(tmp_path, name, dangling)
+    names, suffix = RENAMED[command]
+    project, victims = _project(tmp_path, names, dangling)
     out = tmp_path / "out"
     proc = _cli(project, out, command)
     assert proc.returncode == 0, proc.stderr
-    _untouched(victim, dangling)
+    _untouched(victims, dangling)
     tree = out / f"proj{suffix}"
-    stem, _, ext = name.rpartition(".")
-    renamed = tree / f"{stem}.msft.{ext}"
-    assert renamed.is_file() and not renamed.is_symlink(), sorted(os.listdir(tree))
-    if suffix != "_analysis":  # an analysis copies no file of the project
-        assert (tree / name).is_symlink() and os.readlink(tree / name) == str(victim)
+    for name, victim in zip(names, victims):
+        stem, _, ext = name.rpartition(".")
+        renamed = tree / f"{stem}.msft.{ext}"
+        assert renamed.is_file() and not renamed.is_symlink(), (name, sorted(os.listdir(tree)))
+        if suffix != "_analysis":  # an analysis copies no file of the project
+            assert (tree / name).is_symlink() and os.readlink(tree / name) == str(victim)
+
+
+REFUSED = {  # a name the tool cannot write under another: the command, the refusal
+    "msft_kit.py": (
+        ("kit", "aoe", "-m", "train.py"),
+        "msft_kit.py: kit aoe -m: a file of the project has the name of the kit's runtime",
+    ),
+    "msft_shard.json": (
+        ("--shard", "1/2"),
+        "msft_shard.json: --shard writes each part's records as msft_shard.json",
+    ),
+}
 
 
 @pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
-def test_a_link_named_like_the_kit_runtime_is_refused(tmp_path: Path, dangling: bool) -> None:
-    project, victim = _project(tmp_path, "msft_kit.py", dangling)
+@pytest.mark.parametrize("name", REFUSED)
+def test_a_link_named_like_a_file_of_fixed_name_is_refused(
+    tmp_path: Path, name: str, dangling: bool
+) -> None:
+    project, victims = _project(tmp_path, (name,), dangling)
     out = tmp_path / "out"
-    proc = tool("kit", "aoe", "-i", str(project), "-o", str(out), "-m", "train.py")
+    command, refusal = REFUSED[name]
+    proc = _cli(project, out, command)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1
-    assert "msft_kit.py: kit aoe -m: a file of the project has the name of the kit's runtime" in (
-        proc.stderr
-    )
-    _untouched(victim, dangling)
+    assert proc.stderr.count("\n") == 1 and refusal in proc.stderr, proc.stderr
+    _untouched(victims, dangling)
     assert not out.exists() or not any(out.iterdir())
 
 
@@ -195,29 +203,17 @@ def test_a_link_named_like_the_kit_runtime_is_refused(tmp_path: Path, dangling: 
 def test_a_link_named_like_the_msprobe_config_is_replaced_in_the_copy(
     tmp_path: Path, dangling: bool
 ) -> None:
-    project, victim = _project(tmp_path, "msprobe_config.json", dangling)
+    project, victims = _project(tmp_path, ("msprobe_config.json",), dangling)
     out = tmp_path / "out"
     proc = tool("kit", "precision", "-i", str(project), "-o", str(out), "-m", "train.py")
     assert proc.returncode == 0, proc.stderr
-    _untouched(victim, dangling)
+    _untouched(victims, dangling)
     for tree in ("proj_msft_precision", "proj_gpu_precision"):
         config = out / tree / "msprobe_config.json"
         assert config.is_file() and not config.is_symlink()
         assert '"task"' in config.read_text()
     log = (out / "proj_msft_precision" / "msFmkTranspltlog.txt").read_text()
     assert "the project's own msprobe_config.json (symbolic link) next to train.py" in log
-
-
-@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
-def test_a_link_named_like_the_shard_records_is_refused(tmp_path: Path, dangling: bool) -> None:
-    project, victim = _project(tmp_path, "msft_shard.json", dangling)
-    out = tmp_path / "out"
-    proc = tool("-i", str(project), "-o", str(out), "--shard", "1/2")
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1
-    assert "msft_shard.json: --shard writes each part's records as msft_shard.json" in proc.stderr
-    _untouched(victim, dangling)
-    assert not out.exists() or not any(out.iterdir())
 
 
 @pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
@@ -240,6 +236,6 @@ def test_links_in_the_output_folder_are_replaced_by_the_zoo_summary(
         victims.append(victim)
     proc = tool("--zoo", "-i", str(zoo), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
-    for name, victim in zip(names, victims):
-        _untouched(victim, dangling)
+    _untouched(victims, dangling)
+    for name in names:
         assert (out / name).is_file() and not (out / name).is_symlink()
