@@ -5,6 +5,7 @@ imports what it uses. Modes that exclude each other stop here with exit code 2."
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any, NoReturn
 
@@ -40,7 +41,22 @@ def _sub_command_help(args: list[str]) -> bool:
 
 
 def entry() -> None:
-    args = sys.argv[1:]
+    """SIGTERM stops the tool as Ctrl-C does from its first instant: while it is still loading
+    (about half a second, before a run has read anything) that is one line and exit 130; a
+    run's own handlers then take over (its one line, exit 130 and its interrupted.log)."""
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        _dispatch(sys.argv[1:])
+    except KeyboardInterrupt:
+        print("ms_fmk_transplt: interrupted while starting: nothing was written", file=sys.stderr)
+        sys.exit(130)
+
+
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _dispatch(args: list[str]) -> None:
     if "_MS_FMK_TRANSPLT_COMPLETE" in os.environ:  # shell completion: the words are in COMP_WORDS
         from ms_fmk_transplt.completion import complete
 
