@@ -48,12 +48,20 @@ def entry() -> None:
     try:
         _dispatch(sys.argv[1:])
     except KeyboardInterrupt:
-        print("ms_fmk_transplt: interrupted while starting: nothing was written", file=sys.stderr)
-        sys.exit(130)
+        _interrupted()
 
 
 def _terminate_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C or SIGTERM that no run handled: while loading (before any run began: nothing was
+    read or written, so no log either) it is said; after a run, which has said its own, not."""
+    staging = sys.modules.get("ms_fmk_transplt.staging")  # (imported by a run only)
+    if staging is None or not staging.BEGUN.is_set():
+        print("ms_fmk_transplt: interrupted while starting: nothing was written", file=sys.stderr)
+    sys.exit(130)
 
 
 def _dispatch(args: list[str]) -> None:
@@ -100,8 +108,8 @@ def _one_line_usage_errors(command: Any, args: list[str], prog: str = "ms_fmk_tr
     except click.ClickException as exc:
         print(f"ms_fmk_transplt: error: {exc.format_message()}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except click.Abort:
-        sys.exit(130)
+    except click.Abort:  # Ctrl-C or SIGTERM inside the command, outside a run
+        _interrupted()
     sys.exit(code if isinstance(code, int) else 0)
 
 

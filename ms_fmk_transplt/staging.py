@@ -166,6 +166,7 @@ def _alive(pid: int) -> bool:
 
 
 INTERRUPTED = threading.Event()
+BEGUN = threading.Event()  # a run has installed its handlers (launch: "while starting" or not)
 _SIGNAL: list[int] = []  # the signal that interrupted the run
 
 
@@ -174,6 +175,7 @@ def signals_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM stops the run as Ctrl-C does (a KeyboardInterrupt, which the
     run turns into its one line, exit 130 and its log) from the run's first step, not only
     while its output is assembled; the handlers of before are restored on leaving."""
+    BEGUN.set()
     previous_int = signal.getsignal(signal.SIGINT)
     previous = _terminate_as_interrupt()
     try:
