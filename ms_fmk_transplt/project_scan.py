@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
@@ -19,8 +20,10 @@ from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registere
 MAX_BYTES = 2 * 2**20  # larger files are generated code, not modules others import kernels from
 
 
-def _sources(project: Project) -> Iterator[tuple[str, bytes]]:
+def _sources(project: Project, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+    """The Python files to read; ``paths`` receives the path of every file of the input."""
     for rel_path in project.files():
+        paths.append(rel_path.as_posix())
         src = project.root / rel_path
         if src.suffix != ".py" or src.is_symlink() or not src.is_file():
             continue
@@ -30,6 +33,36 @@ def _sources(project: Project) -> Iterator[tuple[str, bytes]]:
             yield rel_path.as_posix(), read_regular(src)
         except OSError:
             continue  # reported when the file itself is migrated
+
+
+# a folder holding one of these is a root imports start from, and so is its src/
+_PROJECT_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
+
+
+def own_modules(paths: Iterable[str], package: str = "") -> frozenset[str]:
+    """The top-level modules and packages the project holds, from the paths of its files (from
+    the input root): each ``name.py`` and each folder with a Python file below it, at a root an
+    import starts from: the input root, a folder holding a setup.py / setup.cfg /
+    pyproject.toml, and the ``src/`` of either. ``package``: the input folder's name, when it is
+    a package itself (an ``__init__.py`` at its root). A deeper folder (``tools/megatron/``) is
+    none; a single-file input holds that file alone (the folder's other files are not the
+    input's)."""
+    python, roots = [], {""}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if name in _PROJECT_FILES:
+            roots.add(folder)
+        if name.endswith(".py"):
+            python.append(path[:-3].split("/"))
+    roots.update([f"{root}/src" if root else "src" for root in roots])
+    own = {package} if package and ["__init__"] in python else set()
+    for parts in python:
+        folder = ""
+        for i, part in enumerate(parts):
+            if folder in roots and part.isidentifier() and part != "__init__":
+                own.add(part)
+            folder = f"{folder}/{part}" if i else part
+    return frozenset(own)
 
 
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
@@ -93,8 +126,19 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     """``tables``: the run's; ``cache``: where the facts of the whole project, and those of
     each analysed module, are kept between runs (a warm run reads the files and finds the
     project's entry by their contents: no scan; one changed file rescans the project, its
-    unchanged modules from their own entries)."""
-    files = list(_sources(project))
+    unchanged modules from their own entries). The project's own top-level modules come from
+    the paths of its files, on every run."""
+    paths: list[str] = []
+    files = list(_sources(project, paths))
+    single = project.single_file is not None
+    own = own_modules(paths, "" if single else project.root.name)
+    facts = _scanned(files, tables, cache)
+    return dataclasses.replace(facts, own_modules=own) if own else facts
+
+
+def _scanned(files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None) -> ProjectFacts:
+    """The facts read from the files' contents: from the cache's entry for the whole project
+    when there is one."""
     if cache is None:
         return build_facts(files, tables.unsupported)
     digest = hashlib.sha256()
@@ -131,7 +175,16 @@ def _facts(value: object) -> ProjectFacts | None:
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:
-    """The facts as text, for the fingerprint of a run (cached results depend on them)."""
+    """The facts as text, for the fingerprint of a run (cached results depend on them: a
+    library's rows go where its name is one of the project's own modules)."""
+    text = _read_facts_text(facts)
+    if facts is None or not facts.own_modules:
+        return text
+    return f"{text}|own modules {sorted(facts.own_modules)!r}"
+
+
+def _read_facts_text(facts: ProjectFacts | None) -> str:
+    """The facts read from the files' contents, as text."""
     if facts is None:
         return ""
     modules = sorted((m, sorted(n.items())) for m, n in facts.cuda_only.items())

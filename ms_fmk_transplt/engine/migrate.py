@@ -109,7 +109,7 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     # one row per file and library, of the rows _finish kept, naming the lines reports name
     migrated = not options.input_lines
     libraries = tables.unsupported.libraries
-    notices = fold_library_rows(result.notices, libraries, migrated, source)
+    notices = fold_library_rows(result.notices, libraries, migrated, source, options.project)
     notices = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
     notices = fold_rows_per_file(notices, TF_FOLDED_PER_API, migrated, by_api=True)
     result.notices[:] = fold_advice_into_rows(notices)

@@ -9,6 +9,10 @@ in it (one level: a module's own CUDA-only code, and what it imports from CUDA-o
 name>`` as CUDA-only code too.
 Also kept: the operator namespaces the project registers in Python (``torch.library``), so a
 ``torch.ops.<namespace>.<op>`` call in another file is the project's own operator.
+
+And the project's own top-level modules and packages (own_modules, from the paths alone): a
+module the input holds is the project's whatever its name (gpt-neox's ``megatron/`` is not
+Megatron-LM), never reported as the third-party library of that name (libraries/library_rows.py).
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ class ProjectFacts:
     cuda_only: dict[str, dict[str, str]] = field(default_factory=dict)
     # operator namespaces the project registers in Python (torch.library): its own torch.ops.*
     op_namespaces: frozenset[str] = frozenset()
-    _by_name: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    # the top-level modules and packages the project holds (project_scan.own_modules)
+    own_modules: frozenset[str] = field(default=frozenset(), kw_only=True)
+    _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # an import names a module by its path from a package root, which may be below the
@@ -53,6 +59,11 @@ class ProjectFacts:
         if not tails:
             return None
         return re.compile(rb"(?:" + b"|".join(re.escape(t.encode()) for t in tails) + rb")\b")
+
+    def owns(self, module: str) -> bool:
+        """Whether the module an absolute import names (``megatron.mpu``) is the project's own:
+        its top-level name is one of own_modules."""
+        return module.split(".", 1)[0] in self.own_modules
 
     def names(self, module: str, level: int, importer: str) -> dict[str, str]:
         """The CUDA-only names of the module ``from <module> import`` (``level`` dots) reads in

@@ -6,6 +6,9 @@ xformers and calls it fourteen times would get fourteen rows saying the same thi
 of one library in one file become one row: at its first use, listing every line, with each
 distinct tip once, a ``manual`` action when any use needs work, and, for a library with an
 Ascend path, the package and version that brings it.
+A library whose name is one of the project's own top-level modules or packages is none: the rows
+go (gpt-neox's own ``megatron/`` is not Megatron-LM; the project's facts say which names it holds,
+engine/rules/cuda_only/project_facts.py).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.library_table import Library, LibraryTable
@@ -63,11 +67,18 @@ def row_rule(api: str, action: str, table: LibraryTable) -> str:
 
 
 def fold_library_rows(
-    notices: list[Notice], table: LibraryTable, migrated: bool, source: bytes = b""
+    notices: list[Notice],
+    table: LibraryTable,
+    migrated: bool,
+    source: bytes = b"",
+    project: ProjectFacts | None = None,
 ) -> list[Notice]:
     """``notices`` with the rows of each library folded into one row per library; the lines it
     lists are those of the migrated file (``migrated``) or of the input. In a program of
-    another framework (``source`` imports jax) the Ascend-path caveats go."""
+    another framework (``source`` imports jax) the Ascend-path caveats go, and so do the rows
+    of a name the ``project`` holds itself (its own ``megatron`` package)."""
+    if project is not None and project.own_modules:
+        notices = [n for n in notices if not _own(n, project)]
     if any(n.rule == NPU_PATH for n in notices) and table.other_framework.search(source):
         notices = [n for n in notices if n.rule != NPU_PATH]
     groups: dict[str, list[Notice]] = {}
@@ -82,6 +93,18 @@ def fold_library_rows(
         lambda name, group: _folded(group, table.by_name[name], migrated),
         single=True,
     )
+
+
+def _own(notice: Notice, project: ProjectFacts) -> bool:
+    """A library's row about a module the project holds (``megatron.mpu``, ``megatron.*``,
+    ``transformers: attn_implementation=...``: the name the API starts with)."""
+    if notice.category != THIRD_PARTY:
+        return False
+    api = notice.api
+    end = 0
+    while end < len(api) and (api[end].isalnum() or api[end] == "_"):
+        end += 1
+    return project.owns(api[:end])
 
 
 def fold_groups(
