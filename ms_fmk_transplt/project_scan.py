@@ -1,8 +1,10 @@
 """Before migrating: read the input's Python files once for what one file tells the others
-(engine/rules/cuda_only/project_facts.py: the CUDA-only code each module defines)."""
+(engine/rules/cuda_only/project_facts.py: the CUDA-only code each module defines, the CUDA
+extension modules the project builds)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import re
@@ -13,6 +15,7 @@ from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
@@ -69,6 +72,114 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
+CPP_EXTENSION = "torch.utils.cpp_extension"
+EXTENSION_CLASSES = frozenset({f"{CPP_EXTENSION}.CUDAExtension", f"{CPP_EXTENSION}.CppExtension"})
+JIT_BUILDS = frozenset({f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"})
+BUILD_WORD = b"cpp_extension"  # each build API is imported from torch.utils.cpp_extension
+
+
+def _import_names(tree: ast.Module) -> dict[str, str]:
+    """What the module's imports bind each name to (``ce`` -> ``torch.utils.cpp_extension``)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    bound[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | None:
+    """The argument given as ``keyword`` or at ``position`` (None: keyword only)."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    args = call.args
+    if position is None or position >= len(args):
+        return None
+    if any(isinstance(a, ast.Starred) for a in args[: position + 1]):
+        return None
+    return args[position]
+
+
+def _strings(node: ast.expr | None) -> list[str]:
+    """The string literals of a literal list/tuple (or one string) of file names."""
+    if node is None:
+        return []
+    elements = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+    return [e.value for e in elements if isinstance(e, ast.Constant) and type(e.value) is str]
+
+
+def _given(node: ast.expr | None) -> bool:
+    """A keyword given a value other than a literal False / None / empty string or list."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant):
+        return node.value not in (False, None, "")
+    return not (isinstance(node, (ast.List, ast.Tuple)) and not node.elts)
+
+
+def extension_builds(rel_path: str, source: bytes, table: UnsupportedTable) -> dict[str, str]:
+    """The CUDA extension modules a file builds: importable dotted name -> ``path:line``.
+    In a setup.py: ``CUDAExtension(name, ...)``, and ``CppExtension`` given a CUDA source
+    (``.cu``); anywhere: ``cpp_extension.load(name, sources)`` with a CUDA source and
+    ``load_inline(name, ..., cuda_sources=...)``. Calls are resolved through the imports; only
+    a string literal name counts."""
+    if BUILD_WORD not in source:
+        return {}
+    in_setup = rel_path.rsplit("/", 1)[-1] == "setup.py"
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}  # reported when the file itself is migrated
+    bound = _import_names(tree)
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        dotted = full_name(node.func)
+        if not dotted:
+            continue
+        root, _, rest = dotted.partition(".")
+        qualified = ".".join(p for p in (bound.get(root, ""), rest) if p)
+        if qualified in EXTENSION_CLASSES and in_setup:
+            sources = _strings(_argument(node, 1, "sources"))
+            cuda = qualified.endswith(".CUDAExtension") or any(
+                s.endswith(table.cuda_file_suffixes) for s in sources
+            )
+        elif qualified in JIT_BUILDS:
+            cuda = _given(_argument(node, None, "with_cuda")) or (
+                _given(_argument(node, 2, "cuda_sources"))
+                if qualified.endswith("_inline")
+                else any(
+                    s.endswith(table.cuda_file_suffixes)
+                    for s in _strings(_argument(node, 1, "sources"))
+                )
+            )
+        else:
+            continue
+        name = _argument(node, 0, "name")
+        if cuda and isinstance(name, ast.Constant) and type(name.value) is str and name.value:
+            found.setdefault(name.value, f"{rel_path}:{node.lineno}")
+    return found
+
+
+def _own_extensions(extensions: dict[str, str], modules: set[str]) -> dict[str, str]:
+    """The extensions no Python module of the project has the name of (its suffixes counted:
+    ``src/pkg/_C.py`` is ``pkg._C``): an import of such a name may be the plain module."""
+    suffixes: set[str] = set()
+    for module in modules:
+        parts = module.split(".")
+        suffixes.update(".".join(parts[i:]) for i in range(len(parts)))
+    return {name: where for name, where in sorted(extensions.items()) if name not in suffixes}
+
+
 def build_facts(
     files: Iterable[tuple[str, bytes]], table: UnsupportedTable, cache: Cache | None = None
 ) -> ProjectFacts:
@@ -84,9 +195,14 @@ def build_facts(
                 imported.update(_WORD.findall(line))
     cuda_only: dict[str, dict[str, str]] = {}
     namespaces: set[str] = set()
+    extensions: dict[str, str] = {}
+    modules: set[str] = set()
     for rel_path, source in files:
         namespaces.update(registered_op_namespaces(source))
         module = module_name(rel_path)
+        modules.add(module)
+        for name, where in extension_builds(rel_path, source, table).items():
+            extensions.setdefault(name, where)
         if module.rsplit(".", 1)[-1].encode(
             "utf-8", "surrogateescape"
         ) not in imported or not hinted(source, table):
@@ -94,7 +210,8 @@ def build_facts(
         names = _cuda_only_names(rel_path, source, table, cache)
         if names:
             cuda_only[module] = dict(names)
-    return ProjectFacts(cuda_only, frozenset(namespaces))
+    own = _own_extensions(extensions, modules)
+    return ProjectFacts(cuda_only, frozenset(namespaces), own)
 
 
 def _cuda_only_names(
@@ -152,15 +269,25 @@ def _scanned(files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None
     if found is not None:
         return found
     facts = build_facts(files, tables.unsupported, cache)
-    cache.put(key, {"cuda_only": facts.cuda_only, "op_namespaces": sorted(facts.op_namespaces)})
+    cache.put(
+        key,
+        {
+            "cuda_only": facts.cuda_only,
+            "op_namespaces": sorted(facts.op_namespaces),
+            "extensions": facts.extensions,
+        },
+    )
     return facts
 
 
 def _facts(value: object) -> ProjectFacts | None:
     """A cached value of scan_project, or None for anything else (the project is scanned)."""
-    if type(value) is not dict or set(value) != {"cuda_only", "op_namespaces"}:
+    if type(value) is not dict or set(value) != {"cuda_only", "op_namespaces", "extensions"}:
         return None
     modules, namespaces = value["cuda_only"], value["op_namespaces"]
+    extensions = _names(value["extensions"])
+    if extensions is None:
+        return None
     if type(modules) is not dict or type(namespaces) is not list:
         return None
     cuda_only: dict[str, dict[str, str]] = {}
@@ -171,7 +298,7 @@ def _facts(value: object) -> ProjectFacts | None:
         cuda_only[module] = names
     if any(type(n) is not str for n in namespaces):
         return None
-    return ProjectFacts(cuda_only, frozenset(namespaces))
+    return ProjectFacts(cuda_only, frozenset(namespaces), extensions)
 
 
 def facts_fingerprint(facts: ProjectFacts | None) -> str:
@@ -188,4 +315,6 @@ def _read_facts_text(facts: ProjectFacts | None) -> str:
     if facts is None:
         return ""
     modules = sorted((m, sorted(n.items())) for m, n in facts.cuda_only.items())
+    if facts.extensions:  # (a project without any keeps the fingerprint it had)
+        return repr((modules, sorted(facts.op_namespaces), sorted(facts.extensions.items())))
     return repr((modules, sorted(facts.op_namespaces)))

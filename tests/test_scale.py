@@ -149,6 +149,9 @@ def test_warm_run_takes_the_whole_projects_facts_from_one_entry(
         {"cuda_only": {"m": {"a": 1}}, "op_namespaces": []},
         {"cuda_only": {"m": {"a": "b"}}, "op_namespaces": [1]},
         {"cuda_only": {}, "op_namespaces": [], "extra": 1},
+        {"cuda_only": {}, "op_namespaces": []},  # written before extensions were kept
+        {"cuda_only": {}, "op_namespaces": [], "extensions": []},
+        {"cuda_only": {}, "op_namespaces": [], "extensions": {"pkg._C": 3}},
     ],
 )
 def test_a_project_entry_of_another_shape_is_not_used(value: object) -> None:
@@ -160,10 +163,17 @@ def test_a_project_entry_of_another_shape_is_not_used(value: object) -> None:
 def test_a_project_entry_reads_back_as_the_facts_it_stored() -> None:
     from ms_fmk_transplt.project_scan import _facts
 
-    facts = _facts({"cuda_only": {"pkg.k": {"add": "Triton kernel add"}}, "op_namespaces": ["x"]})
+    facts = _facts(
+        {
+            "cuda_only": {"pkg.k": {"add": "Triton kernel add"}},
+            "op_namespaces": ["x"],
+            "extensions": {"pkg._C": "setup.py:9"},
+        }
+    )
     assert facts is not None
     assert facts.cuda_only == {"pkg.k": {"add": "Triton kernel add"}}
     assert facts.op_namespaces == frozenset({"x"})
+    assert facts.extensions == {"pkg._C": "setup.py:9"}
 
 
 class PanicException(BaseException):

@@ -87,5 +87,8 @@ def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) ->
         return True
     if names_library(source, library_roots(tables)):
         return True
+    facts = options.project  # an import of a CUDA extension the project builds
+    if facts is not None and any(word in source for word in facts.extension_words):
+        return True
     rules = options.user_rules
     return rules is not None and any(name.encode() in source for name in rules.names())

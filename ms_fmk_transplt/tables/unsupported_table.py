@@ -191,6 +191,8 @@ class UnsupportedTable:
         self.cuda_extension = Entry(
             "cuda extension", "custom_cuda_code", "manual", raw["cuda_extension_tip"], prefix=True
         )
+        # import xentropy_cuda_lib, from pkg import _C: a CUDA extension the project builds
+        self.project_extension_tip: str = raw["project_extension_tip"]
         files = raw["files"]
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
         self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
@@ -271,6 +273,12 @@ class UnsupportedTable:
         if entry is None and dotted.split(".", 1)[0].endswith(CUDA_EXTENSION_SUFFIX):
             return self.cuda_extension
         return None if entry is None or entry.supported else entry
+
+    def project_extension(self, name: str, where: str) -> Entry:
+        """The entry of an import of ``name``, a CUDA extension the project builds at ``where``
+        (``setup.py:12``)."""
+        tip = self.project_extension_tip.replace("{where}", where)
+        return dataclasses.replace(self.cuda_extension, key=name, tip=tip)
 
     def torch_op(self, qualified: str) -> Entry | None:
         parts = qualified.split(".")

@@ -99,8 +99,13 @@ def span_concerns_for(
 
 
 def extra_anchor_words(options: EngineOptions) -> tuple[str, ...]:
-    """Anchor words of the options the span pass runs (see anchors.py)."""
-    return ANCHOR_WORDS if options.specify_device else ()
+    """Anchor words of the options the span pass runs (see anchors.py), and the names of the
+    CUDA extensions the project builds (their imports are reported)."""
+    words: tuple[str, ...] = ANCHOR_WORDS if options.specify_device else ()
+    facts = options.project
+    if facts is not None and facts.extensions:
+        words = words + tuple(w.decode() for w in facts.extension_words)
+    return words
 
 
 def span_pass(

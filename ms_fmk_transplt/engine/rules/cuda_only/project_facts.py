@@ -8,7 +8,10 @@ in it (one level: a module's own CUDA-only code, and what it imports from CUDA-o
 (project_scan.py reads them.) The engine then counts ``from <project module> import <such
 name>`` as CUDA-only code too.
 Also kept: the operator namespaces the project registers in Python (``torch.library``), so a
-``torch.ops.<namespace>.<op>`` call in another file is the project's own operator.
+``torch.ops.<namespace>.<op>`` call in another file is the project's own operator; and the
+CUDA extension modules the project builds (project_scan.py reads them: a setup.py's
+``CUDAExtension("pkg._C", ...)``, ``cpp_extension.load(name=..., sources=[...".cu"])``), so
+an import of one in any file (``from pkg import _C``) is reported as a ``*_cuda`` module's is.
 
 And the project's own top-level modules and packages (own_modules, from the paths alone): a
 module the input holds is the project's whatever its name (gpt-neox's ``megatron/`` is not
@@ -32,6 +35,18 @@ def module_name(rel_path: str) -> str:
     return ".".join(parts)
 
 
+def absolute_module(module: str, level: int, importer: str) -> str:
+    """The module ``from <module> import`` (``level`` dots) names in the file ``importer``."""
+    if not level:
+        return module
+    package = module_name(importer).split(".")
+    if not importer.endswith("__init__.py"):
+        package = package[:-1]
+    if level > 1:
+        package = package[: len(package) - (level - 1)]
+    return ".".join([*package, module] if module else package)
+
+
 @dataclass(frozen=True, eq=False)
 class ProjectFacts:
     """module (dotted, from the input root) -> {name: what CUDA-only code it is}."""
@@ -39,6 +54,8 @@ class ProjectFacts:
     cuda_only: dict[str, dict[str, str]] = field(default_factory=dict)
     # operator namespaces the project registers in Python (torch.library): its own torch.ops.*
     op_namespaces: frozenset[str] = frozenset()
+    # CUDA extension modules the project builds: importable dotted name -> where ("setup.py:12")
+    extensions: dict[str, str] = field(default_factory=dict)
     # the top-level modules and packages the project holds (project_scan.own_modules)
     own_modules: frozenset[str] = field(default=frozenset(), kw_only=True)
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
@@ -60,6 +77,25 @@ class ProjectFacts:
             return None
         return re.compile(rb"(?:" + b"|".join(re.escape(t.encode()) for t in tails) + rb")\b")
 
+    @cached_property
+    def extension_words(self) -> tuple[bytes, ...]:
+        """The last parts of the extension modules' names: a file naming none imports none."""
+        return tuple(sorted({m.rsplit(".", 1)[-1].encode() for m in self.extensions}))
+
+    def extension(self, dotted: str) -> tuple[str, str] | None:
+        """The project's CUDA extension ``dotted`` (an imported name) is or is inside, with
+        where it is built; None for any other name."""
+        if not self.extensions:
+            return None
+        cut = len(dotted)
+        while cut != -1:
+            name = dotted[:cut]
+            where = self.extensions.get(name)
+            if where is not None:
+                return name, where
+            cut = dotted.rfind(".", 0, cut)
+        return None
+
     def owns(self, module: str) -> bool:
         """Whether the module an absolute import names (``megatron.mpu``) is the project's own:
         its top-level name is one of own_modules."""
@@ -68,13 +104,7 @@ class ProjectFacts:
     def names(self, module: str, level: int, importer: str) -> dict[str, str]:
         """The CUDA-only names of the module ``from <module> import`` (``level`` dots) reads in
         the file ``importer`` (a path from the input root); {} when unknown or ambiguous."""
-        if level:
-            package = module_name(importer).split(".")
-            if not importer.endswith("__init__.py"):
-                package = package[:-1]
-            if level > 1:
-                package = package[: len(package) - (level - 1)]
-            module = ".".join([*package, module] if module else package)
+        module = absolute_module(module, level, importer)
         found = self._by_name.get(module, [])
         return self.cuda_only[found[0]] if len(found) == 1 else {}
 

@@ -46,7 +46,10 @@ CATEGORY_RULES = {
         "custom CUDA code: `cpp_extension` builds, `load_inline`, Triton/CuPy kernels, `.cu` files",
         "Hand-written CUDA kernels cannot run on an Ascend NPU; they must be replaced by an "
         "existing torch / torch_npu operator or ported to Ascend C. Each build call and each CUDA "
-        "source file of the input is listed. A `cpp_extension.load` given nvcc flags "
+        "source file of the input is listed, and each import of a compiled CUDA extension: a "
+        '`*_cuda` module, or one the project builds (`CUDAExtension("pkg._C", ...)` in its '
+        "setup.py, `cpp_extension.load(name=...)` of CUDA sources; `from pkg import _C` in any "
+        "file), saying where it is built. A `cpp_extension.load` given nvcc flags "
         "(`extra_cuda_cflags`) but a literal list of C/C++ files only builds a CPU extension: "
         "its row is a caveat. " + _ROW,
         kind=OPEN_WORK,

@@ -7,7 +7,10 @@ import ast
 import dataclasses
 import re
 
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import project_op_namespaces
+from ms_fmk_transplt.engine.rules.cuda_only.project_facts import (
+    absolute_module,
+    project_op_namespaces,
+)
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import checks_available
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
     command_entry,
@@ -102,6 +105,21 @@ class UnsupportedSpans(SpanConcern):
             self.optional_names.add(bound)  # its calls have the same fallback
         self.ctx.unsupported(lines, name, entry)
 
+    def _module(self, dotted: str, own_only: bool = False) -> Entry | None:
+        """The entry of an imported module: the table's, else a CUDA extension the project
+        builds (its facts: ``CUDAExtension("pkg._C", ...)`` in its setup.py); ``own_only``:
+        only the latter (a relative import names a module of the project)."""
+        entry = None if own_only else self.table.module(dotted)
+        if entry is not None:
+            return entry
+        facts = self.ctx.options.project if self.ctx.options is not None else None
+        found = facts.extension(dotted) if facts is not None else None
+        return self.table.project_extension(*found) if found is not None else None
+
+    def _extensions(self) -> bool:
+        facts = self.ctx.options.project if self.ctx.options is not None else None
+        return facts is not None and bool(facts.extensions)
+
     def _cover(self, node: ast.AST) -> None:
         cur = node
         while isinstance(cur, (ast.Attribute, ast.Call)):
@@ -186,7 +204,7 @@ class UnsupportedSpans(SpanConcern):
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 if self.ctx.qname(node.func) == IMPORT_MODULE:
-                    entry = self.table.module(first.value)
+                    entry = self._module(first.value)
                     if entry is not None:
                         self.ctx.unsupported(self.ctx.lines(node), first.value, entry)
             return
@@ -240,23 +258,28 @@ class UnsupportedSpans(SpanConcern):
     # -- imports of third-party libraries ----------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for alias, lines in zip(node.names, self.ctx.alias_lines(node)):
-            entry = self.table.module(alias.name)
+            entry = self._module(alias.name)
             if entry is not None:
                 bound = alias.asname or alias.name.split(".")[0]
                 self._import_row(lines, alias.name, entry, bound)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level or node.module is None:
+        if node.level:  # from . import _C: only the project's own extensions
+            module = absolute_module(node.module or "", node.level, self.ctx.path)
+            if not module or not self._extensions():
+                return
+        elif node.module is None:
             return
-        module = node.module
+        else:
+            module = node.module
         if node.names[0].name == "*":
-            entry = self.table.module(module)
+            entry = self._module(module, bool(node.level))
             if entry is not None:
                 self._import_row(self.ctx.lines(node), f"{module}.*", entry)
             return
         for alias, lines in zip(node.names, self.ctx.alias_lines(node)):
             name = f"{module}.{alias.name}"
-            entry = self.table.module(name)
+            entry = self._module(name, bool(node.level))
             if entry is not None:
                 self._import_row(lines, name, entry, alias.asname or alias.name)
 
