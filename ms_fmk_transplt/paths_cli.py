@@ -13,8 +13,6 @@ PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); no
 
 from __future__ import annotations
 
-import difflib
-import io
 import json
 import os
 import sys
@@ -26,6 +24,7 @@ import click
 
 from ms_fmk_transplt import __version__, inplace_write, terminal
 from ms_fmk_transplt.config_file import configured
+from ms_fmk_transplt.diff_output import print_diff
 from ms_fmk_transplt.discover import MAX_DEPTH, walk
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError, fail
@@ -43,7 +42,7 @@ from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
 from ms_fmk_transplt.terminal import COLOR_OPTION, LazyConsole
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    pass
 
 FAILING = {
     "change": {"change"},
@@ -276,7 +275,7 @@ def _one(
     checked.findings = report.findings_of(result, shown(path.as_posix()), before)
     checked.now = checked.findings
     if mode == "diff" and checked.changed and output_format == "text":
-        _print_diff(console.get(), shown(path.as_posix()), before, output)
+        print_diff(console.get(), shown(path.as_posix()), before, output)
     if mode == "inplace" and checked.changed:
         checked.not_written = inplace_write.refusal(path) or ""
         if checked.not_written:  # the file keeps its content: reported, exit code 1
@@ -298,28 +297,6 @@ def _one(
         if output_format == "text" and not quiet:
             console.get().print(f"migrated {shown(path.as_posix())} ({len(record.events)} changes)")
     return checked
-
-
-def _print_diff(console: Console, rel: str, before: bytes, output: bytes) -> None:
-    """Not to a terminal (``| patch``): the lines' bytes as they are (lines end at LF only), so
-    the diff applies; to a terminal (or forced colours): control and bidi characters escaped as
-    in names (``\\x1b``, ``\\u202e``: safe_names.shown), tabs kept, coloured if the console is."""
-    name = rel.lstrip("/").encode("utf-8", "surrogateescape")
-    old, new = io.BytesIO(before).readlines(), io.BytesIO(output).readlines()
-    diff = b"".join(
-        line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n"
-        for line in difflib.diff_bytes(difflib.unified_diff, old, new, b"a/" + name, b"b/" + name)
-    )
-    if not (console.is_terminal or sys.stdout.isatty()):
-        click.echo(diff, nl=False)  # bytes: written to the binary stream as they are
-        return
-    text = "".join(
-        "\t".join(shown(part) for part in line.removesuffix("\r").split("\t")) + "\n"
-        for line in diff.decode("utf-8", "surrogateescape").split("\n")[:-1]
-    )
-    from rich.syntax import Syntax
-
-    console.print(Syntax(text, "diff", theme="ansi_dark") if console.is_terminal else text, end="")
 
 
 def _render(
