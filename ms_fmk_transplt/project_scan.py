@@ -76,13 +76,22 @@ CPP_EXTENSION = "torch.utils.cpp_extension"
 EXTENSION_CLASSES = frozenset({f"{CPP_EXTENSION}.CUDAExtension", f"{CPP_EXTENSION}.CppExtension"})
 JIT_BUILDS = frozenset({f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"})
 BUILD_WORD = b"cpp_extension"  # each build API is imported from torch.utils.cpp_extension
+# a call of one with a string literal first (the name: only a literal counts); a file without
+# one is not parsed (torch.load("x.pt") matches too: the parse then says no)
+_BUILD_CALL = re.compile(
+    rb"(?:CUDAExtension|CppExtension|load|load_inline)\s*\(\s*(?:name\s*=\s*)?[rbuRBU]?['\"]"
+)
 
 
-def _import_names(tree: ast.Module) -> dict[str, str]:
-    """What the module's imports bind each name to (``ce`` -> ``torch.utils.cpp_extension``)."""
+def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], list[ast.Call]]:
+    """What the module's imports bind each name to (``ce`` -> ``torch.utils.cpp_extension``),
+    and its calls: one walk of the tree."""
     bound: dict[str, str] = {}
+    calls: list[ast.Call] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
                     bound[alias.asname] = alias.name
@@ -92,7 +101,7 @@ def _import_names(tree: ast.Module) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return bound
+    return bound, calls
 
 
 def _argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | None:
@@ -131,18 +140,16 @@ def extension_builds(rel_path: str, source: bytes, table: UnsupportedTable) -> d
     (``.cu``); anywhere: ``cpp_extension.load(name, sources)`` with a CUDA source and
     ``load_inline(name, ..., cuda_sources=...)``. Calls are resolved through the imports; only
     a string literal name counts."""
-    if BUILD_WORD not in source:
+    if BUILD_WORD not in source or not _BUILD_CALL.search(source):
         return {}
     in_setup = rel_path.rsplit("/", 1)[-1] == "setup.py"
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}  # reported when the file itself is migrated
-    bound = _import_names(tree)
+    bound, calls = _imports_and_calls(tree)
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         dotted = full_name(node.func)
         if not dotted:
             continue

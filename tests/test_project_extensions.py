@@ -111,3 +111,29 @@ def test_the_row_names_where_the_extension_is_built() -> None:
     result = migrate_source(b"import xentropy_lib\n", "train.py", tables, options)
     (notice,) = [n for n in result.notices if n.rule == "unsupported.custom_cuda_code"]
     assert "built by setup.py:7 as a CUDA extension" in notice.tip
+
+
+@pytest.mark.parametrize(
+    ("source", "imports"),
+    [
+        (b"from pkg import _C\n", True),
+        (b"import pkg._C as C\n", True),
+        (b"    from pkg._C import forward\n", True),
+        (b"from pkg import (\n    other,\n    _C,\n)\n", True),
+        (b"import xentropy_lib\n", True),
+        (b"mod = importlib.import_module('pkg._C')\n", True),
+        (b"x = torch._C._get_tracing_state()\n", False),  # a word of code, not an import
+        (b"TORCH_CUDA_ARCH_LIST = '8.0'\nMAX_C = 3\n", False),
+        (b"import torch\n# from pkg import _C\n", False),  # a comment does not start an import
+        (b"from pkg import _Cx\n", False),
+    ],
+)
+def test_only_a_file_that_may_import_an_extension_is_a_candidate(
+    source: bytes, imports: bool
+) -> None:
+    """The prefilter's and the span pass's test: a short extension name (``_C``) made every
+    file holding the letters a candidate (25% slower on the CI budget's sample)."""
+    facts = ProjectFacts(extensions={"xentropy_lib": "setup.py:7", "pkg._C": "setup.py:8"})
+    assert facts.extension_import is not None
+    assert bool(facts.extension_import.search(source)) is imports
+    assert ProjectFacts().extension_import is None

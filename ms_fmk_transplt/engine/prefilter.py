@@ -88,7 +88,8 @@ def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) ->
     if names_library(source, library_roots(tables)):
         return True
     facts = options.project  # an import of a CUDA extension the project builds
-    if facts is not None and any(word in source for word in facts.extension_words):
-        return True
+    if facts is not None and facts.extension_import is not None:
+        if facts.extension_import.search(source):
+            return True
     rules = options.user_rules
     return rules is not None and any(name.encode() in source for name in rules.names())

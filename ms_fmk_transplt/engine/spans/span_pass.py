@@ -98,13 +98,14 @@ def span_concerns_for(
     return SPAN_CONCERNS_S if options.specify_device else SPAN_CONCERNS
 
 
-def extra_anchor_words(options: EngineOptions) -> tuple[str, ...]:
+def extra_anchor_words(options: EngineOptions, source: bytes) -> tuple[str, ...]:
     """Anchor words of the options the span pass runs (see anchors.py), and the names of the
-    CUDA extensions the project builds (their imports are reported)."""
+    CUDA extensions the project builds when ``source`` may import one (those are reported)."""
     words: tuple[str, ...] = ANCHOR_WORDS if options.specify_device else ()
     facts = options.project
-    if facts is not None and facts.extensions:
-        words = words + tuple(w.decode() for w in facts.extension_words)
+    if facts is not None and facts.extension_import is not None:
+        if facts.extension_import.search(source):
+            words = words + tuple(w.decode() for w in facts.extension_words)
     return words
 
 
@@ -230,7 +231,7 @@ def _span_pass(
     aliases = alias_pattern(tables, ctx.import_bound)
     if aliases is not None:
         patterns.append(aliases)
-    extra = extra_anchor_words(options)
+    extra = extra_anchor_words(options, source)
     ctx.tf = _tensorflow(ctx, facts, source, kept)
     if ctx.tf is not None:
         extra = extra + tf_anchor_words(tables.tf_migration, ctx.import_bound)

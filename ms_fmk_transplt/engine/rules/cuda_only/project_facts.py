@@ -57,7 +57,7 @@ class ProjectFacts:
     # CUDA extension modules the project builds: importable dotted name -> where ("setup.py:12")
     extensions: dict[str, str] = field(default_factory=dict)
     # the top-level modules and packages the project holds (project_scan.own_modules)
-    own_modules: frozenset[str] = field(default=frozenset(), kw_only=True)
+    own_modules: frozenset[str] = frozenset()
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +81,29 @@ class ProjectFacts:
     def extension_words(self) -> tuple[bytes, ...]:
         """The last parts of the extension modules' names: a file naming none imports none."""
         return tuple(sorted({m.rsplit(".", 1)[-1].encode() for m in self.extensions}))
+
+    @cached_property
+    def extension_import(self) -> re.Pattern[bytes] | None:
+        """Matches where a file may import one of the extensions (the cheap test before parsing):
+        an import statement naming the last part of one's name as a word, on its first line or
+        inside its parentheses (``from pkg import _C``, ``import xentropy_lib as x``, ``from
+        pkg._C import f``, a parenthesised list over lines), or ``import_module(...)`` of it. A
+        word elsewhere (``torch._C`` in code, ``TORCH_CUDA``) is not an import: such files are
+        not analysed for it (a short name such as ``_C`` made every file a candidate)."""
+        if not self.extensions:
+            return None
+        word = (
+            rb"(?<![\w])(?:" + b"|".join(re.escape(w) for w in self.extension_words) + rb")(?![\w])"
+        )
+        return re.compile(
+            rb"^[ \t]*(?:from|import)[ \t][^\n]*?"
+            + word
+            + rb"|^[ \t]*from[ \t][^\n]*?import[ \t]*\([^)]*?"
+            + word
+            + rb"|import_module\([^)]*?"
+            + word,
+            re.M,
+        )
 
     def extension(self, dotted: str) -> tuple[str, str] | None:
         """The project's CUDA extension ``dotted`` (an imported name) is or is inside, with
