@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-import ms_fmk_transplt
 from ms_fmk_transplt.discover import MAX_DEPTH
 from ms_fmk_transplt.engine.parse_bounds import MAX_PARSE_TOKENS
 
-ROOT = Path(ms_fmk_transplt.__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout (the package may be installed)
 PROJECTS = ROOT / "fixtures" / "projects"
 CUDA = b"import torch\nx = torch.ones(1).cuda()\n"
 ENV = {
