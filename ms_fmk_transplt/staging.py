@@ -42,8 +42,14 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     staging = parent / f"{_hidden_stem(final_dir)}.partial-{os.getpid()}"
     if os.path.lexists(staging):
         discard(staging)
-    previous_int = signal.getsignal(signal.SIGINT)
-    previous = _terminate_as_interrupt()
+    with signals_interrupt():
+        _build_in(staging, build, result)
+
+
+def _build_in(staging: Path, build: Callable[[Path], None], result: RunResult) -> None:
+    """``build(staging)``, then the folder moved into place; whatever stops it removes the
+    folder and writes the run's log."""
+    final_dir = result.output_dir
     try:
         staging.mkdir()
         build(staging)
@@ -68,9 +74,6 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     finally:
         if staging.exists():  # interrupted or failed: never leave a half-written tree
             shutil.rmtree(staging, ignore_errors=True)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, previous_int)
 
 
 def check_output_name(final_dir: Path) -> None:
