@@ -18,7 +18,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -40,9 +39,6 @@ from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
 from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
 from ms_fmk_transplt.terminal import COLOR_OPTION, LazyConsole
-
-if TYPE_CHECKING:
-    pass
 
 FAILING = {
     "change": {"change"},

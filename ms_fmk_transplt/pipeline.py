@@ -141,6 +141,13 @@ def output_dir(project: Project, options: RunOptions) -> Path:
     return final_dir.with_name(options.output_name) if options.output_name else final_dir
 
 
+def _part_dir(final_dir: Path, options: RunOptions) -> Path:
+    """Where this run writes: ``final_dir``, or for --shard I/N its part's own folder."""
+    if options.shard is None:
+        return final_dir
+    return final_dir.with_name(final_dir.name + shards.suffix(options.shard))
+
+
 def check_not_there(final_dir: Path, options: RunOptions) -> None:
     """An existing output is replaced with --overwrite only."""
     if os.path.lexists(final_dir) and not options.overwrite:
@@ -170,9 +177,7 @@ def _early_log(options: RunOptions, tables: Tables | None) -> Path | None:
         return None
     try:
         project = resolve_project(options.input)
-        final_dir = output_dir(project, options)
-        if options.shard is not None:
-            final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
+        final_dir = _part_dir(output_dir(project, options), options)
         return stopped_early(RunResult(options, project, final_dir, datetime.now(), tables))
     except Exception:  # (a bad input would have been reported by the run)
         return None
@@ -192,7 +197,7 @@ def _assembled(
     project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
         shards.check_records_name(project.root, project.single_file is not None)
-        final_dir = final_dir.with_name(final_dir.name + shards.suffix(options.shard))
+    final_dir = _part_dir(final_dir, options)
     check_output_name(final_dir)
     check_not_there(final_dir, options)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
