@@ -15,6 +15,7 @@ ANALYSIS_SUFFIX = "_analysis"  # --analyse: reports only
 # walk ran out of Python's recursion limit; a longer path is refused by the system: ENAMETOOLONG)
 MAX_DEPTH = 128  # folder levels below the input
 PATH_MAX = 4096  # bytes of a path the system accepts, with its terminating NUL (Linux)
+TOO_DEEP = f"a folder nested more than {MAX_DEPTH} levels deep"
 
 
 @dataclass(frozen=True)
@@ -40,26 +41,32 @@ class Project:
             return
         # the bytes left for "<rel>" after "<folder>/", and the NUL
         room = PATH_MAX - 2 - max(map(_path_bytes, (self.root, *outputs)))
-        stack = [(self.root, 0)]
-        while stack:
-            folder, depth = stack.pop()
-            files, folders, links = _listing(folder, self.skip)
-            for name in files + links:
+        left_out = [] if skipped is None else skipped
+
+        def unreadable(error: OSError) -> None:
+            raise UserError(error.filename, f"cannot read this folder ({error.strerror})")
+
+        def deep(folder: Path) -> None:
+            left_out.append((folder.relative_to(self.root), TOO_DEEP))
+
+        for folder, folders, names in walk(self.root, unreadable, deep):
+            kept = sorted(n for n in folders if folder / n != self.skip)
+            links = [n for n in kept if (folder / n).is_symlink()]  # copied as links
+            for name in sorted(names) + links:
                 rel = (folder / name).relative_to(self.root)
                 problem = _too_long(rel, room)
                 if problem is None:
                     yield rel
-                elif skipped is not None:
-                    skipped.append((rel, problem))
-            inside = []
-            for name in folders:
+                else:
+                    left_out.append((rel, problem))
+            folders[:] = []  # walked in this order (deeper than MAX_DEPTH: ``deep``)
+            for name in kept:
                 rel = (folder / name).relative_to(self.root)
-                problem = _too_long(rel, room) or _too_deep(depth + 1)
-                if problem is None:
-                    inside.append((folder / name, depth + 1))
-                elif skipped is not None:
-                    skipped.append((rel, problem))
-            stack.extend(reversed(inside))  # popped in order
+                problem = None if name in links else _too_long(rel, room)
+                if problem is not None:
+                    left_out.append((rel, problem))
+                elif name not in links:
+                    folders.append(name)
 
 
 def walk(
@@ -76,16 +83,17 @@ def walk(
         folder, depth = stack.pop()
         try:
             with os.scandir(folder) as entries:
-                found = [(e.name, _is_folder(e)) for e in entries]
+                found = [(e.name, _is_folder(e), e.is_symlink()) for e in entries]
         except OSError as error:
             if onerror is not None:
                 onerror(error)
             continue
-        folders = [name for name, is_dir in found if is_dir]
-        yield folder, folders, [name for name, is_dir in found if not is_dir]
+        folders = [name for name, is_dir, _ in found if is_dir]
+        linked = {name for name, is_dir, link in found if is_dir and link}
+        yield folder, folders, [name for name, is_dir, _ in found if not is_dir]
         below = []
         for name in folders:
-            if (folder / name).is_symlink():
+            if name in linked:
                 continue
             if depth + 1 > MAX_DEPTH:
                 if deep is not None:
@@ -107,28 +115,6 @@ def _too_long(rel: Path, room: int) -> str | None:
         f"a path of {size} bytes inside the input: with the input or output folder before it, "
         f"longer than the system allows ({PATH_MAX} bytes)"
     )
-
-
-def _too_deep(depth: int) -> str | None:
-    if depth <= MAX_DEPTH:
-        return None
-    return f"a folder nested more than {MAX_DEPTH} levels deep"
-
-
-def _listing(folder: Path, skip: Path | None) -> tuple[list[str], list[str], list[str]]:
-    """The names in ``folder``, sorted: its files (and links that are not to folders), the
-    folders to walk into, and the links to folders (kept as links, never descended into)."""
-    try:
-        with os.scandir(folder) as entries:
-            found = [(e.name, _is_folder(e), e.is_symlink()) for e in entries]
-    except OSError as error:
-        raise UserError(
-            error.filename or folder, f"cannot read this folder ({error.strerror})"
-        ) from error
-    files = sorted(name for name, is_dir, _ in found if not is_dir)
-    folders = sorted(n for n, is_dir, link in found if is_dir and folder / n != skip and not link)
-    links = sorted(n for n, is_dir, link in found if is_dir and folder / n != skip and link)
-    return files, folders, links
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
