@@ -6,7 +6,7 @@ comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."
 
 from __future__ import annotations
 
-from ms_fmk_transplt.report.shell_quoting import commented, double_quoted, filled
+from ms_fmk_transplt.report.shell_quoting import filled, name_values
 
 _HEAD = r"""#!/usr/bin/env bash
 # __TITLE__ (written by ms_fmk_transplt kit __KIND__; KIT_README.md says what was inserted).
@@ -273,8 +273,6 @@ def render(
 ) -> str:
     """A launcher from its template: the names (the launcher's, the -m script's, the GPU tree's,
     the summary's) quoted where the script reads them and shown in its comments."""
-    values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side}
     names = {"NAME": name, "MAIN": main_rel, "GPU_TREE": gpu_tree, "SUMMARY": summary}
-    for key, value in names.items():
-        values[key], values[f"{key}_QUOTED"] = commented(value), double_quoted(value)
+    values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side, **name_values(names)}
     return filled(template, values)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ms_fmk_transplt.fs_safety import write_text
-from ms_fmk_transplt.report.shell_quoting import commented, double_quoted, filled
+from ms_fmk_transplt.report.shell_quoting import filled, name_values
 
 TEMPLATE = r"""#!/usr/bin/env bash
 # Launch __MAIN__ data-parallel on several Ascend NPUs (written by ms_fmk_transplt distributed).
@@ -73,8 +73,7 @@ exit "$status"
 
 def render(main_rel: str) -> str:
     """The launcher of ``main_rel``: the name quoted in the assignment, shown in the comment."""
-    values = {"MAIN": commented(main_rel), "MAIN_QUOTED": double_quoted(main_rel)}
-    return filled(TEMPLATE, values)
+    return filled(TEMPLATE, name_values({"MAIN": main_rel}))
 
 
 def write(path: Path, main_rel: str) -> None:

@@ -42,6 +42,15 @@ def double_quoted(text: str) -> str:
     return "".join(out)
 
 
+def name_values(names: dict[str, str]) -> dict[str, str]:
+    """The template values of names from the input: ``__KEY__`` for a comment line, and
+    ``__KEY_QUOTED__`` for the inside of a ``"..."`` word, of each."""
+    values = {}
+    for key, name in names.items():
+        values[key], values[f"{key}_QUOTED"] = commented(name), double_quoted(name)
+    return values
+
+
 def commented(text: str) -> str:
     """``text`` for a comment line of a script: on one line, control characters escaped."""
     return shown(text)
