@@ -10,6 +10,21 @@ from enum import Enum
 from typing import Protocol
 
 ADVICE = "advice"  # the action of advice rows (engine/rules/advice/advice_rows.py)
+CELL = "#cell"  # a notebook's cell in an event's or notice's file: ``nb.ipynb#cell3``
+
+
+def cell_location(notebook: str, index: int) -> str:
+    """The ``file`` of an event or notice in cell ``index`` (from 0) of ``notebook``."""
+    return f"{notebook}{CELL}{index}"
+
+
+def split_cell(location: str) -> tuple[str, int | None]:
+    """``nb.ipynb#cell3`` -> (``nb.ipynb``, 3); any other location -> (itself, None): only a
+    notebook's location names a cell (a ``#`` in a file's or folder's name is part of it)."""
+    file, found, index = location.rpartition(CELL)
+    if found and file.endswith(".ipynb") and index.isascii() and index.isdigit():
+        return file, int(index)
+    return location, None
 
 
 class Operation(str, Enum):

@@ -22,7 +22,14 @@ from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.engine.rules.tf.adapter_import import tf_statements
 from ms_fmk_transplt.engine.skipped_file import skipped
-from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation
+from ms_fmk_transplt.events import (
+    ChangeEvent,
+    FileResult,
+    FileStatus,
+    Notice,
+    Operation,
+    cell_location,
+)
 from ms_fmk_transplt.tables import Tables
 
 _MASK = "pass  # msft: ipython line"
@@ -107,7 +114,7 @@ def migrate_notebook(
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code" or _source(cell).lstrip().startswith("%%"):
             continue
-        result = _migrate_cell(cell, f"{path}#cell{index}", tables, options)
+        result = _migrate_cell(cell, cell_location(path, index), tables, options)
         notices += result.notices
         if result.status == FileStatus.CHANGED:
             events += result.events
@@ -265,7 +272,7 @@ def _insert_after(
         _set_source(cells[target], "".join(lines))
         events.append(
             ChangeEvent(
-                f"{path}#cell{target}",
+                cell_location(path, target),
                 line + 1,
                 line + 1,
                 rule,

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, TypeVar
 
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, split_cell
 from ms_fmk_transplt.records import FileRecord
 
 T = TypeVar("T", ChangeEvent, Notice)
@@ -163,10 +163,8 @@ def flat_from_fields(cls: type[T], obj: object) -> T:
 
 def _of_file(file: str, rel: str) -> bool:
     """``file`` names ``rel``, or one of its cells for a notebook (``nb.ipynb#cell3``)."""
-    if file == rel:
-        return True
-    cell = file[len(rel) + len("#cell") :] if file.startswith(rel + "#cell") else ""
-    return rel.endswith(".ipynb") and cell.isascii() and cell.isdigit()
+    notebook, cell = split_cell(file)
+    return file == rel or (cell is not None and notebook == rel)
 
 
 # a field type the codec does not know fails on import (in the tests), not in a run

@@ -14,7 +14,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ms_fmk_transplt.events import ChangeEvent, FileResult, Notice, Operation
+from ms_fmk_transplt.events import (
+    ChangeEvent,
+    FileResult,
+    Notice,
+    Operation,
+    cell_location,
+    split_cell,
+)
 from ms_fmk_transplt.records import FileRecord
 
 SCHEMA_VERSION = 1
@@ -42,7 +49,7 @@ class Finding:
     @property
     def where(self) -> str:
         """The file, or the notebook cell: ``nb.ipynb#cell3``."""
-        return self.path if self.cell is None else f"{self.path}#cell{self.cell}"
+        return self.path if self.cell is None else cell_location(self.path, self.cell)
 
     @property
     def location(self) -> str:
@@ -88,8 +95,8 @@ def _column(
 def cell_of(file: str, path: str) -> int | None:
     """The notebook cell an event's or a notice's ``file`` names (``nb.ipynb#cell3``: 3) in the
     file ``path``; None when it names the file itself."""
-    tail = file[len(path) + len("#cell") :] if file.startswith(f"{path}#cell") else ""
-    return int(tail) if path.endswith(".ipynb") and tail.isascii() and tail.isdigit() else None
+    notebook, cell = split_cell(file)
+    return cell if notebook == path else None
 
 
 def _cell_lines(source: str, index: int | None) -> list[str]:

@@ -17,7 +17,6 @@ Also: changes by rule, the open work in report order, and the phase timings."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
 from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT
 from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
 from ms_fmk_transplt.records import FileRecord, RunResult
 
 # bookkeeping, not CUDA constructs of the user's code
@@ -34,20 +33,16 @@ KIT = "kit."  # a kit's calls (kit aoe|profile|precision): bookkeeping too
 FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 
 
-_CELL = re.compile(r"^(.*)#cell(\d+)$")
-
-
 def cell_file(path: str) -> str:
     """The file a reported location is in: ``nb.ipynb#cell3`` -> ``nb.ipynb``; any other path
     as it is (a ``#`` in a file's or folder's name is part of it)."""
-    match = _CELL.match(path)
-    return match.group(1) if match and match.group(1).endswith(".ipynb") else path
+    return split_cell(path)[0]
 
 
 def file_order(path: str) -> tuple[str, int]:
     """Sort key of a reported file: a notebook's cells (``nb.ipynb#cell12``) in cell order."""
-    match = _CELL.match(path)
-    return (match.group(1), int(match.group(2)) + 1) if match else (path, 0)
+    file, cell = split_cell(path)
+    return (file, 0 if cell is None else cell + 1)
 
 
 @dataclass(frozen=True)
