@@ -28,7 +28,7 @@ Piece = tuple[int, int, int]  # (first line, start offset, end offset)
 
 def parse_piece(data: bytes, piece: Piece) -> ast.Module:
     """The tree of one piece; raises TooDeep for a piece (one huge statement) whose tree would
-    exceed the memory of one parse (tree_depth.check_parse_size)."""
+    exceed the memory of one parse (parse_bounds.check_parse_size)."""
     first, start, end = piece
     if end - start > PARSE_CHECK_BYTES:
         check_parse_size(data[start:end], first)

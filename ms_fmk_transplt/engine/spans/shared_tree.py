@@ -19,7 +19,7 @@ def share(source: bytes, tree: ast.Module | None) -> None:
 def tree_of(source: bytes) -> ast.Module:
     """The stdlib tree of ``source``: the span pass's own when it is this file, else parsed
     (raises SyntaxError/ValueError as ``ast.parse`` does, TooDeep for a file too large to be
-    parsed at once: tree_depth.check_parse_size). Callers only read it."""
+    parsed at once: parse_bounds.check_parse_size). Callers only read it."""
     if _current is not None and _current[0] is source:
         return _current[1]
     check_parse_size(source)

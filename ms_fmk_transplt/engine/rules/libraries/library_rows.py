@@ -14,6 +14,7 @@ engine/rules/cuda_only/project_facts.py).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -95,16 +96,16 @@ def fold_library_rows(
     )
 
 
+_LEADING_NAME = re.compile(r"\w+")
+
+
 def _own(notice: Notice, project: ProjectFacts) -> bool:
     """A library's row about a module the project holds (``megatron.mpu``, ``megatron.*``,
     ``transformers: attn_implementation=...``: the name the API starts with)."""
     if notice.category != THIRD_PARTY:
         return False
-    api = notice.api
-    end = 0
-    while end < len(api) and (api[end].isalnum() or api[end] == "_"):
-        end += 1
-    return project.owns(api[:end])
+    name = _LEADING_NAME.match(notice.api)
+    return name is not None and project.owns(name.group())
 
 
 def fold_groups(

@@ -8,6 +8,7 @@ import dataclasses
 import re
 
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import (
+    ProjectFacts,
     absolute_module,
     project_op_namespaces,
 )
@@ -112,12 +113,15 @@ class UnsupportedSpans(SpanConcern):
         entry = None if own_only else self.table.module(dotted)
         if entry is not None:
             return entry
-        facts = self.ctx.options.project if self.ctx.options is not None else None
+        facts = self._facts()
         found = facts.extension(dotted) if facts is not None else None
         return self.table.project_extension(*found) if found is not None else None
 
+    def _facts(self) -> ProjectFacts | None:
+        return self.ctx.options.project if self.ctx.options is not None else None
+
     def _extensions(self) -> bool:
-        facts = self.ctx.options.project if self.ctx.options is not None else None
+        facts = self._facts()
         return facts is not None and bool(facts.extensions)
 
     def _cover(self, node: ast.AST) -> None:
