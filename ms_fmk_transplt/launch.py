@@ -44,14 +44,14 @@ def entry() -> None:
     """SIGTERM stops the tool as Ctrl-C does from its first instant: while it is still loading
     (about half a second, before a run has read anything) that is one line and exit 130; a
     run's own handlers then take over (its one line, exit 130 and its interrupted.log)."""
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         _dispatch(sys.argv[1:])
     except KeyboardInterrupt:
         _interrupted()
 
 
-def _terminate_as_interrupt(signum: int, frame: object) -> None:
+def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
