@@ -16,6 +16,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_name
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.program_model import program_facts
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
@@ -257,7 +258,8 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     single = project.single_file is not None
     own = own_modules(paths, "" if single else project.root.name)
     facts = _scanned(files, tables, cache)
-    return dataclasses.replace(facts, own_modules=own) if own else facts
+    programs = program_facts(project, paths, files, tables.tf_migration, cache)
+    return dataclasses.replace(facts, own_modules=own, programs=programs)
 
 
 def _scanned(files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None) -> ProjectFacts:
@@ -312,9 +314,15 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
     """The facts as text, for the fingerprint of a run (cached results depend on them: a
     library's rows go where its name is one of the project's own modules)."""
     text = _read_facts_text(facts)
-    if facts is None or not facts.own_modules:
+    if facts is None:
         return text
-    return f"{text}|own modules {sorted(facts.own_modules)!r}"
+    if facts.own_modules:
+        text = f"{text}|own modules {sorted(facts.own_modules)!r}"
+    programs = facts.programs
+    if programs.tf_style or programs.tf2_entries:  # (what TensorFlow each file is migrated for)
+        styles = sorted((path, style) for path, (style, _) in programs.tf_style.items())
+        text = f"{text}|tf styles {styles!r} {sorted(programs.tf2_entries)!r}"
+    return text
 
 
 def _read_facts_text(facts: ProjectFacts | None) -> str:

@@ -344,3 +344,42 @@ def test_unmigrated_session_is_refused(tmp_path: Path) -> None:
     proc = run_python([str(script)], tmp_path, tf_env(standin=True))
     assert proc.returncode != 0
     assert "NpuOptimizer" in proc.stderr
+
+
+# --- (c) a monorepo of programs (fixtures/projects/tf_programs) ----------------------------------
+
+PROGRAMS = PROJECTS / "tf_programs"
+# entry (from the project root) -> the standin events that must come, in this order
+PROGRAM_EVENTS = {
+    # main.py imports no TensorFlow: the device is opened in its __main__ guard, before the
+    # runner module builds the first layer
+    "classify/main.py": ["npu_device.open", "npu_device.as_default", "keras.first_layer"],
+    # TF 2.x running compat.v1 graph code: the TF 2.x adapter's compat mode, then the session
+    # with the NPU configuration
+    "graph2/train.py": ["npu_device.compat.enable_v1", "npu_config_proto", "session"],
+}
+
+
+def program_env(root: Path, standin: bool, log: Path | None = None) -> dict[str, str]:
+    """A program of the monorepo runs with its root on the path (its modules import common)."""
+    env = tf_env(standin, log)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), str(root)) if p)
+    return env
+
+
+@pytest.mark.parametrize("entry", sorted(PROGRAM_EVENTS))
+def test_program_entry_migrated_matches_original(tmp_path: Path, entry: str) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["-q", "-i", str(PROGRAMS), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    migrated = out / "tf_programs_msft"
+    original = final_loss(
+        run_python([str(PROGRAMS / entry)], tmp_path, program_env(PROGRAMS, standin=False))
+    )
+    log = tmp_path / "standin_log.jsonl"
+    proc = run_python([str(migrated / entry)], tmp_path, program_env(migrated, True, log))
+    assert final_loss(proc) == pytest.approx(original, rel=1e-6)
+    events = [e["event"] for e in read_log(log)]
+    assert "session.refused" not in events and "option.rejected" not in events
+    firsts = [events.index(e) for e in PROGRAM_EVENTS[entry]]  # ValueError names a missing one
+    assert firsts == sorted(firsts), events

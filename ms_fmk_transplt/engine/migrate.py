@@ -168,7 +168,7 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
         )
         return FileResult(path, FileStatus.UNCHANGED, source, notices=[kept], analysed=False)
     main = options.distributed_target is not None or options.kit
-    if not main and not may_need_migration(source, tables, options):
+    if not main and not may_need_migration(source, tables, options, path):
         # nothing to migrate; what the target version says of the code is still reported
         scanned = None
         if len(source) <= options.max_file_bytes:

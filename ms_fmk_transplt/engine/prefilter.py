@@ -78,7 +78,9 @@ def names_library(source: bytes, roots: tuple[frozenset[bytes], tuple[bytes, ...
     return False
 
 
-def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) -> bool:
+def may_need_migration(
+    source: bytes, tables: Tables, options: EngineOptions, path: str = ""
+) -> bool:
     if options.tf_notebook_style and any(
         name.encode() in source for name, _ in options.tf_notebook_imports
     ):
@@ -91,5 +93,7 @@ def may_need_migration(source: bytes, tables: Tables, options: EngineOptions) ->
     if facts is not None and facts.extension_import is not None:
         if facts.extension_import.search(source):
             return True
+    if facts is not None and path in facts.programs.tf2_entries:
+        return True  # the entry of a TF 2.x program: the NPU device is opened there
     rules = options.user_rules
     return rules is not None and any(name.encode() in source for name in rules.names())

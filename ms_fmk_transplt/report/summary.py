@@ -103,6 +103,24 @@ def headline(result: RunResult) -> list[str]:
     ]
 
 
+def _programs(result: RunResult) -> dict[str, object]:
+    """The programs the run found (program_model.py): each entry point, how it was found, its
+    framework and TensorFlow version with what decided it; each TensorFlow file's style and
+    why; the files programs of both TensorFlow versions import. None without the model (a
+    --merge-shards run)."""
+    facts = result.engine.project
+    if facts is None:
+        return {}
+    programs = facts.programs
+    return {
+        **programs.as_json(),
+        "tensorflow_files": {
+            path: {"style": style, "why": why}
+            for path, (style, why) in sorted(programs.tf_style.items())
+        },
+    }
+
+
 def _frameworks(result: RunResult) -> dict[str, object]:
     """Per framework, for a run with TensorFlow files (none otherwise)."""
     counts = framework_counts(result.files)
@@ -137,6 +155,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "counts": summary_counts(result),
         "changes_by_rule": dict(rule_counts(result)),
         **_frameworks(result),
+        **_programs(result),
         "buckets": {
             "automatic": b.automatic,
             "caveat": b.caveat,

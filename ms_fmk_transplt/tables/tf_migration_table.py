@@ -58,6 +58,10 @@ class TfMigrationTable:
     gpu_keywords: dict[str, Setting]
     custom_kernels: dict[str, str]
     anchor_words: tuple[str, ...]
+    # names below ``tensorflow.`` (a trailing "." a namespace) only TF 1.x has at its top level,
+    # that run graph code, and that only TF 2.x has: what a program calls decides its version
+    tf_versions: dict[str, tuple[str, ...]]
+    tf2_compat_import: tuple[str, ...]  # the TF 2.x adapter's lines for compat.v1 graph code
 
     def text(self, key: str) -> str:
         value = self.raw[key]
@@ -96,4 +100,6 @@ def load_tf_migration(raw: dict[str, Any]) -> TfMigrationTable:
         gpu_keywords=_settings(raw["gpu_keywords"]),
         custom_kernels=dict(raw["custom_kernels"]),
         anchor_words=tuple(raw["anchor_words"]),
+        tf_versions={k: tuple(v) for k, v in raw["tf_versions"].items()},
+        tf2_compat_import=tuple(raw["tf2_compat_import"]),
     )

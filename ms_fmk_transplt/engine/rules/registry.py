@@ -172,6 +172,7 @@ FAMILIES: tuple[Family, ...] = (
             "adapter_import",
             "tf_files",
             "tf_edits",
+            "tf_versions",
         ),
         (_TF_MIGRATION, _TF_ADAPTER),
         (

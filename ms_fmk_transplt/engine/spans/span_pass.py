@@ -201,7 +201,12 @@ def _tensorflow(
 ) -> TfFile | None:
     """The file's TensorFlow facts (None: not a TensorFlow file)."""
     notebook = ctx.options.tf_notebook_style
-    tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook)
+    project = ctx.options.project
+    program = None
+    if project is not None and not notebook:  # (what the run's program model says of the file)
+        programs = project.programs
+        program = (programs.style(ctx.path), ctx.path in programs.tf2_entries)
+    tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
     if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)

@@ -26,6 +26,8 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Protocol
 
+from ms_fmk_transplt.engine.program_facts import ProgramFacts
+
 
 def module_name(rel_path: str) -> str:
     """``pkg/ops/fused.py`` -> ``pkg.ops.fused``; ``pkg/__init__.py`` -> ``pkg``."""
@@ -58,6 +60,8 @@ class ProjectFacts:
     extensions: dict[str, str] = field(default_factory=dict)
     # the top-level modules and packages the project holds (project_scan.own_modules)
     own_modules: frozenset[str] = frozenset()
+    # the programs of the input (program_model.py): entry points, TensorFlow versions
+    programs: ProgramFacts = field(default_factory=ProgramFacts)
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -66,14 +66,23 @@ class TfAdapterInsert(TorchNpuInsert):
             return  # (a notebook's cell: the notebook adds them once, notebook.py)
         index = self._tf_import_index()
         if index is None:
+            if not tf.imports_tf and tf.entry:
+                self._open_in_main_guard()
             return
         data = ctx.source.data
         inserted: list[tuple[str, str, str]] = []
         opening: list[tuple[str, str, str]] = []
-        if tf.needs_adapter and b"npu_bridge" not in data:
+        if tf.needs_adapter and tf.style == "tf2_compat":
+            if b"npu_device.compat" not in data:
+                inserted += [
+                    (line, ADAPTER_IMPORT, f"{line} inserted (TF 2.x running compat.v1 code)")
+                    for line in self.table.tf2_compat_import
+                    if line != "import npu_device" or not self._imports_npu_device()
+                ]
+        elif tf.needs_adapter and b"npu_bridge" not in data:
             statement = self.table.text("adapter_import")
             inserted.append((statement, ADAPTER_IMPORT, f"{statement} inserted"))
-        if not tf.tf1 and (tf.entry or tf.needs_npu_device):
+        if tf.style == "tf2" and (tf.entry or tf.needs_npu_device):
             if not self._imports_npu_device():
                 statement = self.table.text("npu_device_import")
                 inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
@@ -87,6 +96,28 @@ class TfAdapterInsert(TorchNpuInsert):
             inserted += opening  # a script without a __main__ guard: at module level
         if inserted:
             self._insert(index, False, inserted)
+
+    def _open_in_main_guard(self) -> None:
+        """The entry of a TF 2.x program whose TensorFlow calls are in the modules it imports:
+        the adapter imported and its device opened as the first lines of the ``__main__``
+        guard, or at the top of a script without one."""
+        if b"npu_device.open(" in self.ctx.source.data:
+            return
+        statement = self.table.text("npu_device_import")
+        lines = [
+            (
+                statement,
+                NPU_DEVICE,
+                f"{statement} inserted (its TensorFlow code is in the modules it imports)",
+            )
+        ]
+        for name, value in self._device_options():
+            line = f"npu_device.global_options().{name} = {literal(value)}"
+            lines.append((line, NPU_DEVICE, f"--npu-option {name} set"))
+        opened = self.table.text("npu_device_open")
+        lines.append((opened, NPU_DEVICE, "NPU device opened as the default"))
+        if not self._in_main_guard(lines):
+            self._insert(*self._insertion_point(self.lines), lines)
 
     def _in_main_guard(self, lines: list[tuple[str, str, str]]) -> bool:
         """The lines as the first of the ``__main__`` guard's body (importing the module then

@@ -68,7 +68,7 @@ class TfApiRows(SpanConcern):
             return
         if self._tpu(node):
             return
-        listed = self.lists[ctx.tf.style]
+        listed = self.lists[ctx.tf.version]
         raw = raw_qname(ctx, node)
         entry = self._entry(listed, raw)
         if entry is None or entry[0] != "unsupported":

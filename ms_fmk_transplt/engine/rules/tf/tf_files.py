@@ -17,7 +17,7 @@ class TfFile:
     """What the ``tf`` concerns know of the file being walked, and what they ask of the end of
     the pass (the adapter's import, the NPU device opened)."""
 
-    style: str  # "tf1" or "tf2"
+    style: str  # "tf1", "tf2" or "tf2_compat" (TF 2.x running TF 1.x graph code: compat.v1)
     horovod: dict[str, str]  # names bound to Horovod's TensorFlow modules -> "tf1" / "keras"
     entry: bool  # a __main__ guard or module-level calls: where TF2's NPU device is opened
     calls_initialize_system: bool  # the code runs npu_ops.initialize_system() already
@@ -38,10 +38,21 @@ class TfFile:
     option_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
     # a notebook's cell: the names the notebook's imports bind (in any cell) -> their paths
     notebook_imports: dict[str, str] = field(default_factory=dict)
+    # the run's program model decided the style and the entry (program_model.py); else (one
+    # file checked alone) this file's own bytes did
+    from_programs: bool = False
+    imports_tf: bool = True  # False: an entry of a TF 2.x program whose TF calls are elsewhere
 
     @property
     def tf1(self) -> bool:
-        return self.style == "tf1"
+        """TF 1.x graph code: the adapter's sessions, configs and Estimators (TF 1.x, or TF 2.x
+        through compat.v1)."""
+        return self.style in ("tf1", "tf2_compat")
+
+    @property
+    def version(self) -> str:
+        """The TensorFlow the file runs on: "tf1" or "tf2"."""
+        return "tf1" if self.style == "tf1" else "tf2"
 
     @property
     def config_names(self) -> set[str]:
@@ -54,7 +65,7 @@ class TfFile:
         as its ``__main__`` guard does; the names it binds to ``ConfigProto(...)`` calls."""
         body = tree.body
         calls = any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body)
-        if calls and self.computes:
+        if calls and self.computes and not self.from_programs:
             self.entry = True
         for stmt in body:
             if self.main_guard is None and _is_main_guard(stmt):
@@ -87,10 +98,13 @@ def tf_file(
     source: bytes,
     table: TfMigrationTable,
     notebook_style: str = "",
+    program: tuple[str, bool] | None = None,
 ) -> TfFile | None:
     """The file's TensorFlow facts, or None for a file that imports no TensorFlow;
     ``notebook_style``: a cell of a TensorFlow notebook of that style (its imports may be in
-    another cell)."""
+    another cell); ``program``: the style the run's programs give the file ("" for none) and
+    whether it is the entry of a TF 2.x program (the device is opened there, even when the
+    file itself imports no TensorFlow)."""
     horovod: dict[str, str] = {}
     is_tf = torch = False
     for node in imports:
@@ -109,14 +123,20 @@ def tf_file(
             if kind is not None and bound:
                 horovod[bound] = kind
                 is_tf = True
-    if not is_tf and not notebook_style:
+    entry = program is not None and program[1]
+    if not is_tf and not notebook_style and not entry:
         return None
-    style = notebook_style or ("tf1" if any(m in source for m in table.tf1_markers) else "tf2")
+    style = notebook_style or (program[0] if program is not None else "")
+    if not style:
+        style = "tf1" if any(m in source for m in table.tf1_markers) else "tf2"
+    if program is None:  # an entry point that computes with TensorFlow (tokenizers' tests: none)
+        entry = b"__main__" in source and any(m in source for m in table.tf2_markers)
     return TfFile(
         style=style,
         horovod=horovod,
-        # an entry point that computes with TensorFlow (a test file of tokenizers: none)
-        entry=b"__main__" in source and any(m in source for m in table.tf2_markers),
+        entry=entry,
+        from_programs=program is not None,
+        imports_tf=is_tf,
         calls_initialize_system=b"initialize_system" in source,
         computes=any(m in source for m in table.tf2_markers),
         torch=torch,

@@ -1,0 +1,58 @@
+"""The programs of the input (computed once per run by program_model.py, asked for by the rule
+families through ``EngineOptions.project.programs``): each entry point, the project files it
+imports, its framework and that framework's major version with the evidence that decided it.
+
+A TensorFlow file is migrated in the style of the programs it belongs to (``tf_style``): TF 1.x
+(``tf1``: the adapter's ``npu_bridge``), TF 2.x eager code (``tf2``: ``npu_device``, opened at
+the program's entry) or TF 2.x code in TF 1.x graph style through ``tf.compat.v1``
+(``tf2_compat``: ``npu_device.compat.v1``). A file shared by programs of both versions is
+reported (``shared``) and keeps the style of its own code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Program:
+    """One program: its entry file (path from the input root) and what was found of it."""
+
+    entry: str
+    found_by: str  # "__main__ guard", "launcher run.sh:3", "console script setup.py"
+    framework: str  # "tensorflow", "torch", "" (neither is imported)
+    version: str  # the framework's major version ("1", "2"; "" when unknown or no TensorFlow)
+    decided_by: str  # the evidence of the version ("pin requirements.txt:2 tensorflow==1.15")
+    files: tuple[str, ...]  # the project's files it imports (the entry first)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "entry": self.entry,
+            "found_by": self.found_by,
+            "framework": self.framework,
+            "version": self.version,
+            "decided_by": self.decided_by,
+            "files": len(self.files),
+        }
+
+
+@dataclass(frozen=True)
+class ProgramFacts:
+    programs: tuple[Program, ...] = ()
+    # a TensorFlow file -> its style ("tf1", "tf2", "tf2_compat") and why
+    tf_style: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the entry files of TF 2.x programs: the NPU device is opened there (whatever they import)
+    tf2_entries: frozenset[str] = frozenset()
+    # a file imported by TensorFlow programs of both versions -> their entries
+    shared: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def style(self, path: str) -> str:
+        """The TensorFlow style the programs give the file ("" when they give none)."""
+        found = self.tf_style.get(path)
+        return found[0] if found is not None else ""
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "programs": [p.as_json() for p in self.programs],
+            "shared_files": {path: list(entries) for path, entries in sorted(self.shared.items())},
+        }

@@ -1,0 +1,101 @@
+"""What a TensorFlow module's code says of the TensorFlow it runs on: the names it uses, resolved
+through its imports (never comments, docstrings or parts of other names), against
+``rules/tf_migration.json#tf_versions``: a name only TF 1.x has at its top level
+(``tf.Session``, ``tf.random_uniform``; through ``tf.compat.v1`` it is no such evidence), a name
+that runs TF 1.x graph code (``tf.compat.v1.Session``, ``disable_eager_execution``, Estimators),
+a name only TF 2.x has (``tf.summary.create_file_writer``). program_model.py weighs them for
+each program; the span pass reads the style it decided (tf_files.py)."""
+
+from __future__ import annotations
+
+import ast
+
+from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
+from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+
+KINDS = ("tf1_only", "graph_mode", "tf2_only", "script")
+_COMPAT = ("tensorflow.compat.v1.", "tensorflow._api.v1.")
+_V2 = ("tensorflow.compat.v2.", "tensorflow._api.v2.")
+
+
+def _bindings(tree: ast.Module) -> dict[str, str]:
+    """What the module's imports (at any depth) bind each name to."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    bound[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _listed(rest: str, names: tuple[str, ...]) -> bool:
+    """``rest`` is a listed name, or inside a listed namespace (an entry ending in ".")."""
+    return any(rest.startswith(n) if n.endswith(".") else rest == n for n in names)
+
+
+def classify(qualified: str, table: TfMigrationTable) -> list[str]:
+    """The kinds of evidence a resolved name is (``tensorflow.Session``: tf1_only and
+    graph_mode; ``tensorflow.compat.v1.Session``: graph_mode)."""
+    lists = table.tf_versions
+    if qualified.startswith("tensorflow_estimator."):
+        return ["graph_mode"]
+    compat = qualified.startswith(_COMPAT)
+    if compat:
+        rest = qualified.split(".", 3)[3]
+    elif qualified.startswith(_V2):
+        return []
+    elif qualified.startswith("tensorflow."):
+        rest = qualified[len("tensorflow.") :]
+    else:
+        return []
+    kinds = []
+    if not compat and _listed(rest, lists["tf1_only"]):
+        kinds.append("tf1_only")
+    if _listed(rest, lists["graph_mode"]):
+        kinds.append("graph_mode")
+    if not compat and _listed(rest, lists["tf2_only"]):
+        kinds.append("tf2_only")
+    return kinds
+
+
+def api_evidence(source: bytes, table: TfMigrationTable) -> dict[str, tuple[str, int]]:
+    """Each kind of evidence the module's code holds -> the first name of it (as resolved,
+    ``tensorflow.Session``) and its line; ``script``: the line of its first module-level call.
+    A module Python cannot read holds none."""
+    try:
+        check_parse_size(source)
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
+        return {}
+    bound = _bindings(tree)
+    if not any(path.startswith(("tensorflow", "tf_keras")) for path in bound.values()):
+        return {}
+    found: dict[str, tuple[str, int]] = {}
+    for stmt in tree.body:  # module-level calls: a script, run as it is (no __main__ guard)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            found["script"] = ("", stmt.lineno)
+            break
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        dotted = full_name(node)
+        if not dotted:
+            continue
+        root, _, rest = dotted.partition(".")
+        path = bound.get(root)
+        if path is None:
+            continue
+        qualified = f"{path}.{rest}" if rest else path
+        for kind in classify(qualified, table):
+            line = getattr(node, "lineno", 0)
+            if kind not in found or line < found[kind][1]:
+                found[kind] = (qualified, line)
+    return found

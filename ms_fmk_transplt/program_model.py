@@ -1,0 +1,325 @@
+"""The programs of the input, computed once per run before migrating (engine/program_facts.py
+says what they are; the rule families ask for them through ``EngineOptions.project``).
+
+1. The import graph: each module's imports of the project's own modules, resolved the way
+   Python finds them for a script (the importing file's folder first, then each folder above
+   it, up to the input root; relative imports from the package).
+2. Entry points: a module with a ``__main__`` guard, a script a shell launcher runs, a module a
+   setup.py / setup.cfg / pyproject.toml names as a console script (project_files.py), a
+   TensorFlow module no other module imports that runs code at module level.
+3. Programs: an entry point and the project files it imports, at any depth. A program that
+   imports TensorFlow gets its major version from the evidence that decides it, in order: the
+   pin nearest above its entry (requirements, packaging, conda, Dockerfile images), then the
+   names its modules use (engine/rules/tf/tf_versions.py: a TF 1.x-only name makes it 1.x, a
+   TF 2.x-only one 2.x, graph code through ``tf.compat.v1`` alone 1.x), else 2.x.
+4. Each TensorFlow file's style, from the programs that import it; a file imported by programs
+   of both versions is reported and keeps the style of its own code.
+
+Only the import lines are read for the graph (no parse); a module is parsed only when it
+imports TensorFlow (its evidence, cached by content)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ms_fmk_transplt.cache import Cache
+from ms_fmk_transplt.discover import Project
+from ms_fmk_transplt.engine.program_facts import Program, ProgramFacts
+from ms_fmk_transplt.engine.rules.tf.tf_versions import KINDS, api_evidence
+from ms_fmk_transplt.project_files import (
+    LAUNCHERS,
+    MAX_BYTES,
+    PACKAGING_FILES,
+    Pin,
+    console_modules,
+    folder_pins,
+    launched,
+    pin_for,
+    pinned_file,
+)
+from ms_fmk_transplt.regular_files import read_regular
+from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+
+_MAIN_GUARD = re.compile(
+    rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""", re.M
+)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+_NAME = re.compile(r"[A-Za-z_][\w]*")
+
+Evidence = dict[str, tuple[str, int]]
+
+
+def _imports(source: bytes) -> list[tuple[int, str, list[str]]]:
+    """(level, module, names imported from it) of each import line (``import a.b`` is
+    ``(0, "a.b", [])``)."""
+    found: list[tuple[int, str, list[str]]] = []
+    for match in _IMPORT.finditer(source):
+        for part in match.group(1).decode("utf-8", "replace").split(","):
+            words = part.split()
+            if words and all(_NAME.fullmatch(w) for w in words[0].split(".")):
+                found.append((0, words[0], []))
+    for match in _FROM.finditer(source):
+        level, module = len(match.group(1)), match.group(2).decode("utf-8", "replace")
+        names = [
+            n.split()[0]
+            for n in match.group(3).decode("utf-8", "replace").strip("() \t\r\n\\").split(",")
+            if n.split()
+        ]
+        found.append((level, module, [n for n in names if _NAME.fullmatch(n)]))
+    return found
+
+
+class _Modules:
+    """The project's modules by path: resolves an import in a file to the files it names."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = set(paths)
+
+    def _file(self, base: str, dotted: str) -> str | None:
+        stem = "/".join(p for p in (base, dotted.replace(".", "/")) if p)
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+            if candidate in self.paths:
+                return candidate
+        return None
+
+    def resolve(self, importer: str, level: int, module: str, names: list[str]) -> list[str]:
+        folder = importer.rpartition("/")[0]
+        if level:
+            for _ in range(level - 1):
+                folder = folder.rpartition("/")[0]
+            bases = [folder]
+        else:
+            bases = [folder]
+            while folder:
+                folder = folder.rpartition("/")[0]
+                bases.append(folder)
+        for base in bases:
+            found = self._file(base, module) if module else None
+            subs = [self._file(base, f"{module}.{n}" if module else n) for n in names]
+            hits = [f for f in (found, *subs) if f is not None]
+            if hits:
+                return hits
+        return []
+
+
+def _graph(modules: dict[str, bytes]) -> dict[str, list[str]]:
+    index = _Modules(modules)
+    graph: dict[str, list[str]] = {}
+    for path, source in modules.items():
+        targets: list[str] = []
+        for level, module, names in _imports(source):
+            targets.extend(index.resolve(path, level, module, names))
+        graph[path] = sorted(set(targets) - {path})
+    return graph
+
+
+def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
+    seen = {entry}
+    order = [entry]
+    for path in order:  # (order grows as the walk goes)
+        for target in graph.get(path, ()):
+            if target not in seen:
+                seen.add(target)
+                order.append(target)
+    return tuple(order)
+
+
+def _entries(
+    modules: dict[str, bytes], launchers: dict[str, str], packaging: dict[str, str]
+) -> dict[str, str]:
+    """Entry file -> how it was found."""
+    entries: dict[str, str] = {}
+    index = _Modules(modules)
+    for rel_path, text in sorted(launchers.items()):
+        folder = rel_path.rpartition("/")[0]
+        for script, line in launched(rel_path, text):
+            script = script[2:] if script.startswith("./") else script
+            for base in (folder, ""):
+                candidate = "/".join(p for p in (base, script) if p)
+                if candidate in modules:
+                    entries.setdefault(candidate, f"launcher {rel_path}:{line}")
+                    break
+    for rel_path, text in sorted(packaging.items()):
+        folder = rel_path.rpartition("/")[0]
+        for module in console_modules(rel_path, text):
+            for base in (folder, f"{folder}/src" if folder else "src"):
+                found = index._file(base, module)
+                if found is not None:
+                    entries.setdefault(found, f"console script {rel_path}")
+                    break
+    for path, source in modules.items():
+        if path not in entries and _MAIN_GUARD.search(source):
+            entries[path] = "__main__ guard"
+    return entries
+
+
+def _roots(source: bytes) -> set[str]:
+    """The top-level names of every module the file imports (absolute imports)."""
+    roots = set()
+    for level, module, names in _imports(source):
+        if not level and module:
+            roots.add(module.split(".")[0])
+            if module in ("horovod.tensorflow", "horovod.keras", "horovod"):
+                roots.update(f"{module}.{n}" for n in names)
+                roots.add(module)
+    return roots
+
+
+def _is_tf(roots: set[str], table: TfMigrationTable) -> bool:
+    return not roots.isdisjoint(table.import_roots) or any(
+        r.startswith(("horovod.tensorflow", "horovod.keras")) for r in roots
+    )
+
+
+def _evidence(
+    rel_path: str, source: bytes, table: TfMigrationTable, cache: Cache | None
+) -> Evidence:
+    """A TensorFlow module's evidence (tf_versions.api_evidence), from the cache when its
+    content was read before."""
+    if cache is None:
+        return api_evidence(source, table)
+    key = cache.key("tf evidence:" + rel_path, source)
+    entry = cache.get(key)
+    value = entry.value if entry is not None else None
+    if type(value) is dict and all(
+        k in KINDS and type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is int
+        for k, v in value.items()
+    ):
+        return {k: (v[0], v[1]) for k, v in value.items()}
+    found = api_evidence(source, table)
+    cache.put(key, {k: [name, line] for k, (name, line) in found.items()})
+    return found
+
+
+def _first(kind: str, files: Iterable[str], evidence: dict[str, Evidence]) -> str:
+    """``name (path:line)`` of the first file holding that kind of evidence; "" for none."""
+    for path in files:
+        found = evidence.get(path, {}).get(kind)
+        if found is not None:
+            return f"{found[0]} ({path}:{found[1]})"
+    return ""
+
+
+def decide_version(
+    folder: str, files: Iterable[str], pins: dict[str, Pin], evidence: dict[str, Evidence]
+) -> tuple[str, str]:
+    """(major version, what decided it) of TensorFlow code in ``folder`` made of ``files``."""
+    pin = pin_for(folder, pins)
+    if pin is not None:
+        return pin.major, f"pin {pin.where}"
+    files = [f for f in files if f in evidence]
+    tf1, tf2 = _first("tf1_only", files, evidence), _first("tf2_only", files, evidence)
+    if tf1 and tf2:
+        return "", f"conflicting: TF 1.x-only {tf1}, TF 2.x-only {tf2}"
+    if tf1:
+        return "1", f"TF 1.x-only name {tf1}"
+    if tf2:
+        return "2", f"TF 2.x-only name {tf2}"
+    graph = _first("graph_mode", files, evidence)
+    if graph:
+        return "1", f"graph code {graph} through tf.compat.v1, no pin, no TF 2.x-only name"
+    return "2", "no pin, no TF 1.x-only name"
+
+
+def _style(version: str, path: str, evidence: dict[str, Evidence]) -> str:
+    if version == "1":
+        return "tf1"
+    return "tf2_compat" if "graph_mode" in evidence.get(path, {}) else "tf2"
+
+
+def build_programs(
+    modules: dict[str, bytes],
+    pins: dict[str, Pin],
+    launchers: dict[str, str],
+    packaging: dict[str, str],
+    table: TfMigrationTable,
+    cache: Cache | None = None,
+) -> ProgramFacts:
+    """The programs of the input from its Python modules (path -> bytes), the pins of its
+    folders, its shell launchers and packaging files (path -> text)."""
+    roots = {path: _roots(source) for path, source in modules.items()}
+    tf_files = {path for path, r in roots.items() if _is_tf(r, table)}
+    evidence = {p: _evidence(p, modules[p], table, cache) for p in sorted(tf_files)}
+    graph = _graph(modules)
+    entries = _entries(modules, launchers, packaging)
+    imported = {target for targets in graph.values() for target in targets}
+    for path in sorted(tf_files - imported - set(entries)):
+        if "script" in evidence[path]:
+            entries[path] = f"module-level code (line {evidence[path]['script'][1]})"
+    programs: list[Program] = []
+    versions: dict[str, dict[str, str]] = {}  # TF file -> {entry: version}
+    reasons: dict[str, str] = {}
+    tf2_entries: set[str] = set()
+    for entry, found_by in sorted(entries.items()):
+        files = _closure(entry, graph)
+        tf = [f for f in files if f in tf_files]
+        if not tf:
+            torch = any("torch" in roots[f] for f in files)
+            programs.append(Program(entry, found_by, "torch" if torch else "", "", "", files))
+            continue
+        version, decided_by = decide_version(entry.rpartition("/")[0], tf, pins, evidence)
+        programs.append(Program(entry, found_by, "tensorflow", version, decided_by, files))
+        if not version:
+            continue
+        for path in tf:
+            versions.setdefault(path, {})[entry] = version
+            reasons.setdefault(path, f"program {entry}: {decided_by}")
+        computes = any(m in modules[f] for f in tf for m in table.tf2_markers)
+        if version == "2" and computes and any(_style("2", f, evidence) == "tf2" for f in tf):
+            tf2_entries.add(entry)
+    styles: dict[str, tuple[str, str]] = {}
+    shared: dict[str, tuple[str, ...]] = {}
+    for path in sorted(tf_files):
+        by_entry = versions.get(path, {})
+        if len(set(by_entry.values())) == 1:
+            version, why = next(iter(by_entry.values())), reasons[path]
+        else:
+            if by_entry:
+                shared[path] = tuple(sorted(by_entry))
+            version, why = decide_version(path.rpartition("/")[0], [path], pins, evidence)
+            why = f"its own code: {why}"
+        styles[path] = (_style(version or "1", path, evidence), why)
+    return ProgramFacts(tuple(programs), styles, frozenset(tf2_entries), shared)
+
+
+def program_facts(
+    project: Project,
+    paths: list[str],
+    files: list[tuple[str, bytes]],
+    table: TfMigrationTable,
+    cache: Cache | None = None,
+) -> ProgramFacts:
+    """The programs of ``project`` (``paths``: every file of the input; ``files``: its Python
+    modules' paths and bytes). The pins, launchers and packaging files are read here."""
+    pinned: list[tuple[str, str]] = []
+    launchers: dict[str, str] = {}
+    packaging: dict[str, str] = {}
+    for rel_path in paths:
+        name = rel_path.rsplit("/", 1)[-1]
+        launcher = LAUNCHERS.search(name) is not None
+        if not (launcher or pinned_file(rel_path)):
+            continue
+        text = _text(project.root / rel_path)
+        if text is None:
+            continue
+        if launcher:
+            launchers[rel_path] = text
+        else:
+            pinned.append((rel_path, text))
+        if name in PACKAGING_FILES:
+            packaging[rel_path] = text
+    modules = dict(files)
+    return build_programs(modules, folder_pins(pinned), launchers, packaging, table, cache)
+
+
+def _text(path: Path) -> str | None:
+    """A small regular file's text (None for anything else: it says nothing)."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        return read_regular(path).decode("utf-8", "replace")
+    except OSError:
+        return None

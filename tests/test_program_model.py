@@ -1,0 +1,180 @@
+"""The program model (program_model.py, issue 43): entry points, the import graph, each
+program's TensorFlow version from its pins or the names its code uses, each TensorFlow file's
+style. The whole shape, with its near misses, is the project fixture fixtures/projects/tf_programs
+(golden in fixtures/expected; run under the adapter's test double in test_tf_execution.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import tables_for
+
+from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.engine.rules.tf.tf_versions import api_evidence
+from ms_fmk_transplt.program_model import build_programs
+from ms_fmk_transplt.project_files import console_modules, folder_pins, launched, pins_in
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tf_programs"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "majors"),
+    [
+        ("requirements.txt", "tensorflow-gpu==1.15.5\n", ["1"]),
+        ("requirements.txt", "tensorflow>=2.4,<2.12\n", ["2"]),
+        ("requirements.txt", "tensorflow<2\n", ["1"]),
+        ("requirements.txt", "tensorflow>=1.15,<2.0\n", ["1"]),
+        ("requirements.txt", "tensorflow~=2.11.0\n", ["2"]),
+        ("requirements.txt", "tensorflow[and-cuda]==2.15.0\n", ["2"]),
+        # near misses: no version, a commented line, another package, an unbounded range
+        ("requirements.txt", "tensorflow\n", []),
+        ("requirements.txt", "# tensorflow==1.15\n", []),
+        ("requirements.txt", "tensorflow-addons==0.13\ntensorflow_datasets>=4\n", []),
+        ("requirements.txt", "tensorflow>=1.13\n", []),
+        ("environment.yml", "  - tensorflow-gpu=1.15\n", ["1"]),
+        ("setup.py", 'install_requires=["tensorflow>=2.0"]\n', ["2"]),
+        ("Dockerfile", "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/tensorflow:20.06-tf1-py3\n", ["1"]),
+        ("Dockerfile", "FROM nvcr.io/nvidia/tensorflow:21.02-tf2-py3\n", ["2"]),
+        ("Dockerfile", "FROM tensorflow/tensorflow:1.15.5-gpu-py3\n", ["1"]),
+        ("Dockerfile", "FROM tensorflow/tensorflow:latest-gpu\n", ["2"]),
+        ("Dockerfile", "FROM nvcr.io/nvidia/pytorch:21.02-py3\n", []),
+        ("Dockerfile", "FROM nvcr.io/nvidia/tensorflow:19.10-py3\n", []),  # no tf1/tf2 in it
+    ],
+)
+def test_pins(path: str, text: str, majors: list[str]) -> None:
+    assert [p.major for p in pins_in(path, text)] == majors
+
+
+def test_a_folder_pinning_both_versions_pins_none() -> None:
+    pins = folder_pins(
+        [
+            ("a/requirements.txt", "tensorflow==1.15\n"),
+            ("a/Dockerfile", "FROM tensorflow/tensorflow:2.4.1-gpu\n"),
+            ("b/requirements-gpu.txt", "tensorflow-gpu==1.15\n"),
+        ]
+    )
+    assert set(pins) == {"b"}
+    assert pins["b"].where == "b/requirements-gpu.txt:1 tensorflow-gpu==1.15"
+
+
+def test_launchers_and_console_scripts() -> None:
+    text = "#!/bin/bash\n# python old.py\nhorovodrun -np 8 python ./a/main.py --x 1\n"
+    text += "torchrun --nproc_per_node 8 train.py\nmpirun -n 2 python3.9 -u b/run.py\n"
+    assert launched("run.sh", text) == [("./a/main.py", 3), ("train.py", 4), ("b/run.py", 5)]
+    setup = 'entry_points={"console_scripts": ["tool = pkg.cli:main", "t2=pkg.b:run"]},'
+    assert console_modules("setup.py", setup) == ["pkg.cli", "pkg.b"]
+    toml = '[project.scripts]\nmytool = "pkg.cli:main"\n[tool.ruff]\nx = "a:b"\n'
+    assert console_modules("pyproject.toml", toml) == ["pkg.cli"]
+    cfg = "[options.entry_points]\nconsole_scripts =\n    tool = pkg.cli:main\n[flake8]\n"
+    assert console_modules("setup.cfg", cfg) == ["pkg.cli"]
+
+
+@pytest.mark.parametrize(
+    ("source", "kinds"),
+    [
+        ("import tensorflow as tf\ntf.Session()\n", {"tf1_only", "graph_mode"}),
+        ("import tensorflow as tf\nx = tf.random_uniform([2])\n", {"tf1_only"}),
+        ("import tensorflow.compat.v1 as tf\ntf.Session()\n", {"graph_mode"}),
+        ("import tensorflow as tf\ntf.compat.v1.placeholder(tf.float32)\n", {"graph_mode"}),
+        ("from tensorflow.contrib import slim\nslim.conv2d\n", {"tf1_only"}),
+        ("import tensorflow as tf\nw = tf.summary.create_file_writer('d')\n", {"tf2_only"}),
+        ("import tensorflow as tf\nm = tf.keras.Model()\n", set()),
+        # near misses: a comment, a docstring, a longer name, another module's Session
+        ('import tensorflow as tf\n"""uses tf.Session"""\n# tf.logging.info\n', set()),
+        ("import tensorflow as tf\nx = tf.random.uniform([2])\n", set()),
+        ("import tensorflow as tf\nimport db\ndb.Session()\n", set()),
+        ("tf = object()\ntf.Session()\n", set()),
+    ],
+)
+def test_api_evidence_is_resolved_names(source: str, kinds: set[str]) -> None:
+    table = tables_for().tf_migration
+    assert set(api_evidence(source.encode(), table)) - {"script"} == kinds
+
+
+def _programs(files: dict[str, str], pins: str = "") -> dict[str, tuple[str, str]]:
+    modules = {path: text.encode() for path, text in files.items()}
+    pinned = folder_pins([("requirements.txt", pins)]) if pins else {}
+    facts = build_programs(modules, pinned, {}, {}, tables_for().tf_migration)
+    return {p.entry: (p.version, p.decided_by) for p in facts.programs}
+
+
+MAIN = "from runner import run\n\nif __name__ == '__main__':\n    run()\n"
+
+
+def test_each_program_imports_its_own_runner() -> None:
+    """Two programs of a monorepo each import a runner.py of their own folder: the TF 1.x
+    name of one does not make the other TF 1.x."""
+    facts = _programs(
+        {
+            "a/main.py": MAIN,
+            "a/runner.py": "import tensorflow as tf\ndef run():\n    tf.Session()\n",
+            "b/main.py": MAIN,
+            "b/runner.py": "import tensorflow as tf\ndef run():\n    tf.keras.Model()\n",
+        }
+    )
+    assert (
+        facts["a/main.py"][0] == "1"
+        and "tensorflow.Session (a/runner.py:3)" in facts["a/main.py"][1]
+    )
+    assert facts["b/main.py"] == ("2", "no pin, no TF 1.x-only name")
+
+
+def test_the_pin_comes_before_the_names() -> None:
+    files = {
+        "main.py": MAIN,
+        "runner.py": "import tensorflow as tf\ndef run():\n    tf.Session()\n",
+    }
+    assert _programs(files, "tensorflow>=2.6\n")["main.py"] == (
+        "2",
+        "pin requirements.txt:1 tensorflow>=2.6",
+    )
+
+
+def test_relative_imports_and_packages() -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/train.py": "from .model import build\nif __name__ == '__main__':\n    build()\n",
+        "pkg/model.py": "import tensorflow as tf\ndef build():\n    tf.placeholder(tf.float32)\n",
+    }
+    assert _programs(files)["pkg/train.py"][0] == "1"
+
+
+def test_json_report_names_each_program_and_why(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["-i", str(FIXTURE), "-o", str(tmp_path), "--report-format", "json", "--no-cache"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    programs = {p["entry"]: p for p in report["programs"]}
+    assert {e: (p["found_by"], p["version"]) for e, p in programs.items()} == {
+        "classify/main.py": ("__main__ guard", "2"),
+        "detect/train.py": ("launcher scripts/run_detect.sh:3", "2"),
+        "graph2/train.py": ("__main__ guard", "2"),
+        "legacy/test_ops.py": ("__main__ guard", "1"),
+        "legacy/train.py": ("__main__ guard", "1"),
+    }
+    assert programs["classify/main.py"]["decided_by"].startswith("pin classify/Dockerfile:1 ")
+    styles = {path: f["style"] for path, f in report["tensorflow_files"].items()}
+    assert styles["graph2/train.py"] == "tf2_compat" and styles["legacy/test_ops.py"] == "tf1"
+    assert report["shared_files"] == {"common/gpus.py": ["classify/main.py", "legacy/train.py"]}
+
+
+def test_a_changed_pin_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    """The styles are part of the run's fingerprint: after the pin changes, a cached result of
+    the file migrated for the other version is not reused."""
+    src = tmp_path / "proj"
+    shutil.copytree(FIXTURE / "legacy", src)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    runs = []
+    for pin in ("tensorflow-gpu==1.15.5\n", "tensorflow>=2.6\n"):
+        (src / "requirements.txt").write_text(pin, encoding="utf-8")
+        out = tmp_path / f"out{len(runs)}"
+        result = CliRunner().invoke(main, ["-q", "-i", str(src), "-o", str(out), *cache])
+        assert result.exit_code == 0, result.output
+        runs.append((out / "proj_msft" / "test_ops.py").read_text(encoding="utf-8"))
+    assert "npu_device" not in runs[0]
+    assert "npu_device.open().as_default()" in runs[1]
