@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt.tables.device_consumer_table import DeviceConsumerTable
 from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.table_sections import (
     AmpTable,
@@ -86,6 +87,7 @@ class Tables:
     distributed_mode: DistributedModeTable
     tf_adapter: TfAdapterTable  # the Ascend TensorFlow adapter's options and support lists
     tf_migration: TfMigrationTable  # rules/tf_migration.json: the TensorFlow migration
+    device_consumers: DeviceConsumerTable  # rules/device_consumers.json: non-torch devices
 
     def cuda_entry(self, qualified: str) -> Entry:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
@@ -272,5 +274,6 @@ def _load_tables(version: str) -> Tables:
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
         tf_adapter=load_tf_adapter(_load_json(base / "tf_adapter.json")),
         tf_migration=load_tf_migration(_load_json(base / "tf_migration.json")),
+        device_consumers=DeviceConsumerTable(_load_json(base / "device_consumers.json")),
         **sections(raw),
     )
