@@ -3,7 +3,8 @@
 
 An anchor is a word without which no built-in rule can fire on a statement: ``cuda``, ``nccl``,
 ``device`` (integer device indices), ``.to``, the leaf of every unsupported API, the root of every
-CUDA-only library (the listed parts and argument keywords of a device-neutral one), plus, per
+CUDA-only library (the listed parts and argument keywords of a device-neutral one), the root of
+every library that takes a device of its own (rules/device_consumers.json), plus, per
 file, each name an import binds to a path holding one of those words
 (``import torch.cuda as tc`` makes ``tc`` an anchor). tests/test_anchor_pattern.py checks that every
 entry of the tables can be reached this way.
@@ -45,7 +46,7 @@ TO_CALL_PATTERN = re.compile(TO_CALL)
 
 @lru_cache(maxsize=8)
 def anchor_words(tables: Tables) -> tuple[str, ...]:
-    libraries = set(tables.unsupported.libraries.line_words)
+    libraries = set(tables.unsupported.libraries.line_words) | tables.device_consumers.roots
     return tuple(sorted(set(BASE_WORDS) | libraries, key=lambda w: (-len(w), w)))
 
 

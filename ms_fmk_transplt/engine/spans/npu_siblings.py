@@ -6,11 +6,9 @@ Device-agnostic code often lists every device itself: ``if name == "cuda": ... e
 beside ``NPU = ("npu", "NPU", "hccl")``, a dict with both keys. Rewriting its ``"cuda"`` would
 add a second NPU arm that shadows the one written for the NPU (the first match wins) and remove
 the CUDA one. Option names are not devices either: ``{"cuda": cuda}`` (a flag named ``cuda``).
-Nor is a key among other names that are not devices: ``{"torch": ..., "cuda":
-torch.cuda.get_rng_state()}`` (a GPU checkpoint has that key), with its reads ``state["cuda"]``
-in the same file. These literals are found on the stdlib tree of the whole file and kept as they
-are. (Elsewhere a key read back with ``cfg.pop("cuda")`` or ``CONFIG["cuda"]`` is not kept: the
-dict it reads may be built in another file, with ``"cuda"`` as a device key migrated there.)
+These literals are found on the stdlib tree of the whole file and kept as they are.
+(Other dict keys and lookup keys, ``{"torch": ..., "cuda": torch.cuda.get_rng_state()}``,
+``cfg.pop("cuda")``, are decided where the rule meets them: device_strings/device_labels.py.)
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 
 CUDA_STRING = re.compile(r"cuda(:\d+)?|nccl")  # what device_strings/distributed would rewrite
 NPU_STRINGS = frozenset({"npu", "hccl"})
-# keys that make a dict one keyed by device type (its "cuda" is a device, migrated)
+# keys that make a dict one keyed by device type (its "cuda" is a device: device_labels.py)
 DEVICE_NAMES = frozenset(
     {"cpu", "cuda", "npu", "mps", "xla", "xpu", "hpu", "meta", "mlu", "ipu", "neuron", "tpu", "gpu"}
 )
@@ -89,62 +87,10 @@ def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
     ]
 
 
-def _state_key(node: ast.Dict) -> list[ast.Constant]:
-    """``{"torch": get_rng_state(), "cuda": torch.cuda.get_rng_state()}``: "cuda" names the
-    CUDA module's entry among other names, none a device; a GPU checkpoint has that key."""
-    keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-    pairs = [(k, v) for k, v in zip(node.keys, node.values) if k in keys]
-    cuda = [k for k, v in pairs if k.value == "cuda" and _reads_module(v, ("cuda", "npu"))]
-    others = [(k, v) for k, v in pairs if k not in cuda]
-    if not cuda or not others:
-        return []
-    # other device keys hold their own module's snapshot ("mps": torch.mps.get_rng_state())
-    if all(k.value not in DEVICE_NAMES or _reads_module(v, (k.value,)) for k, v in others):
-        return cuda
-    return []
-
-
-def _reads_module(value: ast.expr | None, modules: tuple[str, ...]) -> bool:
-    """A value taken from a device module (``torch.cuda.get_rng_state()``, or its migrated
-    ``torch.npu`` form on a second run): a snapshot of it."""
-    return value is not None and any(
-        isinstance(n, ast.Attribute) and n.attr in modules for n in walk_nodes([value])
-    )
-
-
-def _state_reads(tree: ast.Module) -> list[ast.Constant]:
-    """``state["cuda"]``, ``state.get("cuda")``: reads of such a key (kept with it), except on
-    a name the file binds to another dict display (``per_device = {"cuda": ...}``)."""
-    tables = {
-        target.id
-        for node in tree_nodes(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-        if not _state_key(node.value)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    found = []
-    for node in tree_nodes(tree):
-        key, owner = None, None
-        if isinstance(node, ast.Subscript):
-            key, owner = node.slice, node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("get", "pop", "setdefault") and node.args:
-                key, owner = node.args[0], node.func.value
-        if isinstance(owner, ast.Name) and owner.id in tables:
-            continue
-        if isinstance(key, ast.Constant) and key.value == "cuda":
-            found.append(key)
-    return found
-
-
 def _kept(tree: ast.Module) -> tuple[list[ast.Constant], set[int]]:
     """The literals that stay, and the lines of the CUDA arms of if-chains with an NPU arm."""
     kept: list[ast.Constant] = []
     arm_lines: set[int] = set()
-    state_keys = [k for n in tree_nodes(tree) if isinstance(n, ast.Dict) for k in _state_key(n)]
-    if state_keys:  # the dict is built here, so its reads here name the same key
-        kept.extend(state_keys + _state_reads(tree))
     for node in tree_nodes(tree):
         if isinstance(node, ast.If):
             arms = _chain_arms(node)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.unsupported_table import LAUNCHERS
+
+OVERRIDE_MESSAGE = "device override in a command line: device=cuda -> device=npu"
 
 # a whole word `device=cuda`, `--device=cuda:0`, `model.device=cuda` in the text
 _OVERRIDE = re.compile(r"(?:(?<=\s)|^)-{0,2}[A-Za-z_.]*device=(cuda)(?::\d+)?(?=\s|$)")
@@ -77,3 +80,24 @@ def shown_words(
         before.append(text[start:end])
         after.append(text[start:offset] + new + text[offset + len("cuda") : end])
     return " … ".join(before), " … ".join(after)
+
+
+def rewrite_overrides(
+    ctx: SpanContext,
+    where: tuple[int, str, list[tuple[int, str]]],
+    rule: str,
+    lines: tuple[int, int],
+    old: str,
+    new: str,
+) -> None:
+    """Rewrite the device overrides of a command line: ``where`` is the offset of the string's
+    body in the file, the body, and its text segments with their offsets in the body."""
+    body_start, body, segments = where
+    offsets = override_offsets([text for _, text in segments])
+    if not offsets:
+        return
+    for index, offset in offsets:
+        at = body_start + len(body[: segments[index][0] + offset].encode("utf-8"))
+        ctx.replace(at, at + len(old), new, expect=old)
+    before, after = shown_words([text for _, text in segments], offsets, 0, new)
+    ctx.record(lines, rule, OVERRIDE_MESSAGE, before, after)

@@ -8,8 +8,22 @@ import re
 
 from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     fstring_segments,
-    override_offsets,
-    shown_words,
+    rewrite_overrides,
+)
+from ms_fmk_transplt.engine.rules.device_strings.device_consumers import (
+    call_key,
+    consumer_flows,
+    hold,
+    key,
+    report,
+)
+from ms_fmk_transplt.engine.rules.device_strings.device_labels import (
+    ACCELERATOR,
+    ACCELERATOR_API,
+    NOT_A_DEVICE,
+    NOT_A_DEVICE_ENTRY,
+    NOT_DEVICE_KEYWORDS,
+    DeviceLabels,
 )
 from ms_fmk_transplt.engine.rules.device_strings.device_names import (
     INT_OPS,
@@ -26,11 +40,9 @@ from ms_fmk_transplt.engine.rules.device_strings.dotted_names import (
 )
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
-from ms_fmk_transplt.engine.spans.source_text import StringToken
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.tables.unsupported_table import Entry
+from ms_fmk_transplt.rule_catalog import declare
 
 LITERAL = declare(
     "device_strings.literal",
@@ -45,7 +57,16 @@ LITERAL = declare(
     '`"npu"` (`"hccl"`) of the code\'s own -- an if/elif chain with an NPU arm, a tuple or '
     "list naming both, an enum table with an NPU member, a dict with both keys: rewritten, it "
     "would shadow the NPU arm written for the NPU -- nor an option named `cuda` "
-    '(`{"cuda": cuda}`).',
+    '(`{"cuda": cuda}`). Nor is a label: a key of a dict that is no table keyed by device type '
+    '(`{"enabled": True, "cpu": True, "cuda": True}`) and the lookups of such a key '
+    '(`cfg.pop("cuda")`, `cfg["cuda"]`, `cfg.get("cuda")`, `"cuda" in cfg`) -- a table such as '
+    '`{"cuda": torch.float16, "cpu": torch.bfloat16}`, or one the file looks up by a device '
+    "(`[device.type]`), is migrated with its lookups --, the argument of a custom pytest marker "
+    '(`@pytest.mark.runs_on(["cuda"])`; `parametrize` values are devices, migrated), or a value '
+    "compared with one of a library that is not torch (`foreign_cuda_roots` in "
+    "rules/interface_table.json: Triton's `driver.active.get_current_target().backend == "
+    '"cuda"`, where triton-ascend says "npu"), also through a name assigned one. A device given '
+    "to a library that is not torch is rule device_strings.non_torch_consumer's.",
 )
 FSTRING = declare(
     "device_strings.fstring",
@@ -88,33 +109,9 @@ DOTTED_NAME = declare(
     "migrated exactly like the code it names: only when the target's `torch.npu` has it, "
     "never a capability probe (device_api.capability_probe keeps those on torch.cuda).",
 )
-NOT_A_DEVICE = declare(
-    "device_strings.not_a_device",
-    '`accelerator="cuda"` (Lightning): not a torch device, left unchanged, one manual row per file',
-    "Some libraries take a `cuda` string that is not a torch device: Lightning's "
-    '`Trainer(accelerator="cuda")` / `Fabric(accelerator="cuda")` names its CUDAAccelerator, and '
-    'Lightning has no built-in "npu" accelerator, so rewriting the value would fail. The same '
-    'holds where the value flows there through a name: `accelerator = "cuda"`, '
-    '`accelerator == "cuda"`, a parameter `accelerator: Literal["cpu", "cuda"] = "cuda"`, '
-    '`allowed_accelerators = {"cpu", "cuda"}` (any name containing `accelerator`). The literal '
-    "is left as it is and reported, once per file with the lines of every use: run on the NPU "
-    "through an NPU accelerator for Lightning, or drive torch_npu directly.",
-    kind=OPEN_WORK,
-)
 FOLDED_PER_FILE = frozenset({NOT_A_DEVICE})  # one row per file, listing the lines (migrate.py)
-NOT_DEVICE_KEYWORDS = frozenset({"accelerator"})  # keyword arguments whose "cuda" is no device
-ACCELERATOR_API = 'accelerator "cuda"'
-ACCELERATOR = '"cuda" flows into a Lightning accelerator (by name): not a device; left unchanged'
-NOT_A_DEVICE_ENTRY = Entry(
-    "accelerator",
-    "cuda_only_api",
-    "manual",
-    'Lightning\'s accelerator="cuda" selects its CUDAAccelerator (there is no built-in "npu" '
-    "accelerator): use an NPU accelerator for Lightning, or torch_npu directly",
-)
 # a config override on a command line (`tune run ... device=cuda`, `--device=cuda:0`)
 DEVICE_OVERRIDE = re.compile(r"(-{0,2}[A-Za-z_.]*device)=(cuda)(:\d+)?$")
-OVERRIDE_MESSAGE = "device override in a command line: device=cuda -> device=npu"
 
 
 class DeviceStringsSpans(SpanConcern):
@@ -130,6 +127,8 @@ class DeviceStringsSpans(SpanConcern):
         self.kept = kept_device_strings(ctx.source.data)
         self.accelerators = accelerator_strings(ctx.source.data)
         self.passed = PassedIndices(ctx)
+        self.labels = DeviceLabels(ctx)  # dict keys, lookups, pytest markers, Triton's backend
+        self.flows = consumer_flows(ctx.source.data, self.tables.device_consumers)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value
@@ -147,13 +146,25 @@ class DeviceStringsSpans(SpanConcern):
                 if key is not None:
                     self.ctx.claim(key)
 
+    # -- devices of libraries that are not torch (device_consumers.py) ---------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        uses = self.flows.calls.get(call_key(node)) if self.flows.calls else None
+        if uses:
+            report(self.ctx, node, uses, self.flows.held)
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        if self.flows.held and node.value is not None and key(node.value) in self.flows.held:
+            hold(self.ctx, node.value)
+
+    visit_AnnAssign = visit_Assign
+
     # -- literals --------------------------------------------------------------------------
     def leave_SimpleString(self, part: StringPart) -> None:
         if part.docstring or self.ctx.is_claimed(part.key):
             return
         node = part.node
         place = (node.lineno, node.col_offset)
-        if part.whole and place in self.kept:
+        if part.whole and (place in self.kept or place in self.flows.kept):
             self.ctx.claim(part.key)  # beside an "npu" of its own (also for distributed)
             return
         if part.whole and place in self.accelerators:
@@ -175,11 +186,16 @@ class DeviceStringsSpans(SpanConcern):
             self.ctx.record(part.lines, rule, f"device '{body}' -> npu", before, after)
             return
         if body is not None and "device=cuda" in body:
-            self._command_line(part, body)
+            rule = self.ctx.rule_for(part.key, self.literal_rule)
+            where = (part.token.body_start, body, [(0, body)])
+            rewrite_overrides(self.ctx, where, rule, part.lines, self.old, self.new)
         if body is None or not body.startswith(self.old):
             return
         value = part.value
         if not isinstance(value, str) or not self.literal.match(value):
+            return
+        if part.whole and isinstance(node, ast.Constant) and self.labels.is_label(node):
+            self.ctx.claim(part.key)  # a dict key, a lookup, a marker's label, Triton's backend
             return
         before = self.ctx.token_text(part)
         start = part.token.body_start
@@ -192,17 +208,6 @@ class DeviceStringsSpans(SpanConcern):
             before,
             self.ctx.token_text(part),
         )
-
-    def _command_line(self, part: StringPart, body: str) -> None:
-        offsets = override_offsets([body])
-        if not offsets:
-            return
-        for _, offset in offsets:
-            at = part.token.body_start + len(body[:offset].encode("utf-8"))
-            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
-        rule = self.ctx.rule_for(part.key, self.literal_rule)
-        before, after = shown_words([body], offsets, 0, self.new)
-        self.ctx.record(part.lines, rule, OVERRIDE_MESSAGE, before, after)
 
     def _dotted_name(self, part: StringPart, body: str) -> None:
         npu = dotted_cuda_name(body, self.tables) if part.value == body else None
@@ -230,7 +235,9 @@ class DeviceStringsSpans(SpanConcern):
         )
         if not whole_device:
             if "device=cuda" in body:
-                self._fstring_command_line(node, token)
+                rule = self.ctx.rule_for(node, self.fstring_rule)
+                where = (token.body_start, body, fstring_segments(body))
+                rewrite_overrides(self.ctx, where, rule, self.ctx.lines(node), self.old, self.new)
             return
         before = self.ctx.snippet(node)
         start = token.body_start
@@ -242,19 +249,6 @@ class DeviceStringsSpans(SpanConcern):
             before,
             self.ctx.snippet(node),
         )
-
-    def _fstring_command_line(self, node: ast.JoinedStr, token: StringToken) -> None:
-        segments = fstring_segments(token.body)
-        offsets = override_offsets([text for _, text in segments])
-        if not offsets:
-            return
-        for index, offset in offsets:
-            at = token.body_start + len(token.body[: segments[index][0] + offset].encode("utf-8"))
-            self.ctx.replace(at, at + len(self.old), self.new, expect=self.old)
-        rule = self.ctx.rule_for(node, self.fstring_rule)
-        texts = [text for _, text in segments]
-        before, after = shown_words(texts, offsets, 0, self.new)
-        self.ctx.record(self.ctx.lines(node), rule, OVERRIDE_MESSAGE, before, after)
 
     # -- integer device indices -----------------------------------------------------------
     def is_int_device(self, node: ast.AST) -> bool:
