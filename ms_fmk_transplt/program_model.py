@@ -27,7 +27,8 @@ from pathlib import Path
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.program_facts import Program, ProgramFacts
-from ms_fmk_transplt.engine.rules.tf.tf_versions import KINDS, api_evidence
+from ms_fmk_transplt.engine.rules.tf.horovod_values import receiving_parameter
+from ms_fmk_transplt.engine.rules.tf.tf_versions import Evidence
 from ms_fmk_transplt.project_files import (
     LAUNCHERS,
     MAX_BYTES,
@@ -41,6 +42,7 @@ from ms_fmk_transplt.project_files import (
 )
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+from ms_fmk_transplt.tf_module_scan import TfModule, scan_module
 
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""", re.M
@@ -48,8 +50,6 @@ _MAIN_GUARD = re.compile(
 _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
 _NAME = re.compile(r"[A-Za-z_][\w]*")
-
-Evidence = dict[str, tuple[str, int]]
 
 
 def _imports(source: bytes) -> list[tuple[int, str, list[str]]]:
@@ -174,24 +174,34 @@ def _is_tf(roots: set[str], table: TfMigrationTable) -> bool:
     )
 
 
-def _evidence(
-    rel_path: str, source: bytes, table: TfMigrationTable, cache: Cache | None
-) -> Evidence:
-    """A TensorFlow module's evidence (tf_versions.api_evidence), from the cache when its
-    content was read before."""
-    if cache is None:
-        return api_evidence(source, table)
-    key = cache.key("tf evidence:" + rel_path, source)
-    entry = cache.get(key)
-    value = entry.value if entry is not None else None
-    if type(value) is dict and all(
-        k in KINDS and type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is int
-        for k, v in value.items()
-    ):
-        return {k: (v[0], v[1]) for k, v in value.items()}
-    found = api_evidence(source, table)
-    cache.put(key, {k: [name, line] for k, (name, line) in found.items()})
-    return found
+def _horovod_flow(
+    scanned: dict[str, TfModule], index: _Modules
+) -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
+    """Horovod passed as a value, one call level: the parameters of the project's functions
+    it lands in (file -> parameter -> Horovod's kind), and the calls of each file that pass
+    it (horovod_values.py)."""
+    params: dict[str, dict[str, str]] = {}
+    passed: dict[str, list[str]] = {}
+    for path, module in sorted(scanned.items()):
+        for callee, position, keyword, kind, line in module.passes:
+            target_module, _, function = callee.rpartition(".")
+            passed.setdefault(path, []).append(f"{function.lstrip('?')} at line {line}")
+            if callee.startswith("?"):
+                continue  # (a method, a call of a call: no function the model resolves)
+            target: str | None = path
+            if target_module:
+                dotted = target_module.lstrip(".")
+                level = len(target_module) - len(dotted)
+                found = index.resolve(path, level, dotted, [])
+                target = found[0] if found else None
+            callee_module = scanned.get(target) if target is not None else None
+            if target is None or callee_module is None:
+                continue
+            parameters = callee_module.functions.get(function)
+            name = receiving_parameter(parameters, position, keyword) if parameters else ""
+            if name:
+                params.setdefault(target, {})[name] = kind
+    return params, {path: tuple(calls) for path, calls in passed.items()}
 
 
 def _first(kind: str, files: Iterable[str], evidence: dict[str, Evidence]) -> str:
@@ -242,7 +252,8 @@ def build_programs(
     folders, its shell launchers and packaging files (path -> text)."""
     roots = {path: _roots(source) for path, source in modules.items()}
     tf_files = {path for path, r in roots.items() if _is_tf(r, table)}
-    evidence = {p: _evidence(p, modules[p], table, cache) for p in sorted(tf_files)}
+    scanned = {p: scan_module(p, modules[p], table, cache) for p in sorted(tf_files)}
+    evidence = {p: m.evidence for p, m in scanned.items()}
     graph = _graph(modules)
     entries = _entries(modules, launchers, packaging)
     imported = {target for targets in graph.values() for target in targets}
@@ -282,7 +293,8 @@ def build_programs(
             version, why = decide_version(path.rpartition("/")[0], [path], pins, evidence)
             why = f"its own code: {why}"
         styles[path] = (_style(version or "1", path, evidence), why)
-    return ProgramFacts(tuple(programs), styles, frozenset(tf2_entries), shared)
+    horovod, passed = _horovod_flow(scanned, _Modules(modules))
+    return ProgramFacts(tuple(programs), styles, frozenset(tf2_entries), shared, horovod, passed)
 
 
 def program_facts(

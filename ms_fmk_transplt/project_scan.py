@@ -318,11 +318,8 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
         return text
     if facts.own_modules:
         text = f"{text}|own modules {sorted(facts.own_modules)!r}"
-    programs = facts.programs
-    if programs.tf_style or programs.tf2_entries:  # (what TensorFlow each file is migrated for)
-        styles = sorted((path, style) for path, (style, _) in programs.tf_style.items())
-        text = f"{text}|tf styles {styles!r} {sorted(programs.tf2_entries)!r}"
-    return text
+    programs = facts.programs.fingerprint()  # (what TensorFlow each file is migrated for)
+    return f"{text}|{programs}" if programs else text
 
 
 def _read_facts_text(facts: ProjectFacts | None) -> str:

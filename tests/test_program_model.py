@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from helpers import tables_for
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.engine.rules.tf.tf_versions import api_evidence
+from ms_fmk_transplt.tf_module_scan import read_module
 from ms_fmk_transplt.program_model import build_programs
 from ms_fmk_transplt.project_files import console_modules, folder_pins, launched, pins_in
 
@@ -92,7 +92,7 @@ def test_launchers_and_console_scripts() -> None:
 )
 def test_api_evidence_is_resolved_names(source: str, kinds: set[str]) -> None:
     table = tables_for().tf_migration
-    assert set(api_evidence(source.encode(), table)) - {"script"} == kinds
+    assert set(read_module(source.encode(), table).evidence) - {"script"} == kinds
 
 
 def _programs(files: dict[str, str], pins: str = "") -> dict[str, tuple[str, str]]:
@@ -178,3 +178,28 @@ def test_a_changed_pin_is_not_served_from_the_cache(tmp_path: Path) -> None:
         runs.append((out / "proj_msft" / "test_ops.py").read_text(encoding="utf-8"))
     assert "npu_device" not in runs[0]
     assert "npu_device.open().as_default()" in runs[1]
+
+
+def test_horovod_passed_as_a_value_reaches_the_callee_parameter() -> None:
+    """One call level across modules: by keyword, by position, through a relative import;
+    a call passing something else, and a method, give nothing."""
+    table = tables_for().tf_migration
+    head = "import horovod.tensorflow as hvd\nimport tensorflow as tf\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/train.py": head
+        + "from optimization import create_optimizer\nfrom .utils import scale, other\n"
+        + "create_optimizer(1, 2, hvd=hvd)\nscale(hvd)\nother(None)\nobj.method(hvd)\n",
+        "pkg/optimization.py": "import tensorflow as tf\n"
+        + "def create_optimizer(loss, lr, hvd=None):\n    return hvd\n",
+        "pkg/utils.py": "import tensorflow as tf\n"
+        + "def scale(h, *, k=1):\n    return h\ndef other(hvd):\n    return hvd\n",
+    }
+    facts = build_programs({p: t.encode() for p, t in files.items()}, {}, {}, {}, table)
+    assert facts.horovod_params == {
+        "pkg/optimization.py": {"hvd": "tf1"},
+        "pkg/utils.py": {"h": "tf1"},
+    }
+    assert facts.horovod_passed == {
+        "pkg/train.py": ("create_optimizer at line 5", "scale at line 6", "method at line 8")
+    }

@@ -37,6 +37,16 @@ class Program:
 
 
 @dataclass(frozen=True)
+class FileProgram:
+    """What the programs say of one file (ProgramFacts.for_file)."""
+
+    style: str  # its TensorFlow style ("" when the programs give it none)
+    entry: bool  # the entry of a TF 2.x program: the NPU device is opened there
+    horovod: dict[str, str]  # parameters a caller passes Horovod in -> its kind ("tf1"/"keras")
+    passes_horovod: tuple[str, ...]  # where the file passes Horovod on as a value
+
+
+@dataclass(frozen=True)
 class ProgramFacts:
     programs: tuple[Program, ...] = ()
     # a TensorFlow file -> its style ("tf1", "tf2", "tf2_compat") and why
@@ -45,6 +55,28 @@ class ProgramFacts:
     tf2_entries: frozenset[str] = frozenset()
     # a file imported by TensorFlow programs of both versions -> their entries
     shared: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # a file -> its functions' parameters some caller passes Horovod in -> Horovod's kind
+    horovod_params: dict[str, dict[str, str]] = field(default_factory=dict)
+    # a file -> the calls that pass Horovod on as a value ("create_optimizer at line 321")
+    horovod_passed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def for_file(self, path: str) -> FileProgram:
+        return FileProgram(
+            self.style(path),
+            path in self.tf2_entries,
+            self.horovod_params.get(path, {}),
+            self.horovod_passed.get(path, ()),
+        )
+
+    def fingerprint(self) -> str:
+        """What of the model the migrated files depend on, as text ("" for a model that says
+        nothing of TensorFlow)."""
+        if not (self.tf_style or self.tf2_entries or self.horovod_params or self.horovod_passed):
+            return ""
+        styles = sorted((path, style) for path, (style, _) in self.tf_style.items())
+        horovod = sorted((p, sorted(n.items())) for p, n in self.horovod_params.items())
+        passed = sorted(self.horovod_passed.items())
+        return f"tf styles {styles!r} {sorted(self.tf2_entries)!r} {horovod!r} {passed!r}"
 
     def style(self, path: str) -> str:
         """The TensorFlow style the programs give the file ("" when they give none)."""

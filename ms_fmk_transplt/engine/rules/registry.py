@@ -181,6 +181,7 @@ FAMILIES: tuple[Family, ...] = (
             "tf_files",
             "tf_edits",
             "tf_versions",
+            "horovod_values",
         ),
         (_TF_MIGRATION, _TF_ADAPTER),
         (

@@ -204,8 +204,7 @@ def _tensorflow(
     project = ctx.options.project
     program = None
     if project is not None and not notebook:  # (what the run's program model says of the file)
-        programs = project.programs
-        program = (programs.style(ctx.path), ctx.path in programs.tf2_entries)
+        program = project.programs.for_file(ctx.path)
     tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)

@@ -233,18 +233,20 @@ def horovod_import_rows(ctx: SpanContext) -> None:
         return
     if any(n.rule == DISTRIBUTED_API and n.api.split(".")[0] in tf.horovod for n in ctx.notices):
         return  # Horovod is still called
+    tip = (
+        "every Horovod call of this file was migrated: remove this import where "
+        "Horovod is not installed (the NPU machine)"
+    )
+    if tf.passes_horovod:  # the name is still read: removing the import raises NameError
+        tip = (
+            "every Horovod call of this file was migrated, but Horovod is still passed on as "
+            f"a value ({', '.join(tf.passes_horovod)}): keep the import and install Horovod on "
+            "the NPU machine, or pass None where the callee only tests it"
+        )
     for node in ctx.import_statements:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
         if any(n and n.split(".")[0] == "horovod" for n in names):
-            tf_row(
-                ctx,
-                node,
-                HOROVOD_IMPORT,
-                "horovod",
-                "caveat",
-                "every Horovod call of this file was migrated: remove this import where "
-                "Horovod is not installed (the NPU machine)",
-            )
+            tf_row(ctx, node, HOROVOD_IMPORT, "horovod", "caveat", tip)
 
 
 def _root(func: ast.expr) -> ast.Name | None:

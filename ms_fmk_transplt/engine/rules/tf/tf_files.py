@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ms_fmk_transplt.engine.program_facts import FileProgram
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 
@@ -42,6 +43,7 @@ class TfFile:
     # file checked alone) this file's own bytes did
     from_programs: bool = False
     imports_tf: bool = True  # False: an entry of a TF 2.x program whose TF calls are elsewhere
+    passes_horovod: tuple[str, ...] = ()  # calls the file passes Horovod to as a value
 
     @property
     def tf1(self) -> bool:
@@ -98,7 +100,7 @@ def tf_file(
     source: bytes,
     table: TfMigrationTable,
     notebook_style: str = "",
-    program: tuple[str, bool] | None = None,
+    program: FileProgram | None = None,
 ) -> TfFile | None:
     """The file's TensorFlow facts, or None for a file that imports no TensorFlow;
     ``notebook_style``: a cell of a TensorFlow notebook of that style (its imports may be in
@@ -123,10 +125,12 @@ def tf_file(
             if kind is not None and bound:
                 horovod[bound] = kind
                 is_tf = True
-    entry = program is not None and program[1]
+    entry = program is not None and program.entry
     if not is_tf and not notebook_style and not entry:
         return None
-    style = notebook_style or (program[0] if program is not None else "")
+    if program is not None:  # parameters a caller passes Horovod in (horovod_values.py)
+        horovod = {**program.horovod, **horovod}
+    style = notebook_style or (program.style if program is not None else "")
     if not style:
         style = "tf1" if any(m in source for m in table.tf1_markers) else "tf2"
     if program is None:  # an entry point that computes with TensorFlow (tokenizers' tests: none)
@@ -137,6 +141,7 @@ def tf_file(
         entry=entry,
         from_programs=program is not None,
         imports_tf=is_tf,
+        passes_horovod=program.passes_horovod if program is not None else (),
         calls_initialize_system=b"initialize_system" in source,
         computes=any(m in source for m in table.tf2_markers),
         torch=torch,

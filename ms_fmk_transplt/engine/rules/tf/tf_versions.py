@@ -14,13 +14,16 @@ from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
+Evidence = dict[str, tuple[str, int]]  # kind -> (the first name of that kind, its line)
+
 KINDS = ("tf1_only", "graph_mode", "tf2_only", "script")
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow._api.v1.")
 _V2 = ("tensorflow.compat.v2.", "tensorflow._api.v2.")
 
 
-def _bindings(tree: ast.Module) -> dict[str, str]:
-    """What the module's imports (at any depth) bind each name to."""
+def bindings(tree: ast.Module) -> dict[str, str]:
+    """What the module's imports (at any depth) bind each name to; a relative import's path
+    starts with its dots (``from .optimization import create`` -> ``.optimization.create``)."""
     bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -30,9 +33,13 @@ def _bindings(tree: ast.Module) -> dict[str, str]:
                 else:
                     root = alias.name.split(".")[0]
                     bound[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = "." * node.level + (node.module or "")
             for alias in node.names:
-                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                joined = (
+                    f"{module}{alias.name}" if module.endswith(".") else f"{module}.{alias.name}"
+                )
+                bound[alias.asname or alias.name] = joined
     return bound
 
 
@@ -66,19 +73,22 @@ def classify(qualified: str, table: TfMigrationTable) -> list[str]:
     return kinds
 
 
-def api_evidence(source: bytes, table: TfMigrationTable) -> dict[str, tuple[str, int]]:
-    """Each kind of evidence the module's code holds -> the first name of it (as resolved,
-    ``tensorflow.Session``) and its line; ``script``: the line of its first module-level call.
-    A module Python cannot read holds none."""
+def parse_module(source: bytes) -> ast.Module | None:
+    """The module's tree (None: Python cannot read it, or it is beyond the parse bounds)."""
     try:
         check_parse_size(source)
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
-        return {}
-    bound = _bindings(tree)
+        return None
+
+
+def api_evidence(tree: ast.Module, bound: dict[str, str], table: TfMigrationTable) -> Evidence:
+    """Each kind of evidence the module's code holds -> the first name of it (as resolved,
+    ``tensorflow.Session``) and its line; ``script``: the line of its first module-level call.
+    ``bound``: what its imports bind (bindings)."""
     if not any(path.startswith(("tensorflow", "tf_keras")) for path in bound.values()):
         return {}
-    found: dict[str, tuple[str, int]] = {}
+    found: Evidence = {}
     for stmt in tree.body:  # module-level calls: a script, run as it is (no __main__ guard)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             found["script"] = ("", stmt.lineno)
