@@ -22,54 +22,71 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from ms_fmk_transplt.cache import Cache
-from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.program_facts import Program, ProgramFacts
 from ms_fmk_transplt.engine.rules.tf.horovod_values import receiving_parameter
 from ms_fmk_transplt.engine.rules.tf.tf_versions import Evidence
 from ms_fmk_transplt.project_files import (
-    LAUNCHERS,
-    MAX_BYTES,
-    PACKAGING_FILES,
+    OtherFiles,
     Pin,
     console_modules,
     folder_pins,
     launched,
     pin_for,
-    pinned_file,
 )
-from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 from ms_fmk_transplt.tf_module_scan import TfModule, scan_module
 
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""", re.M
 )
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+_IMPORT = re.compile(rb"[ \t]*import[ \t]+([^\n#;]+)")
+_FROM = re.compile(rb"[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)")
 _NAME = re.compile(r"[A-Za-z_][\w]*")
 
+Import = tuple[int, str, list[str]]  # level, module, the names imported from it
 
-def _imports(source: bytes) -> list[tuple[int, str, list[str]]]:
+
+def _imports(source: bytes) -> list[Import]:
     """(level, module, names imported from it) of each import line (``import a.b`` is
-    ``(0, "a.b", [])``)."""
-    found: list[tuple[int, str, list[str]]] = []
-    for match in _IMPORT.finditer(source):
-        for part in match.group(1).decode("utf-8", "replace").split(","):
-            words = part.split()
-            if words and all(_NAME.fullmatch(w) for w in words[0].split(".")):
-                found.append((0, words[0], []))
-    for match in _FROM.finditer(source):
-        level, module = len(match.group(1)), match.group(2).decode("utf-8", "replace")
-        names = [
-            n.split()[0]
-            for n in match.group(3).decode("utf-8", "replace").strip("() \t\r\n\\").split(",")
-            if n.split()
-        ]
-        found.append((level, module, [n for n in names if _NAME.fullmatch(n)]))
+    ``(0, "a.b", [])``). Only the lines holding the word ``import`` are read (a regular
+    expression anchored at every line start would read every line)."""
+    found: list[Import] = []
+    lines: set[int] = set()
+    at = source.find(b"import")
+    while at >= 0:
+        start = source.rfind(b"\n", 0, at) + 1
+        if start not in lines:
+            lines.add(start)
+            head = source[start:at].strip(b" \t")
+            if not head:
+                _plain_import(_IMPORT.match(source, start), found)
+            elif head.startswith(b"from"):
+                _from_import(_FROM.match(source, start), found)
+        at = source.find(b"import", at + 6)
     return found
+
+
+def _plain_import(match: re.Match[bytes] | None, found: list[Import]) -> None:
+    if match is None:
+        return
+    for part in match.group(1).decode("utf-8", "replace").split(","):
+        words = part.split()
+        if words and all(_NAME.fullmatch(w) for w in words[0].split(".")):
+            found.append((0, words[0], []))
+
+
+def _from_import(match: re.Match[bytes] | None, found: list[Import]) -> None:
+    if match is None:
+        return
+    level, module = len(match.group(1)), match.group(2).decode("utf-8", "replace")
+    names = [
+        n.split()[0]
+        for n in match.group(3).decode("utf-8", "replace").strip("() \t\r\n\\").split(",")
+        if n.split()
+    ]
+    found.append((level, module, [n for n in names if _NAME.fullmatch(n)]))
 
 
 class _Modules:
@@ -77,6 +94,10 @@ class _Modules:
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths = set(paths)
+        # every name a path is made of: an absolute import of any other name (os, torch) is
+        # no module of the project
+        self.names = {part.rpartition(".")[0] or part for p in self.paths for part in p.split("/")}
+        self._resolved: dict[tuple[str, int, str, tuple[str, ...]], list[str]] = {}
 
     def _file(self, base: str, dotted: str) -> str | None:
         stem = "/".join(p for p in (base, dotted.replace(".", "/")) if p)
@@ -86,7 +107,15 @@ class _Modules:
         return None
 
     def resolve(self, importer: str, level: int, module: str, names: list[str]) -> list[str]:
-        folder = importer.rpartition("/")[0]
+        if not level and module.partition(".")[0] not in self.names:
+            return []
+        key = (importer.rpartition("/")[0], level, module, tuple(names))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve(key[0], level, module, names)
+        return found
+
+    def _resolve(self, folder: str, level: int, module: str, names: list[str]) -> list[str]:
         if level:
             for _ in range(level - 1):
                 folder = folder.rpartition("/")[0]
@@ -105,12 +134,12 @@ class _Modules:
         return []
 
 
-def _graph(modules: dict[str, bytes]) -> dict[str, list[str]]:
-    index = _Modules(modules)
+def _graph(imports: dict[str, list[Import]]) -> dict[str, list[str]]:
+    index = _Modules(imports)
     graph: dict[str, list[str]] = {}
-    for path, source in modules.items():
+    for path, lines in imports.items():
         targets: list[str] = []
-        for level, module, names in _imports(source):
+        for level, module, names in lines:
             targets.extend(index.resolve(path, level, module, names))
         graph[path] = sorted(set(targets) - {path})
     return graph
@@ -151,15 +180,15 @@ def _entries(
                     entries.setdefault(found, f"console script {rel_path}")
                     break
     for path, source in modules.items():
-        if path not in entries and _MAIN_GUARD.search(source):
+        if path not in entries and b"__main__" in source and _MAIN_GUARD.search(source):
             entries[path] = "__main__ guard"
     return entries
 
 
-def _roots(source: bytes) -> set[str]:
+def _roots(imports: list[Import]) -> set[str]:
     """The top-level names of every module the file imports (absolute imports)."""
     roots = set()
-    for level, module, names in _imports(source):
+    for level, module, names in imports:
         if not level and module:
             roots.add(module.split(".")[0])
             if module in ("horovod.tensorflow", "horovod.keras", "horovod"):
@@ -250,11 +279,12 @@ def build_programs(
 ) -> ProgramFacts:
     """The programs of the input from its Python modules (path -> bytes), the pins of its
     folders, its shell launchers and packaging files (path -> text)."""
-    roots = {path: _roots(source) for path, source in modules.items()}
+    imports = {path: _imports(source) for path, source in modules.items()}
+    roots = {path: _roots(lines) for path, lines in imports.items()}
     tf_files = {path for path, r in roots.items() if _is_tf(r, table)}
     scanned = {p: scan_module(p, modules[p], table, cache) for p in sorted(tf_files)}
     evidence = {p: m.evidence for p, m in scanned.items()}
-    graph = _graph(modules)
+    graph = _graph(imports)
     entries = _entries(modules, launchers, packaging)
     imported = {target for targets in graph.values() for target in targets}
     for path in sorted(tf_files - imported - set(entries)):
@@ -298,40 +328,12 @@ def build_programs(
 
 
 def program_facts(
-    project: Project,
-    paths: list[str],
     files: list[tuple[str, bytes]],
+    other: OtherFiles,
     table: TfMigrationTable,
     cache: Cache | None = None,
 ) -> ProgramFacts:
-    """The programs of ``project`` (``paths``: every file of the input; ``files``: its Python
-    modules' paths and bytes). The pins, launchers and packaging files are read here."""
-    pinned: list[tuple[str, str]] = []
-    launchers: dict[str, str] = {}
-    packaging: dict[str, str] = {}
-    for rel_path in paths:
-        name = rel_path.rsplit("/", 1)[-1]
-        launcher = LAUNCHERS.search(name) is not None
-        if not (launcher or pinned_file(rel_path)):
-            continue
-        text = _text(project.root / rel_path)
-        if text is None:
-            continue
-        if launcher:
-            launchers[rel_path] = text
-        else:
-            pinned.append((rel_path, text))
-        if name in PACKAGING_FILES:
-            packaging[rel_path] = text
-    modules = dict(files)
-    return build_programs(modules, folder_pins(pinned), launchers, packaging, table, cache)
-
-
-def _text(path: Path) -> str | None:
-    """A small regular file's text (None for anything else: it says nothing)."""
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
-            return None
-        return read_regular(path).decode("utf-8", "replace")
-    except OSError:
-        return None
+    """The programs of the input from its Python modules' paths and bytes and what its other
+    files say (project_files.read_other_files)."""
+    pins = folder_pins(other.pinned)
+    return build_programs(dict(files), pins, other.launchers, other.packaging, table, cache)

@@ -1,8 +1,10 @@
 """What the input's files other than its Python modules say of its programs (program_model.py
-reads them): the TensorFlow a folder pins (requirements*.txt, setup.py, setup.cfg,
-pyproject.toml, environment.yml, Dockerfile ``FROM`` images), and the scripts its shell
-launchers run (``python x.py``, ``torchrun x.py``, ``horovodrun -np 8 python x.py``) and its
-packaging declares (console scripts, ``entry_points``).
+and project_scan.py ask): the TensorFlow a folder pins (requirements*.txt, setup.py, setup.cfg,
+pyproject.toml, environment.yml, Dockerfile ``FROM`` images), the scripts its shell launchers
+run (``python x.py``, ``torchrun x.py``, ``horovodrun -np 8 python x.py``) and its packaging
+declares (console scripts, ``entry_points``), the CUDA extension modules its CMakeLists.txt
+files build (``pybind11_add_module(name ... kernel.cu)``). Each such file is read once
+(read_other_files).
 
 A pin applies to the folder holding its file and every folder below; the nearest one above a
 program's entry decides. A folder pinning both major versions pins none."""
@@ -11,7 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ms_fmk_transplt.regular_files import read_regular
 
 MAX_BYTES = 2**20  # a larger requirements file or launcher is no such file
 REQUIREMENT_FILES = re.compile(
@@ -21,6 +26,7 @@ PACKAGING_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 CONDA_FILES = re.compile(r"(?:^|/)(?:environment|conda)[^/]*\.ya?ml$")
 DOCKER_FILES = re.compile(r"(?:^|/)(?:Dockerfile[^/]*|[^/]*\.[Dd]ockerfile)$")
 LAUNCHERS = re.compile(r"\.(?:sh|bash)$")
+CMAKE_FILES = frozenset({"CMakeLists.txt"})
 
 # tensorflow / tensorflow-gpu / tensorflow-cpu / tf-nightly / intel-tensorflow with a version
 _PIN = re.compile(
@@ -157,3 +163,76 @@ def console_modules(rel_path: str, text: str) -> list[str]:
     else:
         sections = re.findall(r"entry_points\s*=\s*([\[{][^\]}]*[\]}]|[^\n]*)", text)
     return [m for section in sections for m in _SCRIPT.findall(section)]
+
+
+# a Python extension module a CMake target builds: pybind11 / nanobind / FindPython's, or a
+# MODULE library (the others are linked, not imported)
+_CMAKE_TARGET = re.compile(
+    r"\b(pybind11_add_module|nanobind_add_module|python_add_library|python3_add_library|"
+    r"add_library|cuda_add_library)\s*\(\s*([A-Za-z_][\w]*)([^)]*)\)",
+    re.I,
+)
+_CMAKE_CUDA = re.compile(
+    r"LANGUAGES[^)]*\bCUDA\b|enable_language\s*\(\s*CUDA|find_package\s*\(\s*CUDA", re.I
+)
+
+
+def cmake_extensions(rel_path: str, text: str) -> dict[str, str]:
+    """The Python extension modules a CMakeLists.txt builds with CUDA: a target given a
+    ``.cu`` source, or any target of a project that enables CUDA -> ``path:line``."""
+    code = re.sub(r"#[^\n]*", "", text)  # (comments, kept line by line)
+    cuda_project = _CMAKE_CUDA.search(code) is not None
+    found: dict[str, str] = {}
+    for match in _CMAKE_TARGET.finditer(code):
+        command, name, rest = match.group(1).lower(), match.group(2), match.group(3)
+        if command in ("add_library", "cuda_add_library") and not re.search(r"\bMODULE\b", rest):
+            continue
+        if cuda_project or ".cu" in rest:
+            line = code.count("\n", 0, match.start()) + 1
+            found.setdefault(name, f"{rel_path}:{line}")
+    return found
+
+
+@dataclass
+class OtherFiles:
+    """What the input's non-Python files say (read_other_files)."""
+
+    pinned: list[tuple[str, str]] = field(default_factory=list)  # files that may pin TensorFlow
+    launchers: dict[str, str] = field(default_factory=dict)  # shell launchers -> their text
+    packaging: dict[str, str] = field(default_factory=dict)  # setup.py / .cfg / pyproject.toml
+    extensions: dict[str, str] = field(default_factory=dict)  # CMake-built CUDA modules
+
+
+def read_other_files(root: Path, paths: Iterable[str]) -> OtherFiles:
+    """The files of the input (``paths`` from ``root``) that say something of its programs,
+    each read once; a link, a file not regular or larger than MAX_BYTES says nothing."""
+    found = OtherFiles()
+    for rel_path in paths:
+        name = rel_path.rsplit("/", 1)[-1]
+        launcher = LAUNCHERS.search(name) is not None
+        cmake = name in CMAKE_FILES
+        if not (launcher or cmake or pinned_file(rel_path)):
+            continue
+        text = _text(root / rel_path)
+        if text is None:
+            continue
+        if launcher:
+            found.launchers[rel_path] = text
+        elif cmake:
+            for module, where in cmake_extensions(rel_path, text).items():
+                found.extensions.setdefault(module, where)
+        else:
+            found.pinned.append((rel_path, text))
+        if name in PACKAGING_FILES:
+            found.packaging[rel_path] = text
+    return found
+
+
+def _text(path: Path) -> str | None:
+    """A small regular file's text (None for anything else: it says nothing)."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        return read_regular(path).decode("utf-8", "replace")
+    except OSError:
+        return None

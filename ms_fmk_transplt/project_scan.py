@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.program_model import program_facts
+from ms_fmk_transplt.project_files import read_other_files
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
@@ -258,8 +259,15 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     single = project.single_file is not None
     own = own_modules(paths, "" if single else project.root.name)
     facts = _scanned(files, tables, cache)
-    programs = program_facts(project, paths, files, tables.tf_migration, cache)
-    return dataclasses.replace(facts, own_modules=own, programs=programs)
+    other = read_other_files(project.root, paths)
+    programs = program_facts(files, other, tables.tf_migration, cache)
+    extensions = facts.extensions
+    if other.extensions:  # (the CUDA modules CMake builds: no Python module has their name)
+        modules = {module_name(rel_path) for rel_path, _ in files}
+        extensions = {**_own_extensions(other.extensions, modules), **extensions}
+    return dataclasses.replace(
+        facts, own_modules=own, programs=programs, extensions=dict(sorted(extensions.items()))
+    )
 
 
 def _scanned(files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None) -> ProjectFacts:

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from helpers import tables_for
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.tf_module_scan import read_module
 from ms_fmk_transplt.program_model import build_programs
 from ms_fmk_transplt.project_files import console_modules, folder_pins, launched, pins_in
+from ms_fmk_transplt.tf_module_scan import read_module
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tf_programs"
 

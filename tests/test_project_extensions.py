@@ -12,6 +12,7 @@ from helpers import tables_for
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.project_files import cmake_extensions
 from ms_fmk_transplt.project_scan import build_facts, extension_builds, facts_fingerprint
 
 HEAD = "from torch.utils.cpp_extension import CUDAExtension, CppExtension, load, load_inline\n"
@@ -137,3 +138,23 @@ def test_only_a_file_that_may_import_an_extension_is_a_candidate(
     assert facts.extension_import is not None
     assert bool(facts.extension_import.search(source)) is imports
     assert ProjectFacts().extension_import is None
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("pybind11_add_module(fast_rope rope.cpp rope_kernel.cu)", {"fast_rope": "C.txt:1"}),
+        (
+            "project(x LANGUAGES CXX CUDA)\n\npybind11_add_module(ops ${SOURCES})",
+            {"ops": "C.txt:3"},
+        ),
+        ("enable_language(CUDA)\nnanobind_add_module(nb_ops ops.cpp)", {"nb_ops": "C.txt:2"}),
+        ("add_library(k MODULE k.cu)\nadd_library(s STATIC s.cu)", {"k": "C.txt:1"}),
+        # near misses: C++ only, a CUDA word in a comment, a linked (not imported) library
+        ("project(x LANGUAGES CXX)\npybind11_add_module(cpu_tools tools.cpp)", {}),
+        ("# LANGUAGES CUDA\npybind11_add_module(cpu_tools tools.cpp)", {}),
+        ("add_library(kernels SHARED k.cu)", {}),
+    ],
+)
+def test_cmake_extensions(text: str, found: dict[str, str]) -> None:
+    assert cmake_extensions("C.txt", text) == found
