@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, rename_callee, short, tf_qname
+from ms_fmk_transplt.engine.rules.tf.tf_api_rows import UNSUPPORTED_API
+from ms_fmk_transplt.engine.rules.tf.tf_edits import (
+    raw_qname,
+    rename_callee,
+    short,
+    tf_qname,
+    tf_row,
+)
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -32,7 +39,10 @@ LOSS_SCALE = declare(
     "`tf.keras.mixed_precision.LossScaleOptimizer` -> "
     "`npu_device.train.optimizer.NpuLossScaleOptimizer` (TF 2.x)",
     "On the NPU, overflow is detected by the device's status registers, not by inf/nan checks of "
-    "the gradients; the adapter's NpuLossScaleOptimizer (same arguments as Keras's) does that.",
+    "the gradients; the adapter's NpuLossScaleOptimizer (the arguments of Keras's TF 2.4+ class) "
+    'does that. The experimental class\'s `loss_scale` becomes them: `"dynamic"` -> '
+    "`dynamic=True`, a number N -> `dynamic=False, initial_scale=N`; any other value (a LossScale "
+    "object) is left as written, with a tf.unsupported_api row.",
     caveat="NpuLossScaleOptimizer checks overflow on the NPU; its dynamic loss scale may evolve "
     "differently from Keras's",
 )
@@ -53,7 +63,41 @@ class TfNpuOpsSpans(SpanConcern):
             self._npu_op(node, name, self.table.npu_ops[name], v1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]
-            rename_callee(ctx, node, new, LOSS_SCALE, f"{short(name)} -> {new}", adapter=False)
+            before = ctx.snippet(node)
+            if name.endswith(".experimental.LossScaleOptimizer") and not self._v1_argument(node):
+                return  # (its loss_scale is neither "dynamic" nor a number: a row says so)
+            message = f"{short(name)} -> {new}"
+            rename_callee(ctx, node, new, LOSS_SCALE, message, adapter=False, before=before)
+
+    def _v1_argument(self, node: ast.Call) -> bool:
+        """The experimental (TF 2.0-2.3) ``LossScaleOptimizer(opt, loss_scale)``: its
+        ``loss_scale`` becomes the arguments NpuLossScaleOptimizer takes (those of the TF 2.4+
+        class): ``"dynamic"`` -> ``dynamic=True``, a number N -> ``dynamic=False,
+        initial_scale=N``. False (nothing changed, a row) for anything else: a LossScale object
+        or a name has no literal counterpart."""
+        ctx = self.ctx
+        given = [kw.value for kw in node.keywords if kw.arg == "loss_scale"]
+        argument = given[0] if given else (node.args[1] if len(node.args) > 1 else None)
+        if argument is None:
+            return True  # (its default is "dynamic": so is NpuLossScaleOptimizer's)
+        owner = next((kw for kw in node.keywords if kw.value is argument), argument)
+        value = argument.value if isinstance(argument, ast.Constant) else None
+        if value == "dynamic":
+            text = "dynamic=True"
+        elif type(value) in (int, float) and not isinstance(value, bool):
+            text = f"dynamic=False, initial_scale={ctx.snippet(argument)}"
+        else:
+            tip = (
+                "the experimental LossScaleOptimizer's loss_scale argument has no literal "
+                "counterpart: NpuLossScaleOptimizer(opt, dynamic=..., initial_scale=...) takes "
+                "those of the TF 2.4+ class; convert it, then use npu_device.train.optimizer."
+                "NpuLossScaleOptimizer"
+            )
+            tf_row(ctx, node, UNSUPPORTED_API, "LossScaleOptimizer(loss_scale=)", "manual", tip)
+            return False
+        start, end = ctx.source.span(owner)
+        ctx.replace(start, end, text)
+        return True
 
     def _npu_op(self, node: ast.Call, name: str, entry: dict[str, object], v1: bool) -> None:
         """``v1``: the call names ``tf.compat.v1``, or the file calls TF 1.x-only APIs through
