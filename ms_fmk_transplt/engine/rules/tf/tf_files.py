@@ -145,7 +145,10 @@ def tf_file(
         calls_initialize_system=b"initialize_system" in source,
         computes=any(m in source for m in table.tf2_markers),
         torch=torch,
-        tf1_runtime=any(m in source for m in table.tf1_runtime_markers),
+        # the programs say which TensorFlow runs the file; alone, its bytes do
+        tf1_runtime=style == "tf1"
+        if program is not None and program.style
+        else any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
     )
 
