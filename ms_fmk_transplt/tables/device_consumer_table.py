@@ -92,12 +92,13 @@ class DeviceConsumerTable:
             for entry in raw["consumers"]
         )
         self.by_call: dict[str, Consumer] = {c: e for e in self.consumers for c in e.calls}
-        # the last names of the calls: a file naming none of them has no consumer
         self.leaves: frozenset[str] = frozenset(c.rsplit(".", 1)[-1] for c in self.by_call)
-        self.words: tuple[bytes, ...] = tuple(sorted(w.encode() for w in self.leaves))
-        # their top-level modules: anchor words of the span pass (engine/spans/anchors.py)
+        # their top-level modules: a call is known through an import of one (and they are
+        # anchor words of the span pass, engine/spans/anchors.py)
         self.roots: frozenset[str] = frozenset(c.split(".")[0] for c in self.by_call)
+        self.words: tuple[bytes, ...] = tuple(sorted(w.encode() for w in self.roots))
 
     def named_in(self, source: bytes) -> bool:
-        """Whether a file spells the last name of a consumer call (cheap; before any walk)."""
+        """Whether a file spells the module of a consumer (cheap; before any walk: "Encoder"
+        or "Generator" alone are in many files that import no such library)."""
         return any(word in source for word in self.words)
