@@ -23,17 +23,26 @@ ADAPTER_IMPORT = declare(
     "imports them; importing it also registers the NPU with TensorFlow. It goes right after the "
     "file's first module-level TensorFlow import (so the file's later imports keep their names), "
     "once, into each file a change of the family needs it in; a file that imports it "
-    "already gets none. It is bookkeeping: the conversion rate does not count it.",
+    "already gets none. A file of a TF 2.x program running TF 1.x graph code through "
+    "`tf.compat.v1` (the program model decides: its pin, else the names its code uses) gets the "
+    "TF 2.x adapter's form instead, as the adapter's compat.v1 porting guide writes it: `import "
+    "npu_device`, `from npu_device.compat.v1.npu_init import *`, `npu_device.compat.enable_v1()` "
+    "(npu_bridge exists only for TF 1.15). It is bookkeeping: the conversion rate does not count "
+    "it.",
 )
 NPU_DEVICE = declare(
     "tf.npu_device",
     "TF 2.x: `import npu_device` and `npu_device.open().as_default()` at the program's entry",
     "A TF 2.x (eager, Keras) program runs on the NPU once the adapter's device is opened and "
-    "made the default, before any model or tensor is created. Both lines go after the first "
-    "module-level TensorFlow import of an entry point (a file with a `__main__` guard or "
-    "module-level calls), or of any TF 2.x file a change needs `npu_device` in; options given "
-    "with `--npu-option` are set on `npu_device.global_options()` before the device opens. A "
-    "file that opens it already is left alone.",
+    "made the default, before any model or tensor is created. The device is opened at the "
+    "entry of each TF 2.x program (the program model's: a `__main__` guard, a script a launcher "
+    "runs, a console script, a TensorFlow module nobody imports that runs module-level code), as "
+    "the first lines of its `__main__` guard, else after its first module-level TensorFlow "
+    "import; an entry whose TensorFlow code is in the modules it imports gets `import "
+    "npu_device` there too. Any TF 2.x file a change needs `npu_device` in gets the import. "
+    "Options given with `--npu-option` are set on `npu_device.global_options()` before the "
+    "device opens. A file that opens it already is left alone; a TF 1.x program (a pin, a TF "
+    "1.x-only name such as `tf.random_uniform`) gets none.",
 )
 
 
