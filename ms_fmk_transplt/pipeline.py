@@ -211,6 +211,8 @@ def _assembled(
         main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
     result = RunResult(options, project, final_dir, started, tables, engine=engine)
     result.fingerprint = _fingerprint(options, engine, tables)
+    if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
+        result.notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
     if main_rel is not None:
         result.main_rel, result.main_result = main_rel, main_result
         result.kit_entry = entry_rel if options.kit else None

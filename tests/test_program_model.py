@@ -161,6 +161,11 @@ def test_json_report_names_each_program_and_why(tmp_path: Path) -> None:
     styles = {path: f["style"] for path, f in report["tensorflow_files"].items()}
     assert styles["graph2/train.py"] == "tf2_compat" and styles["legacy/test_ops.py"] == "tf1"
     assert report["shared_files"] == {"common/gpus.py": ["classify/main.py", "legacy/train.py"]}
+    log = (tmp_path / "tf_programs_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
+    assert (
+        "WARNING common/gpus.py: imported by TF 1.x and TF 2.x programs (classify/main.py, "
+        "legacy/train.py): migrated as tf2 (its own code: no pin, no TF 1.x-only name)"
+    ) in log
 
 
 def test_a_changed_pin_is_not_served_from_the_cache(tmp_path: Path) -> None:

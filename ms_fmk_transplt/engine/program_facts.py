@@ -78,6 +78,15 @@ class ProgramFacts:
         passed = sorted(self.horovod_passed.items())
         return f"tf styles {styles!r} {sorted(self.tf2_entries)!r} {horovod!r} {passed!r}"
 
+    def notes(self) -> list[str]:
+        """What the run's log and terminal say of the model: each file programs of both
+        TensorFlow versions import (it is migrated by its own code, which may not suit both)."""
+        return [
+            f"{path}: imported by TF 1.x and TF 2.x programs ({', '.join(entries)}): migrated "
+            f"as {self.style(path)} ({self.tf_style[path][1]}); check it suits both"
+            for path, entries in sorted(self.shared.items())
+        ]
+
     def style(self, path: str) -> str:
         """The TensorFlow style the programs give the file ("" when they give none)."""
         found = self.tf_style.get(path)
