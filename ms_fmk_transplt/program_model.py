@@ -214,7 +214,8 @@ def _horovod_flow(
     for path, module in sorted(scanned.items()):
         for callee, position, keyword, kind, line in module.passes:
             target_module, _, function = callee.rpartition(".")
-            passed.setdefault(path, []).append(f"{function.lstrip('?')} at line {line}")
+            shown = "kept as a value" if callee == "?=" else function.lstrip("?")
+            passed.setdefault(path, []).append(f"{shown} at line {line}")
             if callee.startswith("?"):
                 continue  # (a method, a call of a call: no function the model resolves)
             target: str | None = path
@@ -324,7 +325,14 @@ def build_programs(
             why = f"its own code: {why}"
         styles[path] = (_style(version or "1", path, evidence), why)
     horovod, passed = _horovod_flow(scanned, _Modules(modules))
-    return ProgramFacts(tuple(programs), styles, frozenset(tf2_entries), shared, horovod, passed)
+    compat = {
+        p.entry
+        for p in programs
+        if p.version == "2" and styles.get(p.entry, ("",))[0] == "tf2_compat"
+    }
+    return ProgramFacts(
+        tuple(programs), styles, frozenset(tf2_entries), shared, horovod, passed, frozenset(compat)
+    )
 
 
 def program_facts(

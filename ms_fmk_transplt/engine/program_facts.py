@@ -44,6 +44,7 @@ class FileProgram:
     entry: bool  # the entry of a TF 2.x program: the NPU device is opened there
     horovod: dict[str, str]  # parameters a caller passes Horovod in -> its kind ("tf1"/"keras")
     passes_horovod: tuple[str, ...]  # where the file passes Horovod on as a value
+    compat_entry: bool = False  # the entry of a TF 2.x program running compat.v1 graph code
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class ProgramFacts:
     horovod_params: dict[str, dict[str, str]] = field(default_factory=dict)
     # a file -> the calls that pass Horovod on as a value ("create_optimizer at line 321")
     horovod_passed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the entries of TF 2.x programs that run compat.v1 graph code themselves (tf2_compat):
+    # npu_device.compat.enable_v1() goes there, not into the modules eager programs import
+    compat_entries: frozenset[str] = frozenset()
 
     def for_file(self, path: str) -> FileProgram:
         return FileProgram(
@@ -66,6 +70,7 @@ class ProgramFacts:
             path in self.tf2_entries,
             self.horovod_params.get(path, {}),
             self.horovod_passed.get(path, ()),
+            path in self.compat_entries,
         )
 
     def fingerprint(self) -> str:
@@ -73,10 +78,12 @@ class ProgramFacts:
         nothing of TensorFlow)."""
         if not (self.tf_style or self.tf2_entries or self.horovod_params or self.horovod_passed):
             return ""
+        compat = sorted(self.compat_entries)
         styles = sorted((path, style) for path, (style, _) in self.tf_style.items())
         horovod = sorted((p, sorted(n.items())) for p, n in self.horovod_params.items())
         passed = sorted(self.horovod_passed.items())
-        return f"tf styles {styles!r} {sorted(self.tf2_entries)!r} {horovod!r} {passed!r}"
+        entries = sorted(self.tf2_entries)
+        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r}"
 
     def notes(self) -> list[str]:
         """What the run's log and terminal say of the model: each file programs of both

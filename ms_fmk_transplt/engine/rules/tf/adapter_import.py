@@ -73,11 +73,12 @@ class TfAdapterInsert(TorchNpuInsert):
         ctx, tf = self.ctx, self.ctx.tf
         if tf is None or ctx.options.tf_notebook_style:
             return  # (a notebook's cell: the notebook adds them once, notebook.py)
-        index = self._tf_import_index()
-        if index is None:
-            if not tf.imports_tf and tf.entry:
-                self._open_in_main_guard()
+        index, before = self._tf_import_index(), False
+        if index is None and not tf.imports_tf and tf.entry:
+            self._open_in_main_guard()
             return
+        if index is None:  # TensorFlow imported in functions only: at the top of the module
+            index, before = self._insertion_point(self.lines)
         data = ctx.source.data
         inserted: list[tuple[str, str, str]] = []
         opening: list[tuple[str, str, str]] = []
@@ -87,6 +88,7 @@ class TfAdapterInsert(TorchNpuInsert):
                     (line, ADAPTER_IMPORT, f"{line} inserted (TF 2.x running compat.v1 code)")
                     for line in self.table.tf2_compat_import
                     if line != "import npu_device" or not self._imports_npu_device()
+                    if tf.enables_compat or not line.endswith("enable_v1()")
                 ]
         elif tf.needs_adapter and b"npu_bridge" not in data:
             statement = self.table.text("adapter_import")
@@ -104,7 +106,7 @@ class TfAdapterInsert(TorchNpuInsert):
         if opening and not self._in_main_guard(opening):
             inserted += opening  # a script without a __main__ guard: at module level
         if inserted:
-            self._insert(index, False, inserted)
+            self._insert(index, before, inserted)
 
     def _open_in_main_guard(self) -> None:
         """The entry of a TF 2.x program whose TensorFlow calls are in the modules it imports:
@@ -155,11 +157,12 @@ class TfAdapterInsert(TorchNpuInsert):
         ]
 
     def _tf_import_index(self) -> int | None:
-        """The index of the line after the first module-level TensorFlow import."""
-        roots = self.table.import_roots
-        for i, line in enumerate(self.lines):
-            if any(self._root_is(node, root) for node in line.imports for root in roots):
-                return i + 1  # (after a compound statement holding it: a try block)
+        """The index of the line after the first module-level import of TensorFlow (or of
+        Horovod's TensorFlow front end: a file may import TensorFlow through it alone)."""
+        for roots in (self.table.import_roots, ("horovod",)):
+            for i, line in enumerate(self.lines):
+                if any(self._root_is(node, root) for node in line.imports for root in roots):
+                    return i + 1  # (after a compound statement holding it: a try block)
         return None
 
     def _imports_npu_device(self) -> bool:

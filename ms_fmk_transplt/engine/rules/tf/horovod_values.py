@@ -30,11 +30,14 @@ def horovod_names(bound: dict[str, str], table: TfMigrationTable) -> dict[str, s
 
 
 def horovod_passes(tree: ast.Module, bound: dict[str, str], table: TfMigrationTable) -> list[Pass]:
-    """Each call of the module that passes a name bound to Horovod as an argument."""
+    """Each use of a name bound to Horovod as a value: an argument of a call (``f(hvd=hvd)``,
+    ``f(hvd if flag else None)``: followed to the callee), and any other read that is not an
+    attribute of it (``self.hvd = hvd``, ``wrapper = hvd``: ``"?="``, the import stays)."""
     horovod = horovod_names(bound, table)
     if not horovod:
         return []
     passes: list[Pass] = []
+    arguments: set[int] = set()  # the names passed as arguments, recorded with their call
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -42,13 +45,34 @@ def horovod_passes(tree: ast.Module, bound: dict[str, str], table: TfMigrationTa
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
-            if isinstance(arg, ast.Name) and arg.id in horovod:
-                passes.append((callee, position, "", horovod[arg.id], node.lineno))
+            name = _horovod_value(arg, horovod)
+            if name is not None:
+                arguments.add(id(name))
+                passes.append((callee, position, "", horovod[name.id], node.lineno))
         for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg and isinstance(value, ast.Name) and value.id in horovod:
-                passes.append((callee, -1, keyword.arg, horovod[value.id], node.lineno))
+            name = _horovod_value(keyword.value, horovod) if keyword.arg else None
+            if keyword.arg and name is not None:
+                arguments.add(id(name))
+                passes.append((callee, -1, keyword.arg, horovod[name.id], node.lineno))
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if (
+                isinstance(child, ast.Name)
+                and child.id in horovod
+                and isinstance(child.ctx, ast.Load)
+                and id(child) not in arguments
+                and not (isinstance(node, ast.Attribute) and node.value is child)
+            ):
+                passes.append(("?=", -1, "", horovod[child.id], child.lineno))
     return passes
+
+
+def _horovod_value(node: ast.expr, horovod: dict[str, str]) -> ast.Name | None:
+    """The Horovod name an argument is, or one arm of a conditional argument is
+    (``hvd if use_horovod else None``)."""
+    if isinstance(node, ast.IfExp):
+        return _horovod_value(node.body, horovod) or _horovod_value(node.orelse, horovod)
+    return node if isinstance(node, ast.Name) and node.id in horovod else None
 
 
 def _callee(func: ast.expr, bound: dict[str, str]) -> str:

@@ -238,10 +238,13 @@ def horovod_import_rows(ctx: SpanContext) -> None:
         "Horovod is not installed (the NPU machine)"
     )
     if tf.passes_horovod:  # the name is still read: removing the import raises NameError
+        uses = ", ".join(tf.passes_horovod[:3])
+        if len(tf.passes_horovod) > 3:
+            uses += f" and {len(tf.passes_horovod) - 3} more"
         tip = (
-            "every Horovod call of this file was migrated, but Horovod is still passed on as "
-            f"a value ({', '.join(tf.passes_horovod)}): keep the import and install Horovod on "
-            "the NPU machine, or pass None where the callee only tests it"
+            "every Horovod call of this file was migrated, but Horovod is still used as a "
+            f"value ({uses}): keep the import and install Horovod on the NPU machine, or pass "
+            "None where the code only tests it"
         )
     for node in ctx.import_statements:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]

@@ -44,6 +44,9 @@ class TfFile:
     from_programs: bool = False
     imports_tf: bool = True  # False: an entry of a TF 2.x program whose TF calls are elsewhere
     passes_horovod: tuple[str, ...] = ()  # calls the file passes Horovod to as a value
+    # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
+    # program, or any such file when no program model says otherwise (one file checked alone)
+    enables_compat: bool = True
 
     @property
     def tf1(self) -> bool:
@@ -142,6 +145,7 @@ def tf_file(
         from_programs=program is not None,
         imports_tf=is_tf,
         passes_horovod=program.passes_horovod if program is not None else (),
+        enables_compat=program.compat_entry if program is not None else True,
         calls_initialize_system=b"initialize_system" in source,
         computes=any(m in source for m in table.tf2_markers),
         torch=torch,
