@@ -300,10 +300,11 @@ def build_programs(
         tf = [f for f in files if f in tf_files]
         if not tf:
             torch = any("torch" in roots[f] for f in files)
-            programs.append(Program(entry, found_by, "torch" if torch else "", "", "", files))
+            framework = "torch" if torch else ""
+            programs.append(Program(entry, found_by, framework, "", "", len(files)))
             continue
         version, decided_by = decide_version(entry.rpartition("/")[0], tf, pins, evidence)
-        programs.append(Program(entry, found_by, "tensorflow", version, decided_by, files))
+        programs.append(Program(entry, found_by, "tensorflow", version, decided_by, len(files)))
         if not version:
             continue
         for path in tf:

@@ -36,6 +36,8 @@ _PIN = re.compile(
 )
 # nvcr.io/nvidia/tensorflow:20.06-tf1-py3, tensorflow/tensorflow:1.15.5-gpu-py3
 _IMAGE = re.compile(r"(?:nvcr\.io/nvidia/tensorflow|(?<![\w/])tensorflow/tensorflow):([\w.-]+)")
+# NVIDIA Merlin's TensorFlow images (merlin-tensorflow, merlin-tensorflow-training) ship TF 2
+_MERLIN = re.compile(r"nvcr\.io/nvidia/merlin/merlin-tensorflow[\w-]*:[\w.-]+")
 _CLAUSE = re.compile(r"(==|>=|<=|~=|!=|===|>|<|=)\s*([0-9]+)(?:\.([0-9]+))?")
 _RUN = re.compile(
     r"(?:^|[\s;&|(`])(?:python[0-9.]*|torchrun|horovodrun|mpirun|deepspeed|accelerate\s+launch)"
@@ -101,6 +103,9 @@ def pins_in(rel_path: str, text: str) -> list[Pin]:
                 major = _image_major(match.group(1))
                 if major:
                     found.append(Pin(major, f"{rel_path}:{number} {match.group(0).strip()}"))
+            found.extend(
+                Pin("2", f"{rel_path}:{number} {m.group(0)}") for m in _MERLIN.finditer(line)
+            )
     return found
 
 

@@ -12,12 +12,13 @@ from collections.abc import Iterable, Iterator
 
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
+from ms_fmk_transplt.engine.program_facts import ProgramFacts, from_cached, to_cached
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.program_model import program_facts
-from ms_fmk_transplt.project_files import read_other_files
+from ms_fmk_transplt.project_files import OtherFiles, read_other_files
 from ms_fmk_transplt.regular_files import read_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
@@ -258,9 +259,10 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     files = list(_sources(project, paths))
     single = project.single_file is not None
     own = own_modules(paths, "" if single else project.root.name)
-    facts = _scanned(files, tables, cache)
+    digest = _digest(files) if cache is not None else b""
+    facts = _scanned(files, tables, cache, digest)
     other = read_other_files(project.root, paths)
-    programs = program_facts(files, other, tables.tf_migration, cache)
+    programs = _programs(files, other, tables, cache, digest)
     extensions = facts.extensions
     if other.extensions:  # (the CUDA modules CMake builds: no Python module has their name)
         modules = {module_name(rel_path) for rel_path, _ in files}
@@ -270,17 +272,47 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     )
 
 
-def _scanned(files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None) -> ProjectFacts:
-    """The facts read from the files' contents: from the cache's entry for the whole project
-    when there is one."""
-    if cache is None:
-        return build_facts(files, tables.unsupported)
+def _digest(files: list[tuple[str, bytes]]) -> bytes:
+    """The digest of the Python files' paths and contents (the facts' and the model's cache
+    entries are keyed by it)."""
     digest = hashlib.sha256()
     for rel_path, source in files:
         encoded = rel_path.encode("utf-8", "surrogateescape")
         digest.update(b"%d|%s|%d|" % (len(encoded), encoded, len(source)))
         digest.update(source)
-    key = cache.key("project facts (all files)", digest.digest())
+    return digest.digest()
+
+
+def _programs(
+    files: list[tuple[str, bytes]],
+    other: OtherFiles,
+    tables: Tables,
+    cache: Cache | None,
+    digest: bytes,
+) -> ProgramFacts:
+    """The program model (program_model.py), from the cache's entry for these files (the
+    Python modules and what the other files say) when there is one: a warm run builds none."""
+    if cache is None:
+        return program_facts(files, other, tables.tf_migration)
+    other_text = repr(dataclasses.astuple(other)).encode("utf-8", "surrogateescape")
+    key = cache.key("program model", digest + other_text)
+    entry = cache.get(key)
+    found = from_cached(entry.value) if entry is not None else None
+    if found is not None:
+        return found
+    programs = program_facts(files, other, tables.tf_migration, cache)
+    cache.put(key, to_cached(programs))
+    return programs
+
+
+def _scanned(
+    files: list[tuple[str, bytes]], tables: Tables, cache: Cache | None, digest: bytes
+) -> ProjectFacts:
+    """The facts read from the files' contents: from the cache's entry for the whole project
+    when there is one."""
+    if cache is None:
+        return build_facts(files, tables.unsupported)
+    key = cache.key("project facts (all files)", digest)
     entry = cache.get(key)
     found = _facts(entry.value) if entry is not None else None
     if found is not None:

@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from helpers import tables_for
 
 from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.engine.program_facts import ProgramFacts, from_cached, to_cached
 from ms_fmk_transplt.program_model import build_programs
 from ms_fmk_transplt.project_files import console_modules, folder_pins, launched, pins_in
+from ms_fmk_transplt.tables import load_tables
 from ms_fmk_transplt.tf_module_scan import read_module
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tf_programs"
@@ -42,6 +44,11 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tf
         ("Dockerfile", "FROM tensorflow/tensorflow:1.15.5-gpu-py3\n", ["1"]),
         ("Dockerfile", "FROM tensorflow/tensorflow:latest-gpu\n", ["2"]),
         ("Dockerfile", "FROM nvcr.io/nvidia/pytorch:21.02-py3\n", []),
+        (
+            "Dockerfile",
+            "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/merlin/merlin-tensorflow:22.12\n",
+            ["2"],
+        ),
         ("Dockerfile", "FROM nvcr.io/nvidia/tensorflow:19.10-py3\n", []),  # no tf1/tf2 in it
     ],
 )
@@ -88,6 +95,12 @@ def test_launchers_and_console_scripts() -> None:
         ("import tensorflow as tf\nx = tf.random.uniform([2])\n", set()),
         ("import tensorflow as tf\nimport db\ndb.Session()\n", set()),
         ("tf = object()\ntf.Session()\n", set()),
+        # a TF 1.x name imported under a handler of ImportError: code for either version
+        (
+            "import tensorflow as tf\ntry:\n    from tensorflow.contrib import slim\n"
+            "except ImportError:\n    slim = None\nslim.conv2d\n",
+            set(),
+        ),
     ],
 )
 def test_api_evidence_is_resolved_names(source: str, kinds: set[str]) -> None:
@@ -208,3 +221,60 @@ def test_horovod_passed_as_a_value_reaches_the_callee_parameter() -> None:
     assert facts.horovod_passed == {
         "pkg/train.py": ("create_optimizer at line 5", "scale at line 6", "method at line 8")
     }
+
+
+def _fixture_facts() -> ProgramFacts:
+    from ms_fmk_transplt.discover import resolve_project
+    from ms_fmk_transplt.project_scan import scan_project
+
+    return scan_project(resolve_project(str(FIXTURE)), load_tables("")).programs
+
+
+def test_the_model_read_back_from_the_cache_is_the_model() -> None:
+    facts = _fixture_facts()
+    assert facts.programs and facts.tf_style and facts.horovod_params and facts.shared
+    assert from_cached(json.loads(json.dumps(to_cached(facts)))) == facts
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda v: v.pop("programs"),
+        lambda v: v.update(programs=[["a.py", "x", "", "", "", "3"]]),
+        lambda v: v.update(programs={"a": 1}),
+        lambda v: v.update(tf_style={"a.py": ["tf1"]}),
+        lambda v: v.update(tf_style={"a.py": "tf1"}),
+        lambda v: v.update(tf2_entries=[1]),
+        lambda v: v.update(horovod_params={"a.py": {"hvd": 1}}),
+        lambda v: v.update(horovod_params=[]),
+        lambda v: v.update(horovod_passed={"a.py": [None]}),
+        lambda v: v.update(extra=1),
+    ],
+)
+def test_a_damaged_cache_entry_is_no_model(damage) -> None:
+    value = json.loads(json.dumps(to_cached(_fixture_facts())))
+    damage(value)
+    assert from_cached(value) is None
+
+
+def test_a_warm_run_reads_the_model_from_the_cache(tmp_path: Path) -> None:
+    """The second run reads the model's cache entry (the same outputs); a damaged entry is
+    built again, the outputs unchanged."""
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    outputs = []
+    for run in range(3):
+        out = tmp_path / f"out{run}"
+        result = CliRunner().invoke(main, ["-q", "-i", str(FIXTURE), "-o", str(out), *cache])
+        assert result.exit_code == 0, result.output
+        tree = out / "tf_programs_msft"
+        outputs.append({p: (tree / p).read_bytes() for p in ("change_list.csv", "legacy/train.py")})
+        if run == 1:  # the model's cache entry made unreadable as the model
+            damaged = [
+                entry
+                for entry in (tmp_path / "cache").rglob("*")
+                if entry.is_file() and b'"tf2_entries"' in entry.read_bytes()
+            ]
+            assert len(damaged) == 1
+            data = damaged[0].read_bytes()
+            damaged[0].write_bytes(data.replace(b'"tf2_entries"', b'"tf2_entriez"'))
+    assert outputs[0] == outputs[1] == outputs[2]

@@ -23,7 +23,7 @@ class Program:
     framework: str  # "tensorflow", "torch", "" (neither is imported)
     version: str  # the framework's major version ("1", "2"; "" when unknown or no TensorFlow)
     decided_by: str  # the evidence of the version ("pin requirements.txt:2 tensorflow==1.15")
-    files: tuple[str, ...]  # the project's files it imports (the entry first)
+    files: int  # how many of the project's files it is (the entry and what it imports)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -32,7 +32,7 @@ class Program:
             "framework": self.framework,
             "version": self.version,
             "decided_by": self.decided_by,
-            "files": len(self.files),
+            "files": self.files,
         }
 
 
@@ -104,3 +104,72 @@ class ProgramFacts:
             "programs": [p.as_json() for p in self.programs],
             "shared_files": {path: list(entries) for path, entries in sorted(self.shared.items())},
         }
+
+
+def to_cached(facts: ProgramFacts) -> dict[str, object]:
+    """The facts as plain JSON values (the cache keeps them: a warm run builds no model)."""
+    return {
+        "programs": [
+            [p.entry, p.found_by, p.framework, p.version, p.decided_by, p.files]
+            for p in facts.programs
+        ],
+        "tf_style": {path: list(item) for path, item in facts.tf_style.items()},
+        "tf2_entries": sorted(facts.tf2_entries),
+        "shared": {path: list(entries) for path, entries in facts.shared.items()},
+        "horovod_params": facts.horovod_params,
+        "horovod_passed": {path: list(calls) for path, calls in facts.horovod_passed.items()},
+        "compat_entries": sorted(facts.compat_entries),
+    }
+
+
+def _strs(value: object) -> list[str] | None:
+    if type(value) is not list or any(type(v) is not str for v in value):
+        return None
+    return list(value)
+
+
+def _str_lists(value: object) -> dict[str, list[str]] | None:
+    if type(value) is not dict:
+        return None
+    found = {k: _strs(v) for k, v in value.items()}
+    if any(type(k) is not str or v is None for k, v in found.items()):
+        return None
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def from_cached(value: object) -> ProgramFacts | None:
+    """to_cached's value read back; None for anything else (the model is built again)."""
+    keys = {"programs", "tf_style", "tf2_entries", "shared", "horovod_params"}
+    if type(value) is not dict or set(value) != keys | {"horovod_passed", "compat_entries"}:
+        return None
+    programs = []
+    for item in value["programs"] if type(value["programs"]) is list else [None]:
+        types = [type(v) for v in item] if type(item) is list else []
+        if types != [str, str, str, str, str, int]:
+            return None
+        entry, found_by, framework, version, decided_by, files = item  # type: ignore[misc]
+        programs.append(Program(entry, found_by, framework, version, decided_by, files))
+    styles, shared = _str_lists(value["tf_style"]), _str_lists(value["shared"])
+    passed = _str_lists(value["horovod_passed"])
+    entries, compat = _strs(value["tf2_entries"]), _strs(value["compat_entries"])
+    params = value["horovod_params"]
+    if styles is None or shared is None or passed is None or entries is None or compat is None:
+        return None
+    if any(len(item) != 2 for item in styles.values()) or type(params) is not dict:
+        return None
+    horovod: dict[str, dict[str, str]] = {}
+    for path, names in params.items():
+        if type(path) is not str or type(names) is not dict:
+            return None
+        if any(type(k) is not str or type(v) is not str for k, v in names.items()):
+            return None
+        horovod[path] = dict(names)
+    return ProgramFacts(
+        tuple(programs),
+        {path: (item[0], item[1]) for path, item in styles.items()},
+        frozenset(entries),
+        {path: tuple(v) for path, v in shared.items()},
+        horovod,
+        {path: tuple(v) for path, v in passed.items()},
+        frozenset(compat),
+    )

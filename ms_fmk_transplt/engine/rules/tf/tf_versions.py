@@ -43,6 +43,37 @@ def bindings(tree: ast.Module) -> dict[str, str]:
     return bound
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def guarded_names(tree: ast.Module) -> set[str]:
+    """The names bound by imports tried under a handler of ImportError (``try: from
+    tensorflow.contrib import x / except ImportError: ...``): code that runs on either
+    version, so no evidence of one."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not any(_catches_import(h) for h in node.handlers):
+            continue
+        for stmt in node.body:
+            for inner in ast.walk(stmt):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    names.update(
+                        a.asname or a.name.split(".")[0]
+                        if isinstance(inner, ast.Import)
+                        else a.asname or a.name
+                        for a in inner.names
+                    )
+    return names
+
+
+def _catches_import(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    if caught is None:
+        return True
+    items = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(i, ast.Name) and i.id in _IMPORT_ERRORS for i in items)
+
+
 def _listed(rest: str, names: tuple[str, ...]) -> bool:
     """``rest`` is a listed name, or inside a listed namespace (an entry ending in ".")."""
     return any(rest.startswith(n) if n.endswith(".") else rest == n for n in names)
@@ -89,6 +120,7 @@ def api_evidence(tree: ast.Module, bound: dict[str, str], table: TfMigrationTabl
     if not any(path.startswith(("tensorflow", "tf_keras")) for path in bound.values()):
         return {}
     found: Evidence = {}
+    guarded = guarded_names(tree)
     for stmt in tree.body:  # module-level calls: a script, run as it is (no __main__ guard)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             found["script"] = ("", stmt.lineno)
@@ -105,6 +137,8 @@ def api_evidence(tree: ast.Module, bound: dict[str, str], table: TfMigrationTabl
             continue
         qualified = f"{path}.{rest}" if rest else path
         for kind in classify(qualified, table):
+            if kind == "tf1_only" and root in guarded:
+                continue  # (a fallback import: the code runs where it fails too)
             line = getattr(node, "lineno", 0)
             if kind not in found or line < found[kind][1]:
                 found[kind] = (qualified, line)
