@@ -14,7 +14,9 @@ the walk stack:
 - one side of a comparison whose other side is a value of a library that is not torch (the
   roots of ``foreign_cuda_roots`` in rules/interface_table.json: Triton's
   ``driver.active.get_current_target().backend == "cuda"``, triton-ascend says ``"npu"``),
-  directly or through a name the file assigns such a value (one level).
+  directly or through a name the file assigns such a value (one level);
+- the value of an Enum member in a file that imports no torch (Triton's perf_analyzer
+  ``SharedMemoryMode.CUDA = "cuda"``); in a file that imports torch it may be a device.
 """
 
 from __future__ import annotations
@@ -183,7 +185,22 @@ class DeviceLabels:
         found = _lookup(parent) if parent is not None else None
         if found is not None and found[1] is node:
             return self._kept_lookup(found[0], False)
+        if isinstance(parent, ast.Assign) and parent.value is node:
+            return self._enum_member(self.ctx.parent(parent))
         return self._marker_argument(node)
+
+    def _enum_member(self, owner: ast.AST | None) -> bool:
+        """The value of a member of an Enum class, in a file that imports no torch (Triton's
+        ``SharedMemoryMode.CUDA = "cuda"``: a mode of perf_analyzer, no torch device)."""
+        if not isinstance(owner, ast.ClassDef):
+            return False
+        bases = [
+            b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in owner.bases
+        ]
+        if not any(base.endswith("Enum") for base in bases):
+            return False
+        paths = self.ctx.import_bound_anywhere.values()
+        return not any(p.split(".")[0] == "torch" for p in paths)
 
     def _kept_lookup(self, receiver: ast.AST, membership: bool) -> bool:
         """Whether a literal key of ``receiver`` stays (``cfg["cuda"]``, ``"cuda" in cfg``)."""
