@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_name
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.tree_nodes import import_bindings
 from ms_fmk_transplt.program_model import program_facts
 from ms_fmk_transplt.project_files import OtherFiles, read_other_files
 from ms_fmk_transplt.regular_files import read_regular
@@ -89,22 +90,8 @@ _BUILD_CALL = re.compile(
 def _imports_and_calls(tree: ast.Module) -> tuple[dict[str, str], list[ast.Call]]:
     """What the module's imports bind each name to (``ce`` -> ``torch.utils.cpp_extension``),
     and its calls: one walk of the tree."""
-    bound: dict[str, str] = {}
-    calls: list[ast.Call] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            calls.append(node)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bound[alias.asname] = alias.name
-                else:
-                    root = alias.name.split(".")[0]
-                    bound[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return bound, calls
+    nodes = list(ast.walk(tree))
+    return import_bindings(nodes), [n for n in nodes if isinstance(n, ast.Call)]
 
 
 def _argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | None:

@@ -54,3 +54,23 @@ def tree_nodes(tree: ast.Module) -> list[ast.AST]:
     if found is None:
         found = tree.__dict__[_KEY] = walk_nodes([tree])[1:]
     return found
+
+
+def import_bindings(nodes: Iterable[ast.AST]) -> dict[str, str]:
+    """What the imports among ``nodes`` (a whole tree's: anywhere in the file) bind each name
+    to: ``import a.b`` binds ``a``, ``import a.b as c`` binds ``c`` -> ``a.b``, ``from a import
+    b`` binds ``b`` -> ``a.b``; a relative import's path starts with its dots (``from .m import
+    f`` -> ``.m.f``); ``*`` binds nothing. A later import of a name wins."""
+    bound: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                bound[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = "." * node.level + (node.module or "")
+            prefix = module if module.endswith(".") else module + "."
+            for alias in node.names:
+                if alias.name != "*":
+                    bound[alias.asname or alias.name] = prefix + alias.name
+    return bound

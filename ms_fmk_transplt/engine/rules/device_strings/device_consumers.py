@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.engine.tree_nodes import tree_nodes
+from ms_fmk_transplt.engine.tree_nodes import import_bindings, tree_nodes
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.device_consumer_table import Consumer, DeviceConsumerTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
@@ -102,17 +102,7 @@ def consumer_flows(source: bytes, table: DeviceConsumerTable) -> ConsumerFlows:
 
 def import_paths(tree: ast.Module) -> dict[str, str]:
     """Names the file's imports bind (anywhere in it) -> the dotted path each binds."""
-    out: dict[str, str] = {}
-    for node in tree_nodes(tree):  # the list the whole-file helpers share (walked once)
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                root = alias.name.split(".")[0]
-                out[alias.asname or root] = alias.name if alias.asname else root
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return out
+    return import_bindings(tree_nodes(tree))  # (the list the whole-file helpers share)
 
 
 def dotted_path(node: ast.AST, imports: dict[str, str]) -> str | None:

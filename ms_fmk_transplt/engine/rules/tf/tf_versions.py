@@ -12,6 +12,7 @@ import ast
 
 from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.tree_nodes import import_bindings, tree_nodes
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 Evidence = dict[str, tuple[str, int]]  # kind -> (the first name of that kind, its line)
@@ -22,25 +23,8 @@ _V2 = ("tensorflow.compat.v2.", "tensorflow._api.v2.")
 
 
 def bindings(tree: ast.Module) -> dict[str, str]:
-    """What the module's imports (at any depth) bind each name to; a relative import's path
-    starts with its dots (``from .optimization import create`` -> ``.optimization.create``)."""
-    bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bound[alias.asname] = alias.name
-                else:
-                    root = alias.name.split(".")[0]
-                    bound[root] = root
-        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
-            module = "." * node.level + (node.module or "")
-            for alias in node.names:
-                joined = (
-                    f"{module}{alias.name}" if module.endswith(".") else f"{module}.{alias.name}"
-                )
-                bound[alias.asname or alias.name] = joined
-    return bound
+    """What the module's imports (at any depth) bind each name to (tree_nodes.import_bindings)."""
+    return import_bindings(tree_nodes(tree))
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
