@@ -114,6 +114,11 @@ class TorchNpuInsert:
         data = ctx.source.data
         if offset == len(data) and not data.endswith(b"\n"):
             text = newline + text[: -len(newline)]  # the last line gets its line break instead
+        elif not before and offset in ctx.edits.starts:
+            # the next line is rewritten from its first byte (hvd.init() right below the
+            # import): the lines go before the line break that ends the line above instead
+            offset -= len(newline.encode())
+            text = newline + text[: -len(newline)]
         ctx.replace(offset, offset, text, checked=True)
         for code, (_, rule, message) in zip(texts, inserted):
             ctx.record_insert(anchor, rule, message, code, first=True)
