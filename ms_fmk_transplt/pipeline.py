@@ -260,19 +260,28 @@ def _merge_parts(
     write_reports(staging, result)
 
 
+# the engine options the fingerprint spells itself (the rest: every other field, by value)
+_SPELLED = frozenset({"user_rules", "project"})
+
+
 def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
+    """Everything besides a file's content that decides its migration: the -r file's text, the
+    project's facts, the target's tables and every other engine option, each by its value (an
+    option added to EngineOptions is in it without being listed here: --max-file-size was
+    missing, and a warm cache migrated a file the limit skips)."""
     rules = engine.user_rules
+    values = [
+        f"{f.name}={getattr(engine, f.name)!r}"
+        for f in dataclasses.fields(engine)
+        if f.name not in _SPELLED
+    ]
     extra = "|".join(
         [
             Path(rules.path).read_text(encoding="utf-8") if rules else "",
-            str(engine.specify_device),
-            str(engine.similar),
             tables.torch_npu_version,
-            ",".join(engine.select) + "|" + ",".join(engine.ignore) + f"|{engine.todo_comments}",
-            str(engine.input_lines),
             facts_fingerprint(engine.project),
+            *values,
         ]
-        + ([repr(engine.npu_options)] if engine.npu_options else [])
     )
     return fingerprint(extra)
 

@@ -363,3 +363,31 @@ def test_the_cache_folder_may_sit_beside_the_output_but_not_be_the_input(tmp_pat
     code, output = migrate(src, tmp_path / "out2", "--cache-dir", str(src))
     assert code == 2 and "the cache folder must not be the input folder itself" in output
     assert sorted(p.name for p in src.iterdir()) == sorted({rel.split("/")[0] for rel in FILES})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--max-file-size", "0.1"],  # the big file is copied unchanged (it was migrated warm)
+        ["-s"],
+        ["--ignore", "tensor_methods"],
+        ["--select", "tensor_methods"],
+    ],
+)
+def test_a_warm_cache_of_other_options_gives_the_cold_run_of_these(
+    options: list[str], tmp_path: Path
+) -> None:
+    """A cache filled by a run without ``options`` never serves a run with them: its outputs
+    are those of a cold run with them (the fingerprint holds every engine option by value)."""
+    src = make_project(tmp_path)
+    big = "import torch\n\n" + "x = torch.zeros(1).cuda()\n" * 6000  # about 0.16 MB
+    (src / "big.py").write_text(big, encoding="utf-8")
+    cache = ["--cache-dir", str(tmp_path / "c")]
+    code, output = migrate(src, tmp_path / "fill", *cache)
+    assert code == 0, output
+    code, output = migrate(src, tmp_path / "warm", *cache, *options)
+    assert code == 0, output
+    code, output = migrate(src, tmp_path / "cold", "--no-cache", *options)
+    assert code == 0, output
+    assert tree(tmp_path / "warm") == tree(tmp_path / "cold")
+    assert tree(tmp_path / "warm") != tree(tmp_path / "fill")
