@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_name
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import import_bindings
 from ms_fmk_transplt.program_model import program_facts
 from ms_fmk_transplt.project_files import OtherFiles, read_other_files
@@ -133,9 +134,8 @@ def extension_builds(rel_path: str, source: bytes, table: UnsupportedTable) -> d
     if BUILD_WORD not in source or not _BUILD_CALL.search(source):
         return {}
     in_setup = rel_path.rsplit("/", 1)[-1] == "setup.py"
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = analysable_tree(source)
+    if tree is None:
         return {}  # reported when the file itself is migrated
     bound, calls = _imports_and_calls(tree)
     found: dict[str, str] = {}

@@ -14,8 +14,8 @@ from ms_fmk_transplt.engine.rules.tf.tf_versions import (
     Evidence,
     api_evidence,
     bindings,
-    parse_module,
 )
+from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 
@@ -27,7 +27,7 @@ class TfModule:
 
 
 def read_module(source: bytes, table: TfMigrationTable) -> TfModule:
-    tree = parse_module(source)
+    tree = analysable_tree(source)
     if tree is None:
         return TfModule()
     bound = bindings(tree)

@@ -278,3 +278,17 @@ def test_a_warm_run_reads_the_model_from_the_cache(tmp_path: Path) -> None:
             data = damaged[0].read_bytes()
             damaged[0].write_bytes(data.replace(b'"tf2_entries"', b'"tf2_entriez"'))
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_a_module_too_deep_to_analyse_gives_no_evidence(tmp_path: Path) -> None:
+    """A TensorFlow module whose attribute chain would overflow the recursive name readers is
+    skipped by the model (the depth guard, as every whole-file analysis), not a crash of the
+    run."""
+    table = tables_for().tf_migration
+    source = "import tensorflow as tf\nx = tf" + ".a" * 1000 + "\n"
+    assert read_module(source.encode(), table).evidence == {}
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "deep.py").write_text(source, encoding="utf-8")
+    result = CliRunner().invoke(main, ["-q", "-i", str(src), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.parse_bounds import check_parse_size
+from ms_fmk_transplt.engine.tree_depth import TooDeep, check_tree
 
 _current: tuple[bytes, ast.Module] | None = None
 
@@ -24,3 +25,16 @@ def tree_of(source: bytes) -> ast.Module:
         return _current[1]
     check_parse_size(source)
     return ast.parse(source)
+
+
+def analysable_tree(source: bytes) -> ast.Module | None:
+    """``tree_of(source)`` for a whole-file analysis, checked against the depth guard (a long
+    attribute chain would overflow the recursive helpers that read names); None for a file
+    that cannot be analysed: Python cannot read it, or it is beyond the parse bounds or the
+    depth guard (the file's own migration reports it)."""
+    try:
+        tree = tree_of(source)
+        check_tree(tree, source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
+        return None
+    return tree

@@ -16,8 +16,7 @@ from functools import lru_cache
 
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
-from ms_fmk_transplt.engine.spans.shared_tree import tree_of
-from ms_fmk_transplt.engine.tree_depth import TooDeep, check_tree
+from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
@@ -298,10 +297,8 @@ def cuda_only_names(
     project, ``path``: this file's, for its imports from them)."""
     if not hinted(source, table, facts):
         return {}
-    try:
-        tree = tree_of(source)
-        check_tree(tree, source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
+    tree = analysable_tree(source)
+    if tree is None:
         return {}  # (a file too deep to analyse is skipped when it is migrated)
     nodes = tree_nodes(tree)  # one walk for every question below
     found = _bound_names(nodes, source, table, facts, path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 # (callee as its file names it, resolved through its imports: "optimization.create_optimizer",
@@ -38,7 +39,7 @@ def horovod_passes(tree: ast.Module, bound: dict[str, str], table: TfMigrationTa
         return []
     passes: list[Pass] = []
     arguments: set[int] = set()  # the names passed as arguments, recorded with their call
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         callee = _callee(node.func, bound) or "?" + (full_name(node.func) or "call")
@@ -54,7 +55,7 @@ def horovod_passes(tree: ast.Module, bound: dict[str, str], table: TfMigrationTa
             if keyword.arg and name is not None:
                 arguments.add(id(name))
                 passes.append((callee, -1, keyword.arg, horovod[name.id], node.lineno))
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):
         for child in ast.iter_child_nodes(node):
             if (
                 isinstance(child, ast.Name)

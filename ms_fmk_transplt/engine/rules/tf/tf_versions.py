@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.engine.scope_model import full_name
-from ms_fmk_transplt.engine.tree_nodes import import_bindings, tree_nodes
+from ms_fmk_transplt.engine.tree_nodes import import_bindings, tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 Evidence = dict[str, tuple[str, int]]  # kind -> (the first name of that kind, its line)
@@ -35,18 +34,9 @@ def guarded_names(tree: ast.Module) -> set[str]:
     tensorflow.contrib import x / except ImportError: ...``): code that runs on either
     version, so no evidence of one."""
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Try) or not any(_catches_import(h) for h in node.handlers):
-            continue
-        for stmt in node.body:
-            for inner in ast.walk(stmt):
-                if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                    names.update(
-                        a.asname or a.name.split(".")[0]
-                        if isinstance(inner, ast.Import)
-                        else a.asname or a.name
-                        for a in inner.names
-                    )
+    for node in tree_nodes(tree):
+        if isinstance(node, ast.Try) and any(_catches_import(h) for h in node.handlers):
+            names.update(import_bindings(walk_nodes(node.body)))
     return names
 
 
@@ -88,15 +78,6 @@ def classify(qualified: str, table: TfMigrationTable) -> list[str]:
     return kinds
 
 
-def parse_module(source: bytes) -> ast.Module | None:
-    """The module's tree (None: Python cannot read it, or it is beyond the parse bounds)."""
-    try:
-        check_parse_size(source)
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
-        return None
-
-
 def api_evidence(tree: ast.Module, bound: dict[str, str], table: TfMigrationTable) -> Evidence:
     """Each kind of evidence the module's code holds -> the first name of it (as resolved,
     ``tensorflow.Session``) and its line; ``script``: the line of its first module-level call.
@@ -109,7 +90,7 @@ def api_evidence(tree: ast.Module, bound: dict[str, str], table: TfMigrationTabl
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             found["script"] = ("", stmt.lineno)
             break
-    for node in ast.walk(tree):
+    for node in tree_nodes(tree):  # (the list bindings walked already)
         if not isinstance(node, (ast.Attribute, ast.Name)):
             continue
         dotted = full_name(node)
