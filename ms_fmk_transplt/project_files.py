@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ms_fmk_transplt.regular_files import read_regular
+from ms_fmk_transplt.regular_files import read_small_regular
 
 MAX_BYTES = 2**20  # a larger requirements file or launcher is no such file
 REQUIREMENT_FILES = re.compile(
@@ -235,9 +235,5 @@ def read_other_files(root: Path, paths: Iterable[str]) -> OtherFiles:
 
 def _text(path: Path) -> str | None:
     """A small regular file's text (None for anything else: it says nothing)."""
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
-            return None
-        return read_regular(path).decode("utf-8", "replace")
-    except OSError:
-        return None
+    data = read_small_regular(path, MAX_BYTES)
+    return None if data is None else data.decode("utf-8", "replace")

@@ -21,7 +21,7 @@ from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import import_bindings
 from ms_fmk_transplt.program_model import program_facts
 from ms_fmk_transplt.project_files import OtherFiles, read_other_files
-from ms_fmk_transplt.regular_files import read_regular
+from ms_fmk_transplt.regular_files import read_small_regular
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registered_op_namespaces
 
@@ -32,15 +32,11 @@ def _sources(project: Project, paths: list[str]) -> Iterator[tuple[str, bytes]]:
     """The Python files to read; ``paths`` receives the path of every file of the input."""
     for rel_path in project.files():
         paths.append(rel_path.as_posix())
-        src = project.root / rel_path
-        if src.suffix != ".py" or src.is_symlink() or not src.is_file():
+        if rel_path.suffix != ".py":
             continue
-        try:
-            if src.stat().st_size > MAX_BYTES:
-                continue
-            yield rel_path.as_posix(), read_regular(src)
-        except OSError:
-            continue  # reported when the file itself is migrated
+        source = read_small_regular(project.root / rel_path, MAX_BYTES)
+        if source is not None:  # (else reported when the file itself is migrated)
+            yield rel_path.as_posix(), source
 
 
 # a folder holding one of these is a root imports start from, and so is its src/

@@ -60,6 +60,19 @@ def read_regular(path: Path) -> bytes:
         return fh.read()
 
 
+def read_small_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file that is no link and at most ``limit`` bytes long; None for
+    anything else, or when it cannot be read (what reads the input's files for facts: such a
+    file says nothing, its own migration reports it)."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return read_regular(path)
+    except OSError:
+        return None
+
+
 def copy_regular(src: Path, dst: Path) -> None:
     """A regular file copied with its mode and times (as ``shutil.copy2``); an error opening
     ``src`` is an OSError whose ``filename`` is ``src``, anything after it concerns ``dst``."""
