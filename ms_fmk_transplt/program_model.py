@@ -99,7 +99,7 @@ class _Modules:
         self.names = {part.rpartition(".")[0] or part for p in self.paths for part in p.split("/")}
         self._resolved: dict[tuple[str, int, str, tuple[str, ...]], list[str]] = {}
 
-    def _file(self, base: str, dotted: str) -> str | None:
+    def file(self, base: str, dotted: str) -> str | None:
         stem = "/".join(p for p in (base, dotted.replace(".", "/")) if p)
         for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
             if candidate in self.paths:
@@ -126,16 +126,15 @@ class _Modules:
                 folder = folder.rpartition("/")[0]
                 bases.append(folder)
         for base in bases:
-            found = self._file(base, module) if module else None
-            subs = [self._file(base, f"{module}.{n}" if module else n) for n in names]
+            found = self.file(base, module) if module else None
+            subs = [self.file(base, f"{module}.{n}" if module else n) for n in names]
             hits = [f for f in (found, *subs) if f is not None]
             if hits:
                 return hits
         return []
 
 
-def _graph(imports: dict[str, list[Import]]) -> dict[str, list[str]]:
-    index = _Modules(imports)
+def _graph(imports: dict[str, list[Import]], index: _Modules) -> dict[str, list[str]]:
     graph: dict[str, list[str]] = {}
     for path, lines in imports.items():
         targets: list[str] = []
@@ -157,11 +156,13 @@ def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
 
 
 def _entries(
-    modules: dict[str, bytes], launchers: dict[str, str], packaging: dict[str, str]
+    modules: dict[str, bytes],
+    launchers: dict[str, str],
+    packaging: dict[str, str],
+    index: _Modules,
 ) -> dict[str, str]:
     """Entry file -> how it was found."""
     entries: dict[str, str] = {}
-    index = _Modules(modules)
     for rel_path, text in sorted(launchers.items()):
         folder = rel_path.rpartition("/")[0]
         for script, line in launched(rel_path, text):
@@ -175,7 +176,7 @@ def _entries(
         folder = rel_path.rpartition("/")[0]
         for module in console_modules(rel_path, text):
             for base in (folder, f"{folder}/src" if folder else "src"):
-                found = index._file(base, module)
+                found = index.file(base, module)
                 if found is not None:
                     entries.setdefault(found, f"console script {rel_path}")
                     break
@@ -187,20 +188,22 @@ def _entries(
 
 def _roots(imports: list[Import]) -> set[str]:
     """The top-level names of every module the file imports (absolute imports)."""
-    roots = set()
+    return {module.split(".")[0] for level, module, _ in imports if not level and module}
+
+
+def _is_tf(imports: list[Import], table: TfMigrationTable) -> bool:
+    """The file imports TensorFlow (a root of the table's) or one of Horovod's TensorFlow
+    front ends (``import horovod.tensorflow.keras``, ``from horovod import tensorflow``: the
+    table's horovod_modules, as tf_files.tf_file reads them)."""
     for level, module, names in imports:
-        if not level and module:
-            roots.add(module.split(".")[0])
-            if module in ("horovod.tensorflow", "horovod.keras", "horovod"):
-                roots.update(f"{module}.{n}" for n in names)
-                roots.add(module)
-    return roots
-
-
-def _is_tf(roots: set[str], table: TfMigrationTable) -> bool:
-    return not roots.isdisjoint(table.import_roots) or any(
-        r.startswith(("horovod.tensorflow", "horovod.keras")) for r in roots
-    )
+        if level or not module:
+            continue
+        if module.split(".")[0] in table.import_roots:
+            return True
+        paths = (module, *(f"{module}.{n}" for n in names))
+        if any(p in table.horovod_modules for p in paths):
+            return True
+    return False
 
 
 def _horovod_flow(
@@ -282,11 +285,12 @@ def build_programs(
     folders, its shell launchers and packaging files (path -> text)."""
     imports = {path: _imports(source) for path, source in modules.items()}
     roots = {path: _roots(lines) for path, lines in imports.items()}
-    tf_files = {path for path, r in roots.items() if _is_tf(r, table)}
+    tf_files = {path for path, lines in imports.items() if _is_tf(lines, table)}
     scanned = {p: scan_module(p, modules[p], table, cache) for p in sorted(tf_files)}
     evidence = {p: m.evidence for p, m in scanned.items()}
-    graph = _graph(imports)
-    entries = _entries(modules, launchers, packaging)
+    index = _Modules(modules)  # (one for the graph, the entries and the Horovod flow)
+    graph = _graph(imports, index)
+    entries = _entries(modules, launchers, packaging, index)
     imported = {target for targets in graph.values() for target in targets}
     for path in sorted(tf_files - imported - set(entries)):
         if "script" in evidence[path]:
@@ -325,7 +329,7 @@ def build_programs(
             version, why = decide_version(path.rpartition("/")[0], [path], pins, evidence)
             why = f"its own code: {why}"
         styles[path] = (_style(version or "1", path, evidence), why)
-    horovod, passed = _horovod_flow(scanned, _Modules(modules))
+    horovod, passed = _horovod_flow(scanned, index)
     compat = {
         p.entry
         for p in programs

@@ -292,3 +292,17 @@ def test_a_module_too_deep_to_analyse_gives_no_evidence(tmp_path: Path) -> None:
     (src / "deep.py").write_text(source, encoding="utf-8")
     result = CliRunner().invoke(main, ["-q", "-i", str(src), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
+
+
+def test_a_module_importing_tensorflow_through_horovod_keras_alone_is_tensorflow() -> None:
+    """``import horovod.tensorflow.keras as hvd`` is one of the table's Horovod front ends: its
+    module is TensorFlow code of the program (the model took only horovod.tensorflow and
+    horovod.keras from a list of its own)."""
+    files = {
+        "main.py": "from trainer import fit\n\nif __name__ == '__main__':\n    fit()\n",
+        "trainer.py": "import horovod.tensorflow.keras as hvd\n\ndef fit():\n    hvd.init()\n",
+    }
+    modules = {path: text.encode() for path, text in files.items()}
+    facts = build_programs(modules, {}, {}, {}, tables_for().tf_migration)
+    assert {p.entry: p.framework for p in facts.programs} == {"main.py": "tensorflow"}
+    assert facts.style("trainer.py") == "tf2"
