@@ -11,8 +11,7 @@ from pathlib import Path
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
-from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
-from ms_fmk_transplt.engine.rules.parse.guards import LIMIT
+from ms_fmk_transplt.engine.rules.family_exports import INTERNAL_ERROR, LIMIT
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity

@@ -10,6 +10,12 @@ from pathlib import Path
 
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.rules.family_exports import (
+    NO_LOOP,
+    PRECONDITION,
+    already_distributed_rule,
+    no_dataloader_rule,
+)
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.file_migration import migrate_file
@@ -67,13 +73,9 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
     migrated), what a kit's guide asks the script to turn off."""
     if main_result is None:
         return []
-    # imported here, not to dodge a cycle: they import LibCST, which a run without -m never loads
-    from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
-        ALREADY_DISTRIBUTED,
-    )
-    from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION
-
-    prefix = {ALREADY_DISTRIBUTED: "distributed -m", PRECONDITION: "kit"}
+    # (distributed_mode's ids are asked for: its family imports LibCST, which a run without -m
+    # never loads)
+    prefix = {already_distributed_rule(): "distributed -m", PRECONDITION: "kit"}
     return [
         (Severity.WARNING, f"{shown(n.file)}:{n.line}: {prefix[n.rule]}: {n.message}")
         for n in main_result[1].notices
@@ -107,12 +109,9 @@ def migrate_main(
 
 def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
     """A distributed MAIN without a DataLoader, a kit's MAIN without one training loop."""
-    # imported here, not to dodge a cycle: they import LibCST, which a run without -m never loads
-    from ms_fmk_transplt.engine.rules.distributed_mode.distributed_plan import NO_DATALOADER
-    from ms_fmk_transplt.engine.rules.kit.kit_checks import NO_LOOP
-
+    no_dataloader = no_dataloader_rule()
     for notice in record.notices:
-        if notice.rule == NO_DATALOADER:
+        if notice.rule == no_dataloader:
             raise UserError(
                 main_rel,
                 "distributed -m: no torch.utils.data.DataLoader in this file, "

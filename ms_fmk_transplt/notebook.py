@@ -18,9 +18,12 @@ import re
 from typing import Any
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
-from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
-from ms_fmk_transplt.engine.rules.tf.adapter_import import tf_statements
+from ms_fmk_transplt.engine.rules.family_exports import (
+    DECODE_ERROR,
+    SYNTAX_ERROR,
+    TORCH_NPU,
+    tf_statements,
+)
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import (
     ChangeEvent,

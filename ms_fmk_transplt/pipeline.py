@@ -24,17 +24,12 @@ from ms_fmk_transplt.discover import (
     resolve_project,
 )
 from ms_fmk_transplt.engine import EngineOptions
-from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
-from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
-from ms_fmk_transplt.engine.rules.optout.optout_comments import IGNORE_LINE, SKIP
-from ms_fmk_transplt.engine.rules.parse.guards import LIMIT
-from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
-from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import HELPER
-from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT, NPU_DEVICE
+from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
+from ms_fmk_transplt.rule_catalog import rules_with
 from ms_fmk_transplt.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.staging import assemble, check_output_name, signals_interrupt, stopped_early
 from ms_fmk_transplt.tables import Tables, load_tables
@@ -52,25 +47,16 @@ def _check_rule_pattern(flag: str, pattern: str) -> None:
         raise UserError(flag, problem)
 
 
-_INSERTED = "lines inserted for the file's other changes: they go when those changes go"
-_UNREAD = "the file is not migrated; `# msft: skip-file` leaves it out"
-_COMMENTS = "notes of your own `# msft:` comments: remove the comment instead"
-# rule ids --select / --ignore cannot turn off, and why (tests/test_rule_selection_warnings.py
-# checks that each one outlives --ignore on its fixtures)
-FIXED_RULES = {
-    **dict.fromkeys((TORCH_NPU, HELPER, ADAPTER_IMPORT, NPU_DEVICE), _INSERTED),
-    **dict.fromkeys((IGNORE_LINE, SKIP), _COMMENTS),
-    **dict.fromkeys((DECODE_ERROR, LIMIT, SYNTAX_ERROR, INTERNAL_ERROR), _UNREAD),
-}
-
-
 def fixed_rule_warning(flag: str, pattern: str) -> str | None:
     """The warning for a --select / --ignore pattern that only names rules these options do not
     act on (None for any other)."""
     covered = ids_of(pattern)
-    if not covered or any(i not in FIXED_RULES for i in covered):
+    registry.declared(covered)
+    fixed = rules_with("fixed")  # (Rule.fixed; tests/test_rule_selection_warnings.py checks
+    # that each one outlives --ignore on its fixtures)
+    if not covered or any(i not in fixed for i in covered):
         return None
-    reasons = "; ".join(dict.fromkeys(FIXED_RULES[i] for i in covered))
+    reasons = "; ".join(dict.fromkeys(fixed[i] for i in covered))
     one = covered == [pattern]
     names = "" if one else f" ({', '.join(covered)})"
     what = "cannot be turned off"

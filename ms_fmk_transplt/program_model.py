@@ -25,8 +25,7 @@ from collections.abc import Iterable
 
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.engine.program_facts import Program, ProgramFacts
-from ms_fmk_transplt.engine.rules.tf.horovod_values import receiving_parameter
-from ms_fmk_transplt.engine.rules.tf.tf_versions import Evidence
+from ms_fmk_transplt.engine.rules.family_exports import Evidence, receiving_parameter
 from ms_fmk_transplt.project_files import (
     OtherFiles,
     Pin,

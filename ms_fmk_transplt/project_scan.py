@@ -13,9 +13,8 @@ from collections.abc import Iterable, Iterator
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.program_facts import ProgramFacts, from_cached, to_cached
-from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
-from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.engine.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.engine.rules.family_exports import cuda_only_names, has_condition, hinted
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import import_bindings

@@ -22,6 +22,14 @@ IGNORE = (
 )
 SKIP_FILE = "`# msft: skip-file` anywhere in the file leaves the whole file alone"
 
+# Rule.fixed: why --select / --ignore do not act on a rule
+INSERTED_LINES = "lines inserted for the file's other changes: they go when those changes go"
+UNREAD_FILE = "the file is not migrated; `# msft: skip-file` leaves it out"
+OWN_COMMENTS = "notes of your own `# msft:` comments: remove the comment instead"
+# Rule.answers: a change of the rule makes moot the advice on its lines about ...
+ANSWERS_LINE = "*"  # ... anything (the change replaced the code the advice is about)
+ANSWERS_API = "api"  # ... the API the change renamed away on that line
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -33,6 +41,9 @@ class Rule:
     opt_out: str = IGNORE  # how a user keeps code out of the rule ({id} is filled in)
     option: str = ""  # the command-line option that enables the rule ("" = always on)
     module: str = ""  # the module that declares (and emits) it
+    bookkeeping: bool = False  # its changes are the tool's own lines, not CUDA items counted
+    fixed: str = ""  # why --select / --ignore cannot turn it off ("": they can)
+    answers: str = ""  # the advice its changes make moot on their lines (ANSWERS_*, an advice id)
 
     def opt_out_text(self) -> str:
         return self.opt_out.format(id=self.id)
@@ -50,14 +61,30 @@ def declare(
     caveat: str = "",
     opt_out: str = IGNORE,
     option: str = "",
+    bookkeeping: bool = False,
+    fixed: str = "",
+    answers: str = "",
 ) -> str:
-    """Register a rule and return its id (the string the emitting code records)."""
+    """Register a rule and return its id (the string the emitting code records); the last
+    three say how the core treats its rows (see Rule)."""
     if kind not in KINDS:
         raise ValueError(f"{rule_id}: unknown rule kind {kind!r}")
     if "." not in rule_id or rule_id != rule_id.strip() or " " in rule_id:
         raise ValueError(f"{rule_id!r}: a rule id is '<family>.<name>'")
     module = sys._getframe(1).f_globals.get("__name__", "")
-    rule = Rule(rule_id, summary, details, kind, caveat, opt_out, option, module)
+    rule = Rule(
+        rule_id,
+        summary,
+        details,
+        kind,
+        caveat,
+        opt_out,
+        option,
+        module,
+        bookkeeping,
+        fixed,
+        answers,
+    )
     known = RULES.get(rule_id)
     if known is not None and known != rule:
         raise ValueError(f"rule {rule_id} is declared twice, differently")
@@ -75,3 +102,15 @@ def caveat_text(rule_id: str) -> str:
     """What to check about a change of this rule ("" when its changes carry no caveat)."""
     rule = RULES.get(rule_id)
     return rule.caveat if rule else ""
+
+
+def rules_with(role: str) -> dict[str, str]:
+    """The declared rules whose ``role`` (``fixed`` or ``answers``) is set: id -> its value."""
+    return {i: getattr(r, role) for i, r in RULES.items() if getattr(r, role)}
+
+
+def is_bookkeeping(rule_id: str) -> bool:
+    """Whether a change of this rule is the tool's own line (an added import, a kit's call, a
+    TODO comment), not a CUDA construct of the user's code."""
+    rule = RULES.get(rule_id)
+    return bool(rule and rule.bookkeeping)

@@ -15,7 +15,7 @@ from unittest import mock
 
 from ms_fmk_transplt import file_migration
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
-from ms_fmk_transplt.engine.rules.advice.same_item import joined_advice
+from ms_fmk_transplt.engine.rules.family_exports import joined_advice
 from ms_fmk_transplt.engine.rules.registry import family_modules
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule

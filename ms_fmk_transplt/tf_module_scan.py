@@ -8,12 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.cache import Cache
-from ms_fmk_transplt.engine.rules.tf.horovod_values import Pass, horovod_passes, module_functions
-from ms_fmk_transplt.engine.rules.tf.tf_versions import (
+from ms_fmk_transplt.engine.rules.family_exports import (
     KINDS,
     Evidence,
+    Pass,
     api_evidence,
     bindings,
+    horovod_passes,
+    module_functions,
 )
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable

@@ -20,12 +20,12 @@ from ms_fmk_transplt import shards
 from ms_fmk_transplt.cache import Cache
 from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine import EngineOptions
-from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
+from ms_fmk_transplt.engine.rules.family_exports import (
     LAUNCH_SUFFIXES,
     MAX_BYTES,
+    category_rule,
     file_notice,
 )
-from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.file_migration import failed_record, migrate_file

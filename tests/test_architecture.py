@@ -105,6 +105,44 @@ def test_nothing_below_the_pipeline_imports_it() -> None:
     assert not wrong, f"import the pipeline: {wrong}"
 
 
+def _family_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Modules outside engine/rules/ that import a rule family (a module of
+    engine/rules/<family>/ or the family's package): the core reaches families only through
+    the registry's door, the top-level modules of engine/rules/."""
+    out = {}
+    for module, imported in graph.items():
+        if module.startswith("engine.rules"):
+            continue
+        families = sorted(i for i in imported if i.startswith("engine.rules.") and _in_family(i))
+        if families:
+            out[module] = families
+    return out
+
+
+def _in_family(module: str) -> bool:
+    """engine.rules.<family> or a module in it (not engine.rules.registry and its kin, the
+    door: they are modules, not folders)."""
+    return (PACKAGE / "engine" / "rules" / module.split(".")[2]).is_dir()
+
+
+def test_no_module_outside_the_rules_imports_a_family() -> None:
+    wrong = _family_imports(_graph())
+    assert not wrong, f"import a rule family, not through engine/rules/registry.py: {wrong}"
+
+
+def test_the_family_import_check_finds_one() -> None:
+    graph = {
+        "engine.migrate": {"engine.rules.registry", "engine.rules.tf.tf_files"},
+        "report.statistics": {"engine.rules.imports"},
+        "engine.rules.registry": {"engine.rules.tf"},
+        "pipeline": {"engine.rules.family_exports", "engine.rules.family_spec"},
+    }
+    assert _family_imports(graph) == {
+        "engine.migrate": ["engine.rules.tf.tf_files"],
+        "report.statistics": ["engine.rules.imports"],
+    }
+
+
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 

@@ -11,7 +11,7 @@ from helpers import tables_for
 
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.project_files import cmake_extensions
 from ms_fmk_transplt.project_scan import build_facts, extension_builds, facts_fingerprint
 

@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from ms_fmk_transplt.engine.rules.registry import BY_NAME, FAMILIES, Family, span_concerns
-from ms_fmk_transplt.engine.spans.span_pass import SPAN_CONCERNS, SPAN_CONCERNS_S
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.engine.rules.registry import Family, span_concerns
+from ms_fmk_transplt.rule_catalog import RULES as DECLARED
 from ms_fmk_transplt.rule_docs import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "ms_fmk_transplt" / "engine" / "rules"
 RULES = all_rules()
+FAMILIES = registry.families()
+BY_NAME = registry.by_name()
 
 
 def test_family_names_are_unique_and_every_folder_is_a_family() -> None:
@@ -59,9 +62,48 @@ def test_every_family_declares_an_id() -> None:
 
 
 def test_the_span_pass_runs_the_registry_order() -> None:
-    assert SPAN_CONCERNS == span_concerns(specify_device=False)
-    assert SPAN_CONCERNS_S == span_concerns(specify_device=True)
-    assert len(SPAN_CONCERNS_S) == len(SPAN_CONCERNS) + 1
+    plain = span_concerns(specify_device=False)
+    spans = [f for f in FAMILIES if f.stage == "span" and f.framework == "pytorch"]
+    assert plain == tuple(c for f in spans if f.option != "-s" for c in f.concerns)
+    with_s = span_concerns(specify_device=True)
+    assert [c.__name__ for c in with_s if c not in plain] == ["SpecifyDeviceSpans"]
+    tf_only = span_concerns(specify_device=False, tensorflow=True, pytorch=False)
+    assert tf_only == BY_NAME["tf"].concerns
+
+
+def test_every_finishing_step_runs() -> None:
+    """registry.finish_file runs the steps in FINISHING order: a family with a finishing step
+    not listed there would never finish a file."""
+    finishing = {f.name for f in FAMILIES if f.finish is not None}
+    assert finishing == set(registry.FINISHING)
+
+
+def test_the_core_treats_rows_by_their_declaration_not_their_name() -> None:
+    """What the core used to key on ids and prefixes is declared by the rules themselves."""
+    registry.declare_all()
+    bookkeeping = {i for i, r in DECLARED.items() if r.bookkeeping}
+    assert {"imports.torch_npu", "todo.comment", "tf.adapter_import"} <= bookkeeping
+    assert {i.split(".")[0] for i in bookkeeping} == {"imports", "todo", "tf", "kit"}
+    assert all(
+        i.startswith("kit.")
+        for i in bookkeeping - {"imports.torch_npu", "todo.comment", "tf.adapter_import"}
+    )
+    fixed = {i for i, r in DECLARED.items() if r.fixed}
+    assert fixed == {
+        "imports.torch_npu",
+        "specify_device.helper",
+        "tf.adapter_import",
+        "tf.npu_device",
+        "optout.ignore",
+        "optout.skip_file",
+        "parse.decode_error",
+        "parse.limit",
+        "parse.syntax_error",
+        "engine.internal_error",
+    }
+    answers = {i: r.answers for i, r in DECLARED.items() if r.answers}
+    assert {i.split(".")[0] for i in answers} == {"similar", "user_rules", "device_api"}
+    assert answers["device_api.hf32_switch"] == "advice.tf32_to_hf32"
 
 
 def test_architecture_md_names_every_family_and_module() -> None:

@@ -13,10 +13,13 @@ from helpers import run_case, tool
 from ms_fmk_transplt import rule_docs
 from ms_fmk_transplt.cli import main
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.pipeline import FIXED_RULES
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.rule_catalog import rules_with
 from ms_fmk_transplt.rule_pages import known_ids
 
 ROOT = Path(__file__).resolve().parent.parent
+registry.declare_all()
+FIXED_RULES = rules_with("fixed")  # the rules --select / --ignore do not act on, and why
 SOURCE = "import torch\n\nx = torch.ones(2).cuda()\n"
 WARNING = (
     "ms_fmk_transplt: warning: --ignore imports.torch_npu: cannot be turned off (lines inserted "

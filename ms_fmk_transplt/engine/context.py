@@ -18,7 +18,6 @@ from libcst.metadata import (
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
-from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
 from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL, chosen_name
 from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
@@ -198,24 +197,6 @@ class MigrationContext(Recorder):
     ) -> None:
         """Record a construct that cannot run on the NPU as is (a row of unsupported_op.xlsx)."""
         self.unsupported_at(self.lines(node), api, entry, message, rule)
-
-    def todo_comment(
-        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine, todo: str
-    ) -> cst.SimpleStatementLine:
-        """``updated`` with ``# msft: TODO[...]`` at the end of its line (rule todo.comment;
-        appended to a comment already there; never twice)."""
-        if "msft: TODO[" in self.code(original):
-            return updated
-        trailing = updated.trailing_whitespace
-        text = f"{trailing.comment.value}  {todo}" if trailing.comment else todo
-        space = trailing.whitespace if trailing.comment else cst.SimpleWhitespace("  ")
-        new = updated.with_changes(
-            trailing_whitespace=trailing.with_changes(whitespace=space, comment=cst.Comment(text))
-        )
-        last = self.lines(original)[1]
-        message = "open work noted in the code"
-        self.record_lines(last, last, TODO_COMMENT, message, "", todo, needs_torch_npu=False)
-        return new
 
     # -- string literals -------------------------------------------------------------------
     @staticmethod

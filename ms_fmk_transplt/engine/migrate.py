@@ -19,22 +19,18 @@ from collections import Counter
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
 from ms_fmk_transplt.engine.prefilter import may_need_migration
-from ms_fmk_transplt.engine.rules.advice.same_item import fold_advice_into_rows
-from ms_fmk_transplt.engine.rules.device_api.device_api_spans import ANSWERED_ADVICE
-from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import FOLDED_PER_FILE
-from ms_fmk_transplt.engine.rules.libraries.library_rows import (
-    fold_library_rows,
-    fold_rows_per_file,
-)
-from ms_fmk_transplt.engine.rules.optout.optout_comments import (
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.engine.rules.family_exports import (
     IGNORE_LINE,
+    LIMIT,
     SKIP,
+    bidi_notices,
     ignored_lines,
+    refusal,
     skip_file_line,
+    too_large,
 )
-from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
-from ms_fmk_transplt.engine.rules.registry import BY_NAME
-from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TF_FOLDED_PER_API
+from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
@@ -43,6 +39,7 @@ from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, suppor
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.rule_catalog import ANSWERS_API, ANSWERS_LINE, rules_with
 from ms_fmk_transplt.tables import Tables
 
 
@@ -80,39 +77,15 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
         done.notices.extend(bidi)
-        # advice about code -sim already replaced (flash_attn -> npu_fusion_attention) is moot
-        replaced = {
-            line
-            for e in done.events
-            if e.rule.startswith("similar.")
-            for line in range(e.start_line, e.end_line + 1)
-        }
-        answered = frozenset(
-            (line, ANSWERED_ADVICE[e.rule])
-            for e in done.events
-            if e.rule in ANSWERED_ADVICE
-            for line in range(e.start_line, e.end_line + 1)
-        )
-        # and so is advice about an API a -r rule renamed away on that line
-        renamed = {
-            (e.start_line, e.before) for e in done.events if e.rule.startswith("user_rules.")
-        }
-        done.notices.extend(
-            n
-            for n in target_notices(source, path, tables, done.tree, answered) or []
-            if not (n.advice and (n.line in replaced or (n.line, n.api) in renamed))
-        )
+        done.notices.extend(_scanned(source, path, tables, done))
     else:
         done.notices.extend(_kept_notices(source, bidi, options))
     analysed = time.perf_counter()
     result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
-    # one row per file and library, of the rows _finish kept, naming the lines reports name
-    migrated = not options.input_lines
-    libraries = tables.unsupported.libraries
-    notices = fold_library_rows(result.notices, libraries, migrated, source, options.project)
-    notices = fold_rows_per_file(notices, FOLDED_PER_FILE, migrated)
-    notices = fold_rows_per_file(notices, TF_FOLDED_PER_API, migrated, by_api=True)
-    result.notices[:] = fold_advice_into_rows(notices)
+    # each family's rows folded as it says (one row per file and library, ...), of the rows
+    # _finish kept, naming the lines reports name
+    folding = Folding(source, tables, options, migrated=not options.input_lines)
+    result.notices[:] = registry.fold_rows(result.notices, folding)
     result.libcst_stages = stages
     if isinstance(done, PassOutput):
         result.framework = done.framework
@@ -120,6 +93,32 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         prefilter=gated - start, analyse=analysed - gated, rewrite=time.perf_counter() - analysed
     )
     return result
+
+
+def _scanned(source: bytes, path: str, tables: Tables, done: PassOutput) -> list[Notice]:
+    """What the target version says of the code, without the advice a change made moot (its
+    rule's ``answers``: -sim replaced the code, a -r rule renamed the API away, a change did
+    what the advice says)."""
+    answers = rules_with("answers")
+    replaced: set[int] = set()  # lines where any advice is moot
+    renamed: set[tuple[int, str]] = set()  # (line, API) advice about the API is moot
+    answered: set[tuple[int, str]] = set()  # (line, advice id)
+    for e in done.events:
+        answer = answers.get(e.rule)
+        if not answer:
+            continue
+        lines = range(e.start_line, e.end_line + 1)
+        if answer == ANSWERS_LINE:
+            replaced.update(lines)
+        elif answer == ANSWERS_API:
+            renamed.add((e.start_line, e.before))
+        else:
+            answered.update((line, answer) for line in lines)
+    return [
+        n
+        for n in target_notices(source, path, tables, done.tree, frozenset(answered)) or []
+        if not (n.advice and (n.line in replaced or (n.line, n.api) in renamed))
+    ]
 
 
 def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) -> list[Notice]:
@@ -148,7 +147,7 @@ def _one_pass(
         stages = plan(source, tables, options)
         families = stages.families()
         if families:
-            names = ", ".join(BY_NAME[f].option for f in families)
+            names = ", ".join(stages.options())
             large = too_large(source, options.max_cst_bytes, f" for the LibCST stage of {names}")
             if large is not None:
                 return skipped(path, source, 1, LIMIT, large, tables), ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.tables.user_rule_file import UserRules
 
 

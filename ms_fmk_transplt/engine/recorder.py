@@ -4,15 +4,14 @@ nodes a concern has claimed. No LibCST here: the span pass must not pay for impo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
-from ms_fmk_transplt.engine.rules.device_api.no_counterpart import NO_NPU_COUNTERPART
-from ms_fmk_transplt.engine.rules.libraries.library_rows import THIRD_PARTY, row_rule
-from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
 from ms_fmk_transplt.rule_catalog import is_caveat
 from ms_fmk_transplt.tables import Tables
+from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SNIPPET_MAX = 120
@@ -47,6 +46,10 @@ def shift_line(line: int, inserts: list[tuple[int, int]]) -> int:
     return line + sum(count for first, count in inserts if line >= first)
 
 
+def _no_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
+    raise LookupError("a recorder needs the families' open_work_rule (engine/rules/registry.py)")
+
+
 class Recorder:
     """Events, notices, inserted lines and claims of one pass over one file."""
 
@@ -63,6 +66,7 @@ class Recorder:
         # (code, rule, message) lines to insert right after ``import torch_npu`` (e.g. -s helper)
         self.helper_lines: list[tuple[str, str, str]] = []
         self._claims: dict[int, str | None] = {}
+        self.open_work_rule: Callable[[str, Entry, LibraryTable], str] = _no_rule
         # since the last savepoint: (node id, its claim before), to undo the claims made
         self._claim_log: list[tuple[int, str | None]] = []
 
@@ -185,9 +189,9 @@ class Recorder:
         self.notices.append(Notice(self.path, line, rule, severity, message, api))
 
     def _rule_of(self, api: str, entry: Entry) -> str:
-        if entry.category == THIRD_PARTY:  # a library's use: libraries.cuda_only / npu_path
-            return row_rule(api, entry.action, self.tables.unsupported.libraries)
-        return category_rule(entry.category)
+        # the families' choice (Family.open_work_rule: a category's row, a library's use),
+        # handed in by the pass that made this context
+        return self.open_work_rule(api, entry, self.tables.unsupported.libraries)
 
     def unsupported_at(
         self,
@@ -214,14 +218,3 @@ class Recorder:
                 end_line=end,
             )
         )
-
-    def no_npu_counterpart_at(self, lines: tuple[int, int], full: str, what: str = "left") -> None:
-        """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
-        entry = self.tables.cuda_entry(full)
-        where = (
-            f"torch_npu {self.tables.torch_npu_version}'s torch.npu (the -v target)"
-            if entry.category == "version_gap"
-            else "torch_npu's torch.npu"
-        )
-        message = f"{full} has no counterpart in {where}; {what} unchanged"
-        self.unsupported_at(lines, full, entry, message, rule=NO_NPU_COUNTERPART)

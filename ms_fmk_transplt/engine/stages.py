@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -35,13 +33,8 @@ from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import shift_line
-from ms_fmk_transplt.engine.rules.distributed_mode.distributed_rewrites import DistributedMode
-from ms_fmk_transplt.engine.rules.distributed_mode.rank_zero_guards import RankZeroGuards
-from ms_fmk_transplt.engine.rules.kit.kit_edits import KitEdits
-from ms_fmk_transplt.engine.rules.parse.parse_errors import parse
-from ms_fmk_transplt.engine.rules.registry import family_of
-from ms_fmk_transplt.engine.rules.similar.similar_calls import Similar
-from ms_fmk_transplt.engine.rules.user_rules.user_rule_rewrites import UserRulesConcern
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.engine.rules.family_exports import parse
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, import_pass, span_pass
 from ms_fmk_transplt.engine.transformer import MigrationTransformer
@@ -51,44 +44,26 @@ from ms_fmk_transplt.tables import Tables
 
 @dataclass(frozen=True)
 class Plan:
-    """The LibCST stages a file needs: stage 1 (-r) or not, and stage 3's concerns."""
+    """The LibCST stages a file needs: stage 1's concerns (-r) and stage 3's."""
 
-    user_rules: bool
+    before: tuple[type[Concern], ...]
     after: tuple[type[Concern], ...]
 
     def families(self) -> list[str]:
         """The rule families of the stages that run, in order (``user_rules``, ``similar``,
-        ``distributed_mode``)."""
-        first = [UserRulesConcern] if self.user_rules else []
-        return list(dict.fromkeys(family_of(c.__module__) for c in [*first, *self.after]))
+        ``distributed_mode``, ``kit``)."""
+        return registry.stage_families((*self.before, *self.after))
+
+    def options(self) -> list[str]:
+        """The options of those families, in order (``-r``, ``-sim``, ...)."""
+        return registry.stage_options((*self.before, *self.after))
 
 
 def plan(code: bytes, tables: Tables, options: EngineOptions) -> Plan:
-    """The stages that may act on ``code``. A stage runs only on a file that spells every name
-    of one of its APIs or rules as a whole word (``torch.optim.Adam``: torch, optim, Adam):
-    names are resolved through the imports and attribute chains a file spells out, so a file
-    that misses one of them cannot use it."""
-    rules = options.user_rules
-    first = rules is not None and any(_spells(code, names) for names in rules.spelled_names())
-    after: list[type[Concern]] = []
-    if options.similar and any(_spells(code, api.split(".")) for api in tables.similar):
-        after.append(Similar)
-    if options.distributed_target is not None:  # set for the -m file only
-        after.append(DistributedMode)
-        if options.rank_guards:  # after DistributedMode: it guards what that one left
-            after.append(RankZeroGuards)
-    if options.kit:  # set for the -m file only
-        after.append(KitEdits)
-    return Plan(first, tuple(after))
-
-
-def _spells(code: bytes, names: Iterable[str]) -> bool:
-    return all(_word(name).search(code) for name in names)
-
-
-@lru_cache(maxsize=256)
-def _word(name: str) -> re.Pattern[bytes]:
-    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+    """The stages that may act on ``code``, as their families say (Family.cst_stage): each runs
+    only on a file that spells every name of one of its APIs or rules as a whole word
+    (``torch.optim.Adam``: torch, optim, Adam)."""
+    return Plan(*registry.cst_stages(code, tables, options))
 
 
 @dataclass
@@ -110,6 +85,7 @@ def _run_cst(
     if isinstance(module, FileResult):
         return module
     ctx = MigrationContext(path, module, tables, options, source)
+    ctx.open_work_rule = registry.open_work_rule
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx.bind(wrapper)
     try:
@@ -130,12 +106,12 @@ def staged(
     """Migrates one file with structural options (``stages``: plan(source, ...)); raises what
     span_pass raises."""
     if options.kit_only:  # the GPU side of the precision kit: the file as written, plus the calls
-        return _kit_only(source, path, tables, options)
+        return _kit_only(source, path, tables, options, stages.after)
     code, first_events, first_notices = source, list[ChangeEvent](), list[Notice]()
     after = stages.after
     named = False  # whether -r made the file name torch_npu (it then needs the import)
-    if stages.user_rules:
-        first = _run_cst(source, path, tables, options, (UserRulesConcern,))
+    if stages.before:
+        first = _run_cst(source, path, tables, options, stages.before)
         if isinstance(first, FileResult):
             return first
         code, first_events, first_notices = first.output, first.ctx.events, first.ctx.notices
@@ -152,10 +128,15 @@ def staged(
 
 
 def _kit_only(
-    source: bytes, path: str, tables: Tables, options: EngineOptions
+    source: bytes,
+    path: str,
+    tables: Tables,
+    options: EngineOptions,
+    concerns: tuple[type[Concern], ...],
 ) -> PassOutput | FileResult:
-    """The kit's calls in the file as written: no migration, no ``import torch_npu``."""
-    done = _run_cst(source, path, tables, options, (KitEdits,))
+    """The kit's calls (``concerns``) in the file as written: no migration, no ``import
+    torch_npu``."""
+    done = _run_cst(source, path, tables, options, concerns)
     if isinstance(done, FileResult):  # LibCST cannot read it: reported as such
         return done
     ctx = done.ctx

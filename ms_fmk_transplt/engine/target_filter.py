@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ms_fmk_transplt.engine.rules.advice.advice_rows import PATTERN_WORDS, may_hold_pattern
+from ms_fmk_transplt.engine.rules.family_exports import PATTERN_WORDS, may_hold_pattern
 from ms_fmk_transplt.engine.word_search import WORD_BYTES, word_matches, word_search
 from ms_fmk_transplt.tables import Tables
 

@@ -17,8 +17,7 @@ from typing import Any
 
 from ms_fmk_transplt.engine.cst_names import scoped_children
 from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
-from ms_fmk_transplt.engine.rules.advice.advice_rows import PATTERN_WORDS, AdviceFinder
-from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
+from ms_fmk_transplt.engine.rules.family_exports import PATTERN_WORDS, AdviceFinder, operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers

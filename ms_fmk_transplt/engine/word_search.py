@@ -8,7 +8,8 @@ byte before each match is checked here: the same matches as the pattern with a l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -33,3 +34,15 @@ def word_matches(pattern: re.Pattern[bytes], data: bytes) -> Iterator[re.Match[b
 def word_search(pattern: re.Pattern[bytes], data: bytes) -> re.Match[bytes] | None:
     """The first of word_matches, or None."""
     return next(word_matches(pattern, data), None)
+
+
+def spells(code: bytes, names: Iterable[str]) -> bool:
+    """Whether ``code`` spells every one of ``names`` as a whole word (a LibCST stage runs only
+    on a file that spells every name of one of its APIs: names are resolved through the imports
+    and attribute chains a file spells out, so a file that misses one cannot use it)."""
+    return all(_whole_word(name).search(code) for name in names)
+
+
+@lru_cache(maxsize=256)
+def _whole_word(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")

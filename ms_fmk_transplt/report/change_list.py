@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
@@ -49,5 +50,6 @@ def write(path: Path, result: RunResult) -> None:
 
 def _message(message: str, rule: str) -> str:
     """A change with a caveat says so in its row (it is counted among the caveats to check)."""
+    registry.declared((rule,))
     caveat = caveat_text(rule)
     return message if caveat in message else f"{message} [caveat: {caveat}]"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ms_fmk_transplt import kits
 from ms_fmk_transplt.discover import OUTPUT_SUFFIX
-from ms_fmk_transplt.engine.rules.kit.kit_checks import PRECONDITION, TENSORFLOW
+from ms_fmk_transplt.engine.rules.family_exports import PRECONDITION, TENSORFLOW, is_kit_call
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.fs_safety import write_file, write_text
 from ms_fmk_transplt.records import RunResult
@@ -172,7 +172,7 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
         "| --- | --- | --- |",
     ]
     for event in result.events:
-        if event.rule.startswith("kit."):
+        if is_kit_call(event.rule):
             line = event.out_start_line or event.start_line
             lines.append(f"| `{shown(event.file)}:{line}` | `{event.rule}` | `{event.after}` |")
     tf = tensorflow_route(result)

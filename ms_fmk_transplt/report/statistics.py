@@ -21,15 +21,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
-from ms_fmk_transplt.engine.rules.tf.adapter_import import ADAPTER_IMPORT
-from ms_fmk_transplt.engine.rules.todo.todo_comments import TODO_COMMENT
+from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
 from ms_fmk_transplt.records import FileRecord, RunResult
+from ms_fmk_transplt.rule_catalog import is_bookkeeping
 
-# bookkeeping, not CUDA constructs of the user's code
-NOT_COUNTED = {TORCH_NPU, TODO_COMMENT, ADAPTER_IMPORT}
-KIT = "kit."  # a kit's calls (kit aoe|profile|precision): bookkeeping too
 FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 
 
@@ -101,7 +97,8 @@ def caveat_split(b: Buckets) -> str:
 
 def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
     events = list(events)
-    counted = [e for e in events if e.rule not in NOT_COUNTED and not e.rule.startswith(KIT)]
+    registry.declared({e.rule for e in events})
+    counted = [e for e in events if not is_bookkeeping(e.rule)]  # not CUDA constructs
     open_work = [n for n in notices if n.open_work]
     return Buckets(
         bookkeeping=len(events) - len(counted),

@@ -13,7 +13,7 @@ from openpyxl.comments import Comment
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
+from ms_fmk_transplt.engine.rules.family_exports import TF_CATEGORY
 from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort

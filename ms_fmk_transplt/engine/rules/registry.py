@@ -1,231 +1,92 @@
-"""The rule families, in order: one entry per family, the prefix of its rule ids.
+"""The rule families, in order, and the one door between them and the core.
 
-A family lives in ``engine/rules/<name>/``: its rule ids are declared there (``declare(...)`` in
-its modules), its code is there, and ``data`` points to the tables it reads in ``rules/``. The
-same name prefixes its golden fixtures (``fixtures/rules/<name>.<rule>/``) and its pages
-(``docs/rules/<name>.<rule>.md``). ARCHITECTURE.md walks through adding one;
-tests/test_architecture.py checks that every id is where this registry says.
+A family lives in ``engine/rules/<name>/`` and declares itself there (``FAMILY = Family(...)``
+in its ``__init__.py``, engine/rules/family_spec.py says what it holds): its rule ids (by
+``declare(...)`` in its modules), its code, the data it reads in ``rules/``, its anchor words,
+its finishing steps, how its rows fold and its LibCST stage. The same name prefixes its golden
+fixtures (``fixtures/rules/<name>.<rule>/``) and its pages (``docs/rules/<name>.<rule>.md``).
 
-Where each family acts on a file (``stage``):
-
-* ``gate``: before any pass (opt-out comments, size and depth limits, files Python cannot read);
-* ``before``: the LibCST stage of ``-r``, on the file as written (engine/stages.py);
-* ``span``: the span pass (engine/spans/), the one implementation of the built-in rules: its
-  ``concerns`` act on each node in the order of this tuple;
-* ``after``: the LibCST stages of ``-sim`` and ``distributed -m``, over the span pass's output;
-* ``scan``: what the target version says of the code (engine/target_scan.py);
-* ``run``: the run itself (a file the engine failed on, a statement it left as written).
+No module outside ``engine/rules/`` imports a family (tests/test_architecture.py): the core
+calls the hooks collected here, in family order, and the few functions and rule ids of a family
+that the core's own machinery needs (the gates, the opt-out comments, the rows of a file the
+engine could not read) are named below, each once. How the core treats a rule's rows is said
+by its declaration (``bookkeeping``, ``fixed``, ``answers``: rule_catalog.Rule), never by its
+name. Families are imported on first use (``families()``), so importing this module is cheap.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import TYPE_CHECKING
 
-from ms_fmk_transplt.engine.rules.amp.amp_spans import AmpSpans
-from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_spans import CudaOnlySpans
-from ms_fmk_transplt.engine.rules.cuda_only.dispatch_key_spans import DispatchKeySpans
-from ms_fmk_transplt.engine.rules.cuda_only.skip_guards_spans import SkipGuardSpans
-from ms_fmk_transplt.engine.rules.device_api.capability_spans import CapabilitySpans
-from ms_fmk_transplt.engine.rules.device_api.device_api_spans import DeviceApiSpans, Hf32Switches
-from ms_fmk_transplt.engine.rules.device_strings.device_strings_spans import DeviceStringsSpans
-from ms_fmk_transplt.engine.rules.distributed.distributed_spans import DistributedSpans
-from ms_fmk_transplt.engine.rules.environment.environment_spans import EnvironmentSpans
-from ms_fmk_transplt.engine.rules.expected_errors.expected_errors_spans import (
-    ExpectedErrorsSpans,
+from ms_fmk_transplt.engine.rules.family_spec import Family, Finishing, Folding
+from ms_fmk_transplt.rule_catalog import RULES
+
+if TYPE_CHECKING:
+    import ast
+
+    from ms_fmk_transplt.engine.base import Concern
+    from ms_fmk_transplt.engine.options import EngineOptions
+    from ms_fmk_transplt.engine.spans.chunks import Piece
+    from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
+    from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
+    from ms_fmk_transplt.engine.spans.span_context import SpanContext
+    from ms_fmk_transplt.events import Notice
+    from ms_fmk_transplt.tables import Tables
+    from ms_fmk_transplt.tables.library_table import LibraryTable
+    from ms_fmk_transplt.tables.unsupported_table import Entry
+
+__all__ = ["Family", "Finishing", "Folding"]
+
+PACKAGE = "ms_fmk_transplt.engine.rules"
+# the families, in order: the span pass runs their concerns on each node in this order
+NAMES = (
+    "parse",
+    "optout",
+    "user_rules",
+    "amp",
+    "cuda_only",
+    "device_api",
+    "specify_device",
+    "tensor_methods",
+    "device_strings",
+    "expected_errors",
+    "distributed",
+    "profiler",
+    "environment",
+    "unsupported",
+    "libraries",
+    "tf",
+    "imports",
+    "similar",
+    "distributed_mode",
+    "kit",
+    "todo",
+    "advice",
+    "operator_support",
+    "engine",
 )
-from ms_fmk_transplt.engine.rules.imports.imports_spans import ImportsSpans
-from ms_fmk_transplt.engine.rules.libraries.library_argument_spans import LibraryArgumentSpans
-from ms_fmk_transplt.engine.rules.profiler.profiler_spans import ProfilerSpans
-from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import SpecifyDeviceSpans
-from ms_fmk_transplt.engine.rules.tensor_methods.tensor_methods_spans import TensorMethodsSpans
-from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
-from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
-from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
-from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
-from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows
-from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import TfDistributedSpans
-from ms_fmk_transplt.engine.rules.unsupported.unsupported_spans import UnsupportedSpans
-from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
-
-_INTERFACE = "rules/interface_table.json"
-_UNSUPPORTED = "rules/unsupported_api.json"
-_ADVICE = "rules/advice.json"
-_SIMILAR = "rules/similar_api.json"
-_LIBRARIES = "rules/libraries.json"
-_USER_RULES = "rules/user_rules.schema.json"
-_TF_MIGRATION = "rules/tf_migration.json"
-_TF_ADAPTER = "rules/tf_adapter.json"
+# the order of the span pass's finishing steps: rows about the whole file first, then the
+# inserted lines (``import torch_npu`` before a TensorFlow file's adapter lines)
+FINISHING = ("specify_device", "unsupported", "imports", "tf")
 
 
-@dataclass(frozen=True)
-class Family:
-    name: str  # the id prefix; the folder engine/rules/<name>/
-    stage: str  # gate, before, span, after, scan or run (see above)
-    modules: tuple[str, ...]  # its modules in engine/rules/<name>/, declaring modules first
-    data: tuple[str, ...] = ()  # what it reads: rules/<file>[#<top-level key>]
-    concerns: tuple[type[SpanConcern], ...] = ()  # span stage: its concerns, in order
-    option: str = ""  # the option that turns it on ("": always on)
-    framework: str = "pytorch"  # "tensorflow": its concerns run on TensorFlow files only
+@cache
+def families() -> tuple[Family, ...]:
+    """Every family's declaration, in order (importing a family declares its rule ids)."""
+    out = []
+    for name in NAMES:
+        family = importlib.import_module(f"{PACKAGE}.{name}").FAMILY
+        if not isinstance(family, Family) or family.name != name:
+            raise TypeError(f"{PACKAGE}.{name}: FAMILY must be its Family declaration")
+        out.append(family)
+    return tuple(out)
 
 
-FAMILIES: tuple[Family, ...] = (
-    Family("parse", "gate", ("guards", "parse_errors"), (_UNSUPPORTED,)),
-    Family("optout", "gate", ("optout_comments",)),
-    Family("user_rules", "before", ("user_rule_rewrites",), (_USER_RULES,), option="-r"),
-    Family("amp", "span", ("amp_spans",), (f"{_INTERFACE}#amp",), (AmpSpans,)),
-    Family(
-        "cuda_only",
-        "span",
-        (
-            "cuda_only_spans",
-            "dispatch_key_spans",
-            "skip_guards_spans",
-            "cuda_only_code",
-            "cuda_only_hints",
-            "cuda_predicates",
-            "project_facts",
-            "cuda_gates",
-        ),
-        (_UNSUPPORTED, _LIBRARIES),
-        (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
-    ),
-    Family(
-        "device_api",
-        "span",
-        ("device_api_spans", "capability_spans", "no_counterpart", "probe_shapes", "cuda_chains"),
-        (
-            f"{_INTERFACE}#cuda_namespace",
-            "rules/torch_npu_names",
-            _UNSUPPORTED,
-            f"{_ADVICE}#entries",
-        ),
-        (CapabilitySpans, DeviceApiSpans, Hf32Switches),
-    ),
-    Family(
-        "specify_device",
-        "span",
-        ("specify_device_spans", "rank_reads"),
-        (f"{_INTERFACE}#specify_device",),
-        (SpecifyDeviceSpans,),
-        option="-s",
-    ),
-    Family(
-        "tensor_methods",
-        "span",
-        ("tensor_methods_spans",),
-        (f"{_INTERFACE}#tensor_methods",),
-        (TensorMethodsSpans,),
-    ),
-    Family(
-        "device_strings",
-        "span",
-        (
-            "device_strings_spans",
-            "command_overrides",
-            "device_names",
-            "device_parameters",
-            "dotted_names",
-            "device_labels",
-            "device_consumers",
-        ),
-        (
-            f"{_INTERFACE}#device_strings",
-            f"{_INTERFACE}#int_device",
-            f"{_INTERFACE}#foreign_cuda_roots",
-            _UNSUPPORTED,
-            "rules/device_consumers.json",
-        ),
-        (DeviceStringsSpans,),
-    ),
-    Family("expected_errors", "span", ("expected_errors_spans",), (), (ExpectedErrorsSpans,)),
-    Family(
-        "distributed",
-        "span",
-        ("distributed_spans", "backends"),
-        (f"{_INTERFACE}#distributed",),
-        (DistributedSpans,),
-    ),
-    Family("profiler", "span", ("profiler_spans",), (f"{_INTERFACE}#profiler",), (ProfilerSpans,)),
-    Family(
-        "environment",
-        "span",
-        ("environment_keys", "environment_spans"),
-        (f"{_ADVICE}#environment",),
-        (EnvironmentSpans,),
-    ),
-    Family(
-        "unsupported",
-        "span",
-        ("unsupported_rows", "unsupported_spans", "launch_values"),
-        (_UNSUPPORTED, _LIBRARIES),
-        (UnsupportedSpans,),
-    ),
-    Family(
-        "libraries",
-        "span",
-        ("library_rows", "library_argument_spans"),
-        (_LIBRARIES,),
-        (LibraryArgumentSpans,),
-    ),
-    Family(
-        "tf",
-        "span",
-        (
-            "estimator_spans",
-            "session_spans",
-            "tf_distributed_spans",
-            "npu_ops_spans",
-            "adapter_options",
-            "tf_api_rows",
-            "adapter_import",
-            "tf_files",
-            "tf_edits",
-            "tf_versions",
-            "horovod_values",
-        ),
-        (_TF_MIGRATION, _TF_ADAPTER),
-        (
-            TfEstimatorSpans,
-            TfSessionSpans,
-            TfDistributedSpans,
-            TfNpuOpsSpans,
-            TfOptionSpans,
-            TfApiRows,
-        ),
-        framework="tensorflow",
-    ),
-    Family(
-        "imports",
-        "span",
-        ("imports_spans", "torch_npu_spans"),
-        (f"{_INTERFACE}#imports", f"{_INTERFACE}#cuda_namespace"),
-        (ImportsSpans,),
-    ),
-    Family("similar", "after", ("similar_calls",), (f"{_SIMILAR}#entries",), option="-sim"),
-    Family(
-        "distributed_mode",
-        "after",
-        (
-            "distributed_plan",
-            "distributed_rewrites",
-            "dataloader_sharding",
-            "model_wraps",
-            "trained_modules",
-            "existing_distributed",
-            "rank_zero_guards",
-        ),
-        (f"{_INTERFACE}#distributed_mode",),
-        option="distributed -m",
-    ),
-    Family("kit", "after", ("kit_edits", "kit_checks", "training_loop"), option="kit"),
-    Family("todo", "after", ("todo_comments",)),
-    Family("advice", "scan", ("advice_rows", "same_item"), (f"{_ADVICE}#entries",)),
-    Family("operator_support", "scan", ("operator_rows",), ("rules/operator_support",)),
-    Family("engine", "run", ("engine_errors", "unmodelled"), (_UNSUPPORTED,)),
-)
-
-
-BY_NAME = {family.name: family for family in FAMILIES}
+def by_name() -> dict[str, Family]:
+    return {family.name: family for family in families()}
 
 
 def family_of(module: str) -> str:
@@ -233,6 +94,35 @@ def family_of(module: str) -> str:
     return module.split(".")[3]
 
 
+def family_modules() -> list[str]:
+    """Every module of every family (importing them declares every rule id)."""
+    return [f"{PACKAGE}.{f.name}.{module}" for f in families() for module in f.modules]
+
+
+def declare_all() -> None:
+    """Import every family module: every rule id is then in rule_catalog.RULES."""
+    for module in family_modules():
+        importlib.import_module(module)
+
+
+def declared(rule_ids: Iterable[str]) -> None:
+    """Make sure these ids are declared (rule_catalog.RULES: what the core reads of a rule's
+    declaration), importing the modules of the families of those that are not yet: a warm run
+    whose files all come from the cache runs no family code."""
+    unknown = {rule_id.split(".")[0] for rule_id in rule_ids if rule_id not in RULES}
+    if not unknown:
+        return
+    named = by_name()
+    for prefix in sorted(unknown):
+        family = named.get(prefix)
+        for module in family.modules if family is not None else ():
+            importlib.import_module(f"{PACKAGE}.{prefix}.{module}")
+
+
+# -- the span pass ------------------------------------------------------------------------
+
+
+@cache
 def span_concerns(
     specify_device: bool, tensorflow: bool = False, pytorch: bool = True
 ) -> tuple[type[SpanConcern], ...]:
@@ -241,7 +131,7 @@ def span_concerns(
     and no torch: its ``"nccl"`` or ``CUDA_VISIBLE_DEVICES`` are TensorFlow's)."""
     return tuple(
         concern
-        for family in FAMILIES
+        for family in families()
         if family.stage == "span"
         and (family.option != "-s" or specify_device)
         and (tensorflow if family.framework == "tensorflow" else pytorch)
@@ -249,10 +139,82 @@ def span_concerns(
     )
 
 
-def family_modules() -> list[str]:
-    """Every module of every family (importing them declares every rule id)."""
-    return [
-        f"ms_fmk_transplt.engine.rules.{family.name}.{module}"
-        for family in FAMILIES
-        for module in family.modules
-    ]
+def read_file_facts(
+    ctx: SpanContext, facts: ModuleFacts, source: bytes, trees: list[tuple[Piece, ast.Module]]
+) -> None:
+    """What each family must know of the whole file before its statements are walked."""
+    for family in families():
+        if family.file_facts is not None:
+            family.file_facts(ctx, facts, source, trees)
+
+
+def anchor_words(ctx: SpanContext) -> tuple[str, ...]:
+    """The families' own anchor words for this file (beyond the tables')."""
+    return tuple(w for f in families() if f.anchor_words is not None for w in f.anchor_words(ctx))
+
+
+def finish_file(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
+    """The finishing steps, in FINISHING order, once every statement is walked."""
+    named = by_name()
+    for name in FINISHING:
+        step = named[name].finish
+        if step is not None:
+            step(ctx, facts, done)
+
+
+def insert_torch_npu(ctx: SpanContext, facts: ModuleFacts, changed: bool) -> None:
+    """``import torch_npu`` and the helper lines, after the structural options' stages."""
+    from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import insert_torch_npu as insert
+
+    insert(ctx, facts, changed)
+
+
+def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The file's rows, each family's folded as it says, in family order."""
+    for family in families():
+        if family.fold is not None:
+            notices = family.fold(notices, done)
+    return notices
+
+
+def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
+    """The rule of an open-work row recorded without one (Family.open_work_rule)."""
+    for family in families():
+        if family.open_work_rule is not None:
+            return family.open_work_rule(api, entry, libraries)
+    raise LookupError("no family names the rule of an open-work row")
+
+
+# -- the LibCST stages ----------------------------------------------------------------------
+
+
+def cst_stages(
+    code: bytes, tables: Tables, options: EngineOptions
+) -> tuple[tuple[type[Concern], ...], tuple[type[Concern], ...]]:
+    """The LibCST concerns that act on ``code``: before the span pass (-r) and after it
+    (-sim, distributed -m, a kit), in family order. The precision kit's GPU side
+    (``kit_only``) runs the kit's alone."""
+    before: list[type[Concern]] = []
+    after: list[type[Concern]] = []
+    for family in _cst_families(options):
+        stage = family.cst_stage
+        if stage is not None:
+            (before if family.stage == "before" else after).extend(stage(code, tables, options))
+    return tuple(before), tuple(after)
+
+
+def _cst_families(options: EngineOptions) -> Iterator[Family]:
+    for family in families():
+        if not options.kit_only or family.option == "kit":
+            yield family
+
+
+def stage_options(concerns: tuple[type[Concern], ...]) -> list[str]:
+    """The options of the families whose LibCST concerns these are, in order."""
+    named = by_name()
+    return [named[f].option for f in dict.fromkeys(family_of(c.__module__) for c in concerns)]
+
+
+def stage_families(concerns: tuple[type[Concern], ...]) -> list[str]:
+    """The families of these LibCST concerns, in order."""
+    return list(dict.fromkeys(family_of(c.__module__) for c in concerns))

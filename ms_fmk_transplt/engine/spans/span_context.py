@@ -10,7 +10,7 @@ engine/context.py.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, RecordMark, snippet_of
@@ -25,10 +25,14 @@ from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
-if TYPE_CHECKING:
-    from ms_fmk_transplt.engine.rules.tf.tf_files import TfFile
-
 __all__ = ["STRING_VALUES", "SpanContext", "StringPart"]
+
+
+class FrameworkFile(Protocol):
+    """What a family found the file to be written for beyond PyTorch (Family.file_facts: the tf
+    family's TfFile): the span pass asks only whether it imports torch too."""
+
+    torch: bool
 
 
 class UnitMark(NamedTuple):
@@ -69,7 +73,8 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         self.unchecked_edits = 0  # edits whose syntax only a parse of the output can confirm
         # -s: each hard-coded device index rewritten -> the line it was first seen on (all pieces)
         self.device_indices: dict[str, int] = {}
-        self.tf: TfFile | None = None  # a TensorFlow file's facts (engine/rules/tf/tf_files.py)
+        # a TensorFlow file's facts (the tf family's file_facts; None: not a TensorFlow file)
+        self.tf: FrameworkFile | None = None
 
     def start_unit(self) -> None:
         self._names.clear()

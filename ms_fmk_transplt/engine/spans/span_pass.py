@@ -18,18 +18,9 @@ import gc
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.options import EngineOptions
-from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
-from ms_fmk_transplt.engine.rules.parse.parse_errors import refused_by_cpython, undecodable
-from ms_fmk_transplt.engine.rules.registry import span_concerns
-from ms_fmk_transplt.engine.rules.specify_device.specify_device_spans import (
-    ANCHOR_WORDS,
-    finish_file,
-)
-from ms_fmk_transplt.engine.rules.tf.adapter_import import TfAdapterInsert
-from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
-from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import horovod_import_rows
-from ms_fmk_transplt.engine.rules.tf.tf_files import TfFile, tf_anchor_words, tf_file
-from ms_fmk_transplt.engine.rules.unsupported.launch_values import merge_nccl_rows
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.engine.rules.family_exports import refused_by_cpython, undecodable
+from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import (
@@ -51,15 +42,6 @@ from ms_fmk_transplt.engine.spans.walker import Walker
 from ms_fmk_transplt.engine.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.events import ChangeEvent, Notice
 from ms_fmk_transplt.tables import Tables
-
-# the built-in rule families' concerns, in the order they act on a node
-SPAN_CONCERNS = span_concerns(specify_device=False)
-SPAN_CONCERNS_S = span_concerns(specify_device=True)
-# ... in a file that imports TensorFlow and torch, with the tf family's too
-SPAN_CONCERNS_TF = span_concerns(specify_device=False, tensorflow=True)
-SPAN_CONCERNS_S_TF = span_concerns(specify_device=True, tensorflow=True)
-# ... and in one that imports TensorFlow and no torch, the tf family's only
-SPAN_CONCERNS_TF_ONLY = span_concerns(specify_device=False, tensorflow=True, pytorch=False)
 
 
 @dataclass
@@ -86,23 +68,24 @@ def supports(options: EngineOptions) -> bool:
     return options.user_rules is None and not structural
 
 
-def span_concerns_for(
-    options: EngineOptions, tf: TfFile | None = None
-) -> tuple[type[SpanConcern], ...]:
-    """The concerns of one file, in order (engine/rules/registry.py); ``tf``: a file that
-    imports TensorFlow gets the tf family's, and the PyTorch ones only if it imports torch."""
-    if tf is not None and not tf.torch:
-        return SPAN_CONCERNS_TF_ONLY
-    if tf is not None:
-        return SPAN_CONCERNS_S_TF if options.specify_device else SPAN_CONCERNS_TF
-    return SPAN_CONCERNS_S if options.specify_device else SPAN_CONCERNS
+def span_concerns_for(ctx: SpanContext) -> tuple[type[SpanConcern], ...]:
+    """The concerns of one file, in order (engine/rules/registry.py): a file that imports
+    TensorFlow (``ctx.tf``) gets the tf family's, and the PyTorch ones only if it imports
+    torch."""
+    tf = ctx.tf
+    return registry.span_concerns(
+        ctx.options.specify_device and (tf is None or tf.torch),
+        tensorflow=tf is not None,
+        pytorch=tf is None or tf.torch,
+    )
 
 
-def extra_anchor_words(options: EngineOptions, source: bytes) -> tuple[str, ...]:
-    """Anchor words of the options the span pass runs (see anchors.py), and the names of the
-    CUDA extensions the project builds when ``source`` may import one (those are reported)."""
-    words: tuple[str, ...] = ANCHOR_WORDS if options.specify_device else ()
-    facts = options.project
+def extra_anchor_words(ctx: SpanContext, source: bytes) -> tuple[str, ...]:
+    """Anchor words of the families (see anchors.py; -s's, a TensorFlow file's), and the names
+    of the CUDA extensions the project builds when ``source`` may import one (those are
+    reported)."""
+    words = registry.anchor_words(ctx)
+    facts = ctx.options.project
     if facts is not None and facts.extension_import is not None:
         if facts.extension_import.search(source):
             words = words + tuple(w.decode() for w in facts.extension_words)
@@ -150,9 +133,10 @@ def import_pass(
     text = SourceText(data)
     facts, _ = _parsed(source, data, text)
     ctx = SpanContext(path, tables, options, text, facts.imports)
+    ctx.open_work_rule = registry.open_work_rule
     ctx.needs_torch_npu = wanted[1]
     ctx.helper_lines = list(helper_lines)
-    TorchNpuInsert(ctx, facts).run(changed=wanted[0])
+    registry.insert_torch_npu(ctx, facts, changed=wanted[0])
     if facts.scopes is not None:
         facts.scopes.release()
     output = _edited(source, decoded, ctx)
@@ -196,24 +180,6 @@ def _parsed(
     return facts, kept
 
 
-def _tensorflow(
-    ctx: SpanContext, facts: ModuleFacts, source: bytes, kept: list[tuple[Piece, ast.Module]]
-) -> TfFile | None:
-    """The file's TensorFlow facts (None: not a TensorFlow file)."""
-    notebook = ctx.options.tf_notebook_style
-    project = ctx.options.project
-    program = None
-    if project is not None and not notebook:  # (what the run's program model says of the file)
-        program = project.programs.for_file(ctx.path)
-    tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
-    if tf is not None and notebook:
-        tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
-    if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
-        for piece, tree in kept:
-            tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
-    return tf
-
-
 def _span_pass(
     original: bytes,
     path: str,
@@ -230,17 +196,16 @@ def _span_pass(
     text = SourceText(source)
     facts, kept = _parsed(original, source, text)
     ctx = SpanContext(path, tables, options, text, facts.imports)
+    ctx.open_work_rule = registry.open_work_rule
     ctx.needs_torch_npu = torch_npu_named
     patterns = [TO_CALL_PATTERN]
     aliases = alias_pattern(tables, ctx.import_bound)
     if aliases is not None:
         patterns.append(aliases)
-    extra = extra_anchor_words(options, source)
-    ctx.tf = _tensorflow(ctx, facts, source, kept)
-    if ctx.tf is not None:
-        extra = extra + tf_anchor_words(tables.tf_migration, ctx.import_bound)
+    registry.read_file_facts(ctx, facts, source, kept)
+    extra = extra_anchor_words(ctx, source)
     lines = anchor_lines(source, patterns, anchor_bytes(tables) + tuple(w.encode() for w in extra))
-    concerns = span_concerns_for(options, ctx.tf)
+    concerns = span_concerns_for(ctx)
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
         for piece, tree in kept:
@@ -257,15 +222,7 @@ def _span_pass(
                 walker.walk_unit(unit)
             scopes.release()
             del tree, scopes, walker
-        if options.specify_device:
-            finish_file(ctx, facts)
-        ctx.notices[:] = merge_nccl_rows(ctx.notices, source)
-        if insert_imports:
-            TorchNpuInsert(ctx, facts).run(changed=bool(ctx.events) or torch_npu_named)
-        if ctx.tf is not None:
-            check_requirements(ctx)
-            horovod_import_rows(ctx)
-            TfAdapterInsert(ctx, facts).run()
+        registry.finish_file(ctx, facts, Finishing(source, insert_imports, torch_npu_named))
     except UnsupportedScope as exc:
         if exc.compile_error:
             raise Unreadable(*refused_by_cpython(original, exc)) from exc

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union
 
-from ms_fmk_transplt.engine.rules.engine.unmodelled import left_as_written
+from ms_fmk_transplt.engine.rules.family_exports import left_as_written
 from ms_fmk_transplt.engine.scope_model import COMPREHENSIONS, FUNCTIONS, Scope, UnsupportedScope
 from ms_fmk_transplt.engine.spans.anchors import anchor_pattern
 from ms_fmk_transplt.engine.spans.decline import Decline

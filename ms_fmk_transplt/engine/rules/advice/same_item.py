@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.events import Notice
 
 _JOINED = re.compile(r"; advice \(([a-z0-9_.]+)\): ")
@@ -44,3 +45,9 @@ def fold_advice_into_rows(notices: list[Notice]) -> list[Notice]:
             n = dataclasses.replace(n, tip=f"{n.tip.rstrip()}{extra}")
         out.append(n)
     return out
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): advice about an item an open-work row already
+    names goes into that row."""
+    return fold_advice_into_rows(notices)

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import hinted
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable

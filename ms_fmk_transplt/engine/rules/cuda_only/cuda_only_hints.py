@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 

@@ -14,12 +14,12 @@ import ast
 from bisect import bisect_left
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
     cuda_only_names,
     definition_uses,
     names_in,
 )
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable

@@ -12,6 +12,7 @@ from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
     NVIDIA_TOOL,
     PROCESS_CALLS,
     PROCESS_LEAVES,
+    no_npu_counterpart_at,
     nvidia_tool,
     tool_message,
 )
@@ -50,7 +51,7 @@ class DeviceApiSpans(CudaChains):
         if id(node) in self.chain_of and self.ctx.qname(node) == CUDA:
             outer, full = self._full_name(node)
             if self.tables.lookup_cuda_import(full) is None:  # an alias keeps member names
-                self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
+                no_npu_counterpart_at(self.ctx, self.ctx.lines(outer), full)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
         pending = self.pending.pop(id(node), None)
@@ -70,7 +71,7 @@ class DeviceApiSpans(CudaChains):
         outer, full = self._full_name(node)
         mapped = self.tables.lookup_cuda(full)
         if mapped is None:
-            self.ctx.no_npu_counterpart_at(self.ctx.lines(outer), full)
+            no_npu_counterpart_at(self.ctx, self.ctx.lines(outer), full)
             return
         npu_name, rule = mapped
         member = self.renamed_member(full, npu_name)
@@ -109,6 +110,8 @@ class DeviceApiSpans(CudaChains):
             self.ctx.unsupported(lines, shown, entry, tool_message(shown), rule=NVIDIA_TOOL)
 
 
+TF32_ADVICE = TF32_TO_HF32  # its replacements pair each TF32 switch with its HF32 one
+# a change of this rule does what that advice says: no advice row on its lines (answers=)
 HF32_SWITCH = declare(
     "device_api.hf32_switch",
     "TF32 switches: `torch.backends.cudnn.allow_tf32` / `torch.backends.cuda.matmul.allow_tf32` "
@@ -124,11 +127,9 @@ HF32_SWITCH = declare(
     "alone and reported as before (unsupported.backend_switch), with the advice row.",
     caveat="HF32 is not TF32 (float32 range, about 11 mantissa bits, other operators): "
     "check the precision the run needs",
+    answers=TF32_ADVICE,
 )
-TF32_ADVICE = TF32_TO_HF32  # its replacements pair each TF32 switch with its HF32 one
 TF32_ATTRIBUTE = "allow_tf32"
-# a change of these rules does what that advice says: no advice row on its lines (migrate.py)
-ANSWERED_ADVICE = {HF32_SWITCH: TF32_ADVICE}
 
 
 class Hf32Switches(SpanConcern):

@@ -1,5 +1,5 @@
 """The row of a `torch.cuda` name the target's `torch.npu` lacks (recorded by the span concerns
-through Recorder.no_npu_counterpart_at; data: the target's rules/torch_npu_names table), and of
+through no_npu_counterpart_at; data: the target's rules/torch_npu_names table), and of
 an NVIDIA command-line tool the code runs (rule device_api.nvidia_tool, recorded by
 DeviceApiSpans)."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
@@ -110,3 +111,17 @@ def _options_follow(words: list[str]) -> bool:
 
 def tool_message(command: str) -> str:
     return f"runs the NVIDIA tool `{command}`: there is none on an NPU host; left unchanged"
+
+
+def no_npu_counterpart_at(
+    ctx: Recorder, lines: tuple[int, int], full: str, what: str = "left"
+) -> None:
+    """A torch.cuda name torch_npu lacks: left as it is, with the table's tip."""
+    entry = ctx.tables.cuda_entry(full)
+    where = (
+        f"torch_npu {ctx.tables.torch_npu_version}'s torch.npu (the -v target)"
+        if entry.category == "version_gap"
+        else "torch_npu's torch.npu"
+    )
+    message = f"{full} has no counterpart in {where}; {what} unchanged"
+    ctx.unsupported_at(lines, full, entry, message, rule=NO_NPU_COUNTERPART)

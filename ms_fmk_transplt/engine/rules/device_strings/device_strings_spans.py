@@ -38,10 +38,13 @@ from ms_fmk_transplt.engine.rules.device_strings.dotted_names import (
     dotted_cuda_name,
     names_cuda_api,
 )
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_file
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_device_strings
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.rule_catalog import declare
 
 LITERAL = declare(
@@ -392,3 +395,8 @@ class DeviceStringsSpans(SpanConcern):
         else:
             self.ctx.replace(start, start, f'f"{self.new}:{{')
             self.ctx.replace(end, end, '}"')
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): one row per file of FOLDED_PER_FILE."""
+    return fold_rows_per_file(notices, FOLDED_PER_FILE, done.migrated)

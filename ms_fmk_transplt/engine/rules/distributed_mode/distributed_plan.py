@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+import ms_fmk_transplt.engine.rules.distributed_mode.dataloader_sharding as sharding
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.engine.rules.distributed_mode import dataloader_sharding as sharding
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
     is_converted,

@@ -56,6 +56,7 @@ from ms_fmk_transplt.engine.rules.distributed_mode.distributed_plan import (
     Insert,
 )
 from ms_fmk_transplt.engine.rules.distributed_mode.model_wraps import calls_in
+from ms_fmk_transplt.engine.rules.todo.todo_comments import todo_comment
 
 _FIXED_NPU = re.compile(r"npu:\d+")  # a device string with a fixed index, once migrated
 
@@ -171,7 +172,7 @@ class DistributedMode(Concern):
     ) -> cst.SimpleStatementLine:
         todos = self.plan.todo_calls
         todo = next((todos[id(c)] for c in calls_in(original) if id(c) in todos), None)
-        return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
+        return updated if todo is None else todo_comment(self.ctx, original, updated, todo)
 
     def leave_SimpleStatementLine(
         self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine

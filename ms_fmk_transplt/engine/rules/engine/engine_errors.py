@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 
 INTERNAL_ERROR = declare(
     "engine.internal_error",
@@ -13,4 +13,5 @@ INTERNAL_ERROR = declare(
     "exits with code 1 at the end. Please report it with the file (or a reduced copy).",
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
+    fixed=UNREAD_FILE,
 )

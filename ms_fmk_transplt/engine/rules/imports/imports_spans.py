@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.recorder import snippet_of
+from ms_fmk_transplt.engine.rules.device_api.no_counterpart import no_npu_counterpart_at
 from ms_fmk_transplt.engine.spans.import_tokens import ImportSpans, import_spans
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -51,7 +52,7 @@ class ImportsSpans(SpanConcern):
                 continue
             mapped = self.tables.lookup_cuda_import(alias.name)
             if mapped is None:
-                self.ctx.no_npu_counterpart_at(where.lines, alias.name, "import left")
+                no_npu_counterpart_at(self.ctx, where.lines, alias.name, "import left")
                 continue
             self.ctx.replace(*where.name, mapped[0], checked=True)  # dotted name by dotted name
             new_names[-1] = mapped[0]
@@ -71,7 +72,7 @@ class ImportsSpans(SpanConcern):
             return
         mapped_module = self.tables.lookup_cuda(module)
         if mapped_module is None:
-            self.ctx.no_npu_counterpart_at(self.ctx.lines(node), module, "import left")
+            no_npu_counterpart_at(self.ctx, self.ctx.lines(node), module, "import left")
             return
         npu_module = mapped_module[0]
         spans = import_spans(self.ctx.source, node)
@@ -90,7 +91,7 @@ class ImportsSpans(SpanConcern):
                 supported += 1
             else:
                 unsupported += 1
-                self.ctx.no_npu_counterpart_at(where.lines, full, "import left")
+                no_npu_counterpart_at(self.ctx, where.lines, full, "import left")
         if not supported:
             return
         if unsupported:

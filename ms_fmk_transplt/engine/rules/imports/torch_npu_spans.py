@@ -7,9 +7,10 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.config_module import is_openmmlab_config
+from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import INSERTED_LINES, declare
 
 TORCH_NPU = declare(
     "imports.torch_npu",
@@ -20,6 +21,8 @@ TORCH_NPU = declare(
     "the module docstring and `from __future__` imports, and never duplicated. It is bookkeeping, "
     "not a CUDA construct of your code, so the conversion rate does not count it. Files whose "
     "only changes are environment keys (environment.ascend_variable) or comments get none.",
+    bookkeeping=True,
+    fixed=INSERTED_LINES,
 )
 
 
@@ -150,3 +153,15 @@ class TorchNpuInsert:
         while index < len(lines) and lines[index].future:
             index += 1
         return index, False
+
+
+def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
+    """The family's finishing step (Family.finish): ``import torch_npu`` and the helper lines,
+    unless a later stage inserts them (engine/stages.py, through insert_torch_npu)."""
+    if done.insert_imports:
+        TorchNpuInsert(ctx, facts).run(changed=bool(ctx.events) or done.torch_npu_named)
+
+
+def insert_torch_npu(ctx: SpanContext, facts: ModuleFacts, changed: bool) -> None:
+    """``import torch_npu`` and the helper lines once the structural options have run."""
+    TorchNpuInsert(ctx, facts).run(changed=changed)

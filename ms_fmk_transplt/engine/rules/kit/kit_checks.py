@@ -34,6 +34,7 @@ NO_LOOP = declare(
     kind=NOTICE,
     opt_out="none: a kit needs a training loop; name another script with -m",
     option="kit",
+    bookkeeping=True,
 )
 TENSORFLOW = declare(
     "kit.tensorflow",
@@ -49,6 +50,7 @@ TENSORFLOW = declare(
     kind=NOTICE,
     opt_out="none: the launcher follows this route; name another script with -m",
     option="kit",
+    bookkeeping=True,
 )
 PRECONDITION = declare(
     "kit.precondition",
@@ -61,6 +63,7 @@ PRECONDITION = declare(
     "and its README repeats them.",
     kind=NOTICE,
     option="kit",
+    bookkeeping=True,
 )
 
 _TENSORFLOW = re.compile(rb"^\s*(?:import|from)\s+tensorflow\b", re.M)
@@ -202,3 +205,8 @@ def _code_words(tree: ast.Module) -> list[tuple[int, str]]:
             if id(node) not in docstrings:
                 words.append((node.lineno, node.value))
     return words
+
+
+def is_kit_call(rule_id: str) -> bool:
+    """Whether a change is one of the kit's calls (a rule of this family)."""
+    return rule_id.split(".")[0] == __name__.split(".")[-2]

@@ -46,6 +46,7 @@ IMPORT = declare(
     "on `sys.path` when it runs), and imported after the script's own imports." + _RUNTIME,
     opt_out=_KEEP,
     option="kit",
+    bookkeeping=True,
 )
 AOE_DUMP = declare(
     "kit.aoe_dump",
@@ -55,6 +56,7 @@ AOE_DUMP = declare(
     "AOE chapter shows. In a loop inside a per-epoch function only the first call acts." + _RUNTIME,
     opt_out=_KEEP,
     option="kit aoe",
+    bookkeeping=True,
 )
 AOE_STOP = declare(
     "kit.aoe_stop",
@@ -65,6 +67,7 @@ AOE_STOP = declare(
     "them (run_aoe_npu.sh does both)." + _RUNTIME,
     opt_out=_KEEP,
     option="kit aoe",
+    bookkeeping=True,
 )
 PROFILE_START = declare(
     "kit.profile_start",
@@ -76,6 +79,7 @@ PROFILE_START = declare(
     + _RUNTIME,
     opt_out=_KEEP,
     option="kit profile",
+    bookkeeping=True,
 )
 PROFILE_STEP = declare(
     "kit.profile_step",
@@ -86,6 +90,7 @@ PROFILE_STEP = declare(
     "MSFT_PROF_ACTIVE 2 by default) it stops the profiler and ends the run." + _RUNTIME,
     opt_out=_KEEP,
     option="kit profile",
+    bookkeeping=True,
 )
 PRECISION_SEED = declare(
     "kit.precision_seed",
@@ -96,6 +101,7 @@ PRECISION_SEED = declare(
     "default)." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    bookkeeping=True,
 )
 PRECISION_START = declare(
     "kit.precision_start",
@@ -105,6 +111,7 @@ PRECISION_START = declare(
     "dumping into MSFT_PRECISION_DUMP." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    bookkeeping=True,
 )
 PRECISION_STEP = declare(
     "kit.precision_step",
@@ -115,6 +122,7 @@ PRECISION_STEP = declare(
     "`msprobe compare`." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    bookkeeping=True,
 )
 # per kit: (the begin call's rule, the tick's rule)
 KIT_RULES = {

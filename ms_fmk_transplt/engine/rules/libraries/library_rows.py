@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
+from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.library_table import Library, LibraryTable
@@ -218,3 +219,9 @@ def fold_rows_per_file(
         )
 
     return fold_groups(notices, groups.items(), fold)
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): one row per file and library."""
+    libraries = done.tables.unsupported.libraries
+    return fold_library_rows(notices, libraries, done.migrated, done.source, done.options.project)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ms_fmk_transplt.rule_catalog import NOTICE, declare
+from ms_fmk_transplt.rule_catalog import NOTICE, OWN_COMMENTS, declare
 
 IGNORE_LINE = declare(
     "optout.ignore",
@@ -22,6 +22,7 @@ IGNORE_LINE = declare(
     "sees what was deliberately left.",
     kind=NOTICE,
     opt_out="remove the comment",
+    fixed=OWN_COMMENTS,
 )
 SKIP = declare(
     "optout.skip_file",
@@ -30,6 +31,7 @@ SKIP = declare(
     "alone: it is copied byte for byte and gets no report rows. The log has an INFO line for it.",
     kind=NOTICE,
     opt_out="remove the comment",
+    fixed=OWN_COMMENTS,
 )
 
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*msft:[ \t]*skip-file\b", re.M)

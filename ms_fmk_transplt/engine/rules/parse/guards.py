@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ms_fmk_transplt.events import Notice, Severity
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.tables import Tables
 
 LIMIT = declare(
@@ -34,6 +34,7 @@ LIMIT = declare(
     "`--max-file-size` to migrate a large generated file.",
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
+    fixed=UNREAD_FILE,
 )
 
 MAX_NESTING = 200

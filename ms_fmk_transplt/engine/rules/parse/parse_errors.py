@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import FileResult
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, declare
+from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.tables import Tables
 
 _SKIPPED = (
@@ -33,6 +33,7 @@ SYNTAX_ERROR = declare(
     "'print'`)." + _SKIPPED,
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
+    fixed=UNREAD_FILE,
 )
 DECODE_ERROR = declare(
     "parse.decode_error",
@@ -42,6 +43,7 @@ DECODE_ERROR = declare(
     "line of the first undecodable byte or the bad cookie." + _SKIPPED,
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
+    fixed=UNREAD_FILE,
 )
 if TYPE_CHECKING:
     import libcst as cst

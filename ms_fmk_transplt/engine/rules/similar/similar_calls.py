@@ -19,7 +19,7 @@ from libcst.metadata import Scope, ScopeProvider
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.events import Operation
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import ANSWERS_LINE, declare
 
 # The entries of rules/similar_api.json name these ids; each entry carries its own caveat.
 _OPTION = "-sim"
@@ -39,6 +39,7 @@ SIMILAR_RULES = (
         "LayerNorm as FusedLayerNorm`)." + _ALL_OR_NOTHING,
         caveat=_CAVEAT,
         option=_OPTION,
+        answers=ANSWERS_LINE,
     ),
     declare(
         "similar.fused_optimizer",
@@ -49,6 +50,7 @@ SIMILAR_RULES = (
         + _ALL_OR_NOTHING,
         caveat=_CAVEAT,
         option=_OPTION,
+        answers=ANSWERS_LINE,
     ),
     declare(
         "similar.flash_attention",
@@ -60,6 +62,7 @@ SIMILAR_RULES = (
         "advice.sdpa_fusion_attention." + _ALL_OR_NOTHING,
         caveat=_CAVEAT,
         option=_OPTION,
+        answers=ANSWERS_LINE,
     ),
     declare(
         "similar.nvtx",
@@ -69,6 +72,7 @@ SIMILAR_RULES = (
         "`record_function`, which torch_npu's profiler records." + _ALL_OR_NOTHING,
         caveat=_CAVEAT,
         option=_OPTION,
+        answers=ANSWERS_LINE,
     ),
 )
 

@@ -20,12 +20,13 @@ import ast
 import re
 
 from ms_fmk_transplt.engine.rules.device_strings.device_names import is_integer
+from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.specify_device.rank_reads import first_rank_line
 from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
-from ms_fmk_transplt.rule_catalog import NOTICE, declare
+from ms_fmk_transplt.rule_catalog import INSERTED_LINES, NOTICE, declare
 from ms_fmk_transplt.tables.table_sections import SpecifyDeviceTable
 
 DEVICE = declare(
@@ -46,6 +47,7 @@ HELPER = declare(
     "The helper that `specify_device.device` rewrites refer to, defined once per changed file "
     "right after `import torch_npu` (with `import os` when the file lacks it).",
     option="-s",
+    fixed=INSERTED_LINES,
 )
 RANK_RISK = declare(
     "specify_device.rank_risk",
@@ -218,3 +220,14 @@ def finish_file(ctx: SpanContext, facts: ModuleFacts) -> None:
             f"this file reads a rank: -s pins every process to the NPU in {t.env}, "
             f"which can defeat its own multi-device logic; give each process its own {t.env}",
         )
+
+
+def anchor_words(ctx: SpanContext) -> tuple[str, ...]:
+    """With -s, ``npu`` anchors a statement too (Family.anchor_words)."""
+    return ANCHOR_WORDS if ctx.options.specify_device else ()
+
+
+def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
+    """The family's finishing step (Family.finish): with -s, finish_file."""
+    if ctx.options.specify_device:
+        finish_file(ctx, facts)

@@ -1,1 +1,45 @@
 """tf.*: TensorFlow scripts onto the Ascend TF adapter (npu_bridge / npu_device)."""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.engine.rules.family_spec import TF_ADAPTER, TF_MIGRATION, Family
+from ms_fmk_transplt.engine.rules.tf.adapter_import import finish
+from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
+from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
+from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
+from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
+from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows, fold
+from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import TfDistributedSpans
+from ms_fmk_transplt.engine.rules.tf.tf_files import anchor_words, read_file_facts
+
+FAMILY = Family(
+    "tf",
+    "span",
+    (
+        "estimator_spans",
+        "session_spans",
+        "tf_distributed_spans",
+        "npu_ops_spans",
+        "adapter_options",
+        "tf_api_rows",
+        "adapter_import",
+        "tf_files",
+        "tf_edits",
+        "tf_versions",
+        "horovod_values",
+    ),
+    (TF_MIGRATION, TF_ADAPTER),
+    (
+        TfEstimatorSpans,
+        TfSessionSpans,
+        TfDistributedSpans,
+        TfNpuOpsSpans,
+        TfOptionSpans,
+        TfApiRows,
+    ),
+    framework="tensorflow",
+    anchor_words=anchor_words,
+    file_facts=read_file_facts,
+    finish=finish,
+    fold=fold,
+)

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
+from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
+from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import horovod_import_rows
 from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import INSERTED_LINES, declare
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 ADAPTER_IMPORT = declare(
@@ -29,6 +33,8 @@ ADAPTER_IMPORT = declare(
     "npu_device`, `from npu_device.compat.v1.npu_init import *`, `npu_device.compat.enable_v1()` "
     "(npu_bridge exists only for TF 1.15). It is bookkeeping: the conversion rate does not count "
     "it.",
+    bookkeeping=True,
+    fixed=INSERTED_LINES,
 )
 NPU_DEVICE = declare(
     "tf.npu_device",
@@ -43,6 +49,7 @@ NPU_DEVICE = declare(
     "Options given with `--npu-option` are set on `npu_device.global_options()` before the "
     "device opens. A file that opens it already is left alone; a TF 1.x program (a pin, a TF "
     "1.x-only name such as `tf.random_uniform`) gets none.",
+    fixed=INSERTED_LINES,
 )
 
 
@@ -70,7 +77,7 @@ class TfAdapterInsert(TorchNpuInsert):
         self.table = ctx.tables.tf_migration
 
     def run(self, changed: bool | None = None) -> None:
-        ctx, tf = self.ctx, self.ctx.tf
+        ctx, tf = self.ctx, tf_of(self.ctx)
         if tf is None or ctx.options.tf_notebook_style:
             return  # (a notebook's cell: the notebook adds them once, notebook.py)
         index, before = self._tf_import_index(), False
@@ -133,7 +140,7 @@ class TfAdapterInsert(TorchNpuInsert):
     def _in_main_guard(self, lines: list[tuple[str, str, str]]) -> bool:
         """The lines as the first of the ``__main__`` guard's body (importing the module then
         opens no device); False when there is none, or its body starts on the ``if`` line."""
-        ctx, tf = self.ctx, self.ctx.tf
+        ctx, tf = self.ctx, tf_of(self.ctx)
         if tf is None or tf.main_guard is None:
             return False
         line, column = tf.main_guard
@@ -171,3 +178,13 @@ class TfAdapterInsert(TorchNpuInsert):
             for line in self.lines
             for node in line.imports
         )
+
+
+def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
+    """The family's finishing step (Family.finish), for a TensorFlow file: the adapter options
+    it lacks, its Horovod import, and the adapter's import or the NPU device opened."""
+    if tf_of(ctx) is None:
+        return
+    check_requirements(ctx)
+    horovod_import_rows(ctx)
+    TfAdapterInsert(ctx, facts).run()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -68,7 +69,7 @@ class TfOptionSpans(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         place = ctx.last_name(node.func)
         if place not in CONSTRUCTORS:
@@ -77,12 +78,12 @@ class TfOptionSpans(SpanConcern):
             if kw.arg is None:
                 continue
             value = constant(kw.value)
-            ctx.tf.option_values.setdefault(place, {})[kw.arg] = value
-            ctx.tf.option_lines.setdefault(place, ctx.lines(node))
+            tf_facts(ctx).option_values.setdefault(place, {})[kw.arg] = value
+            tf_facts(ctx).option_lines.setdefault(place, ctx.lines(node))
             self._check(kw, kw.arg, value, place)
             if (
                 place == "NPURunConfig"
-                and ctx.tf.calls_initialize_system
+                and tf_facts(ctx).calls_initialize_system
                 and (kw.arg in self.init_only)
             ):
                 tf_row(
@@ -97,7 +98,7 @@ class TfOptionSpans(SpanConcern):
 
     def leave_Assign(self, node: ast.Assign) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         for target in node.targets:
             name = _parameter_name(target)
@@ -108,8 +109,8 @@ class TfOptionSpans(SpanConcern):
             kind = _FIELDS[target.attr]
             if value is not UNKNOWN and not isinstance(value, kind):
                 value = UNKNOWN
-            ctx.tf.option_values.setdefault("session", {})[name] = value
-            ctx.tf.option_lines.setdefault("session", ctx.lines(node))
+            tf_facts(ctx).option_values.setdefault("session", {})[name] = value
+            tf_facts(ctx).option_lines.setdefault("session", ctx.lines(node))
             self._check(target, name, value, "session")
 
     def _check(self, node: ast.AST, name: str, value: object, place: str) -> None:
@@ -136,7 +137,7 @@ def _parameter_name(target: ast.expr) -> str | None:
 def check_requirements(ctx: SpanContext) -> None:
     """Once the file is walked: the options of each place that need one the file never sets
     (one row at the first option of that place)."""
-    tf = ctx.tf
+    tf = tf_of(ctx)
     if tf is None:
         return
     table = ctx.tables.tf_adapter

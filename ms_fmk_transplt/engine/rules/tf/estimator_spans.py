@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     tf_row,
     wrap,
 )
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
@@ -76,7 +77,7 @@ class TfEstimatorSpans(SpanConcern):
             self._rename(node)
 
     def _rename(self, node: ast.Attribute | ast.Name) -> None:
-        if self.ctx.tf is None or self.ctx.is_claimed(node):
+        if tf_of(self.ctx) is None or self.ctx.is_claimed(node):
             return
         name = tf_qname(self.ctx, node)
         new = self.table.renames.get(name)
@@ -91,7 +92,7 @@ class TfEstimatorSpans(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         name = tf_qname(ctx, node.func)
         if name == "tensorflow.estimator.RunConfig":

@@ -16,6 +16,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     tf_qname,
     tf_row,
 )
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import declare
@@ -55,11 +56,11 @@ class TfNpuOpsSpans(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         name = tf_qname(ctx, node.func)
-        if ctx.tf.tf1 and name in self.table.npu_ops:
-            v1 = ".compat.v1." in (raw_qname(ctx, node.func) or "") or ctx.tf.tf1_runtime
+        if tf_facts(ctx).tf1 and name in self.table.npu_ops:
+            v1 = ".compat.v1." in (raw_qname(ctx, node.func) or "") or tf_facts(ctx).tf1_runtime
             self._npu_op(node, name, self.table.npu_ops[name], v1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]

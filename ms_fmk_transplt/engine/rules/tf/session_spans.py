@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     tf_row,
     wrap,
 )
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
@@ -62,10 +63,10 @@ class TfSessionSpans(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         name = tf_qname(ctx, node.func)
-        if ctx.tf.configures_npu:
+        if tf_facts(ctx).configures_npu:
             pass  # the file adds the NpuOptimizer itself: its session configs are left alone
         elif name in self.table.config_proto:
             self._wrap_config(node)
@@ -81,7 +82,7 @@ class TfSessionSpans(SpanConcern):
 
     def leave_SimpleString(self, part: StringPart) -> None:
         """``"CUDA_VISIBLE_DEVICES"`` in a TensorFlow file (its PyTorch rules do not run there)."""
-        if self.ctx.tf is None or part.docstring or not isinstance(part.value, str):
+        if tf_of(self.ctx) is None or part.docstring or not isinstance(part.value, str):
             return
         setting = self.strings.get(part.value)
         if setting is not None:
@@ -90,7 +91,7 @@ class TfSessionSpans(SpanConcern):
             self.ctx.unsupported(part.lines, part.value, entry, message, GPU_SETTING)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
-        if self.ctx.tf is None:
+        if tf_of(self.ctx) is None:
             return
         setting = self.table.gpu_attributes.get(node.attr)
         if setting is None or isinstance(node.ctx, ast.Del):
@@ -167,6 +168,6 @@ class TfSessionSpans(SpanConcern):
             if ctx.last_name(value.func) == self.wrapper:
                 return True
             return tf_qname(ctx, value.func) in self.table.config_proto
-        if isinstance(value, ast.Name) and ctx.tf is not None:
-            return value.id in ctx.tf.config_names
+        if isinstance(value, ast.Name) and tf_of(ctx) is not None:
+            return value.id in tf_facts(ctx).config_names
         return False

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_file
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
 from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.tf_migration_table import tf_name
 
@@ -64,11 +68,11 @@ class TfApiRows(SpanConcern):
 
     def _api(self, node: ast.Attribute | ast.Name) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         if self._tpu(node):
             return
-        listed = self.lists[ctx.tf.version]
+        listed = self.lists[tf_facts(ctx).version]
         raw = raw_qname(ctx, node)
         entry = self._entry(listed, raw)
         if entry is None or entry[0] != "unsupported":
@@ -109,9 +113,14 @@ class TfApiRows(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        if ctx.tf is None:
+        if tf_of(ctx) is None:
             return
         name = tf_qname(ctx, node.func)
         tip = self.kernels.get(name)
         if tip is not None:
             tf_row(ctx, node, CUSTOM_KERNEL, short(name), "manual", tip)
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): one row per file and API of TF_FOLDED_PER_API."""
+    return fold_rows_per_file(notices, TF_FOLDED_PER_API, done.migrated, by_api=True)

@@ -20,6 +20,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     tf_record,
     tf_row,
 )
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
@@ -84,7 +85,7 @@ class TfDistributedSpans(SpanConcern):
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
-        tf = ctx.tf
+        tf = tf_of(ctx)
         if tf is None:
             return
         func = node.func
@@ -180,8 +181,8 @@ class TfDistributedSpans(SpanConcern):
 
     def _strategy(self, node: ast.Call, name: str, strategy: str) -> None:
         ctx = self.ctx
-        assert ctx.tf is not None
-        if not ctx.tf.tf1:
+        assert tf_of(ctx) is not None
+        if not tf_facts(ctx).tf1:
             tf_row(
                 ctx,
                 node,
@@ -226,7 +227,7 @@ def horovod_import_rows(ctx: SpanContext) -> None:
     """Once the file is walked: when every Horovod call it makes was migrated, its Horovod
     import is a caveat row (nothing needs Horovod any more; on an NPU machine without it the
     import fails)."""
-    tf = ctx.tf
+    tf = tf_of(ctx)
     if tf is None or not tf.horovod:
         return
     if not any(e.rule == HOROVOD for e in ctx.events):

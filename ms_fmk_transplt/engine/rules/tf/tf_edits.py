@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.tf_migration_table import tf_name
@@ -25,11 +26,12 @@ def raw_qname(ctx: SpanContext, node: ast.AST) -> str | None:
     """What a node names, as resolved; in a notebook's cell, a name another cell imports
     (``tf`` of ``import tensorflow as tf``) is resolved through that import."""
     qualified = ctx.qname(node)
-    if qualified is None and ctx.tf is not None and ctx.tf.notebook_imports:
+    tf = tf_of(ctx)
+    if qualified is None and tf is not None and tf.notebook_imports:
         dotted = full_name(node)
         if dotted:
             root, _, rest = dotted.partition(".")
-            path = ctx.tf.notebook_imports.get(root)
+            path = tf.notebook_imports.get(root)
             if path is not None:
                 qualified = f"{path}.{rest}" if rest else path
     return qualified
@@ -51,11 +53,12 @@ def tf_record(
 ) -> None:
     """A change of the family; ``adapter``: it names something of ``npu_bridge.npu_init`` (the
     file then gets that import, tf.adapter_import), else of ``npu_device``."""
-    if ctx.tf is not None:
+    tf = tf_of(ctx)
+    if tf is not None:
         if adapter:
-            ctx.tf.needs_adapter = True
+            tf.needs_adapter = True
         else:
-            ctx.tf.needs_npu_device = True
+            tf.needs_npu_device = True
     ctx.record(ctx.lines(node), rule, message, before, after, needs_torch_npu=False)
 
 

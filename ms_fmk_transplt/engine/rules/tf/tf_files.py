@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 from ms_fmk_transplt.engine.program_facts import FileProgram
+from ms_fmk_transplt.engine.spans.chunks import parse_piece
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.engine.spans.chunks import Piece
+    from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
+    from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
 
 @dataclass
@@ -178,3 +185,42 @@ def tf_anchor_words(table: TfMigrationTable, bound: dict[str, str]) -> tuple[str
         name for name, path in bound.items() if name and path.split(".")[0] in table.import_roots
     )
     return (*table.anchor_words, *names)
+
+
+def read_file_facts(
+    ctx: SpanContext, facts: ModuleFacts, source: bytes, kept: list[tuple[Piece, ast.Module]]
+) -> None:
+    """The family's file facts (Family.file_facts): ``ctx.tf``, the file's TensorFlow facts
+    (None: not a TensorFlow file), from what the run's program model says of it."""
+    notebook = ctx.options.tf_notebook_style
+    project = ctx.options.project
+    program = None
+    if project is not None and not notebook:  # (what the run's program model says of the file)
+        program = project.programs.for_file(ctx.path)
+    tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
+    if tf is not None and notebook:
+        tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
+    if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
+        for piece, tree in kept:
+            tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
+    ctx.tf = tf
+
+
+def anchor_words(ctx: SpanContext) -> tuple[str, ...]:
+    """A TensorFlow file's anchor words (Family.anchor_words; see tf_anchor_words)."""
+    if ctx.tf is None:
+        return ()
+    return tf_anchor_words(ctx.tables.tf_migration, ctx.import_bound)
+
+
+def tf_of(ctx: SpanContext) -> TfFile | None:
+    """The file's TensorFlow facts, as read_file_facts left them on the context."""
+    return cast("TfFile | None", ctx.tf)
+
+
+def tf_facts(ctx: SpanContext) -> TfFile:
+    """The TensorFlow facts of a file the tf family's concerns run on (it has them)."""
+    tf = tf_of(ctx)
+    if tf is None:
+        raise LookupError(f"{ctx.path}: not a TensorFlow file")
+    return tf

@@ -20,8 +20,10 @@ import dataclasses
 import re
 
 from ms_fmk_transplt.engine.rules.environment.environment_keys import ENVIRON, KEY_CALLS
+from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_groups
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
+from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice, Severity
@@ -284,3 +286,8 @@ def _by_tip(tips: dict[str, str]) -> dict[str, list[str]]:
     for name, tip in tips.items():
         named.setdefault(tip, []).append(name)
     return named
+
+
+def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
+    """The family's finishing step (Family.finish): the NCCL settings merged (merge_nccl_rows)."""
+    ctx.notices[:] = merge_nccl_rows(ctx.notices, done.source)

@@ -3,8 +3,10 @@ of the unsupported-API table is recorded under ``unsupported.<category>``."""
 
 from __future__ import annotations
 
-from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY
+from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY, row_rule
 from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.tables.library_table import LibraryTable
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 _ROW = "Rows of this category are open work in unsupported_op.xlsx / .csv (action and tip per API)."
 # Rows of the unsupported-API table (rules/unsupported_api.json) carry the rule of their category.
@@ -106,3 +108,11 @@ CATEGORY_RULES = {
 def category_rule(category: str) -> str:
     """The rule id of an unsupported-API row of this category."""
     return CATEGORY_RULES[category]
+
+
+def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
+    """The family's choice of a row's rule (Family.open_work_rule): a library's use is the
+    libraries family's (cuda_only / npu_path), anything else its category's."""
+    if entry.category == THIRD_PARTY:
+        return row_rule(api, entry.action, libraries)
+    return category_rule(entry.category)

@@ -7,7 +7,7 @@ import ast
 import dataclasses
 import re
 
-from ms_fmk_transplt.engine.rules.cuda_only.project_facts import (
+from ms_fmk_transplt.engine.project_facts import (
     ProjectFacts,
     absolute_module,
     project_op_namespaces,

@@ -28,8 +28,8 @@ from libcst.helpers import get_full_name_for_node
 
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY, todo_text
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY, todo_comment, todo_text
+from ms_fmk_transplt.rule_catalog import ANSWERS_API, OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 from ms_fmk_transplt.tables.user_rule_file import (
     ArgsModify,
@@ -54,6 +54,7 @@ INCOMPLETE = declare(
     "its line gets a `# msft: TODO[user_rules.incomplete]` comment saying what to add.",
     kind=OPEN_WORK,
     option=_OPTION,
+    answers=ANSWERS_API,
 )
 RULE_OF_KIND = {
     ArgsModify: declare(
@@ -66,6 +67,7 @@ RULE_OF_KIND = {
         "`arg_name=arg_new`. User rules run before the built-in rules, which see their result."
         + _MESSAGE.format(kind="ArgsModifyRule"),
         option=_OPTION,
+        answers=ANSWERS_API,
     ),
     FuncNameModify: declare(
         "user_rules.FuncNameModifyRule",
@@ -77,6 +79,7 @@ RULE_OF_KIND = {
         "in a module `import torch_npu` loads (`torch_npu.optim.NpuFusedAdamW`): the file then "
         "gets that import." + _MESSAGE.format(kind="FuncNameModifyRule"),
         option=_OPTION,
+        answers=ANSWERS_API,
     ),
     ModuleNameModify: declare(
         "user_rules.ModuleNameModifyRule",
@@ -85,6 +88,7 @@ RULE_OF_KIND = {
         "`from parent import new as old`, so later uses keep working."
         + _MESSAGE.format(kind="ModuleNameModifyRule"),
         option=_OPTION,
+        answers=ANSWERS_API,
     ),
 }
 
@@ -131,7 +135,7 @@ class UserRulesConcern(Concern):
             return updated
         start, end = self.ctx.lines(original)
         todo = next((t for line, t in self.todos.items() if start <= line <= end), None)
-        return updated if todo is None else self.ctx.todo_comment(original, updated, todo)
+        return updated if todo is None else todo_comment(self.ctx, original, updated, todo)
 
     def _record(
         self,

@@ -1,0 +1,123 @@
+"""What the core's own machinery uses of particular families, named once (the registry's
+second door; the first, registry.py, calls the hooks every family may have).
+
+The gates before any pass (opt-out comments, size guards, files Python cannot read), the rows of
+a file the engine failed on, the open-work row of an API the tables list, the facts whole-program
+analysis reads (CUDA-only code across modules, TensorFlow versions and Horovod passed as a value),
+the kits' and ``distributed -m``'s checks of the -m file, and the target version's scan: each is
+a family's logic and ids, and the core reaches them only through these names.
+"""
+
+from __future__ import annotations
+
+from ms_fmk_transplt.engine.rules.advice.advice_rows import (
+    PATTERN_WORDS,
+    AdviceFinder,
+    may_hold_pattern,
+)
+from ms_fmk_transplt.engine.rules.advice.same_item import joined_advice
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
+from ms_fmk_transplt.engine.rules.engine.unmodelled import left_as_written
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.kit.kit_checks import (
+    NO_LOOP,
+    PRECONDITION,
+    TENSORFLOW,
+    is_kit_call,
+)
+from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
+from ms_fmk_transplt.engine.rules.optout.optout_comments import (
+    IGNORE_LINE,
+    SKIP,
+    ignored_lines,
+    skip_file_line,
+)
+from ms_fmk_transplt.engine.rules.parse.guards import LIMIT, bidi_notices, refusal, too_large
+from ms_fmk_transplt.engine.rules.parse.parse_errors import (
+    DECODE_ERROR,
+    SYNTAX_ERROR,
+    parse,
+    refused_by_cpython,
+    undecodable,
+)
+from ms_fmk_transplt.engine.rules.tf.adapter_import import tf_statements
+from ms_fmk_transplt.engine.rules.tf.horovod_values import (
+    Pass,
+    horovod_passes,
+    module_functions,
+    receiving_parameter,
+)
+from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
+from ms_fmk_transplt.engine.rules.tf.tf_versions import KINDS, Evidence, api_evidence, bindings
+from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
+    LAUNCH_SUFFIXES,
+    MAX_BYTES,
+    file_notice,
+)
+from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
+
+__all__ = [
+    "already_distributed_rule",
+    "no_dataloader_rule",
+    "DECODE_ERROR",
+    "IGNORE_LINE",
+    "INTERNAL_ERROR",
+    "KINDS",
+    "LAUNCH_SUFFIXES",
+    "LIMIT",
+    "MAX_BYTES",
+    "NO_LOOP",
+    "PATTERN_WORDS",
+    "PRECONDITION",
+    "SKIP",
+    "SYNTAX_ERROR",
+    "TENSORFLOW",
+    "TF_CATEGORY",
+    "TORCH_NPU",
+    "AdviceFinder",
+    "Evidence",
+    "Pass",
+    "api_evidence",
+    "bidi_notices",
+    "bindings",
+    "category_rule",
+    "cuda_only_names",
+    "file_notice",
+    "has_condition",
+    "hinted",
+    "is_kit_call",
+    "horovod_passes",
+    "ignored_lines",
+    "joined_advice",
+    "left_as_written",
+    "may_hold_pattern",
+    "module_functions",
+    "operator_notice",
+    "parse",
+    "receiving_parameter",
+    "refusal",
+    "refused_by_cpython",
+    "skip_file_line",
+    "tf_statements",
+    "too_large",
+    "undecodable",
+]
+
+
+def already_distributed_rule() -> str:
+    """``distributed -m``'s row for a script that is already distributed (its family is a
+    LibCST stage: imported only when asked)."""
+    from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
+        ALREADY_DISTRIBUTED,
+    )
+
+    return ALREADY_DISTRIBUTED
+
+
+def no_dataloader_rule() -> str:
+    """``distributed -m``'s row for a script whose data loader it could not find."""
+    from ms_fmk_transplt.engine.rules.distributed_mode.distributed_plan import NO_DATALOADER
+
+    return NO_DATALOADER
