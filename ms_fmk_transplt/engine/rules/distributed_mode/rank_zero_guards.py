@@ -247,7 +247,7 @@ class RankZeroGuards(Concern):
         new = cst.IfExp(test=check, body=updated, orelse=cst.Name("None"))
         message = "the TensorBoard writer exists on rank 0 only (None elsewhere)"
         before, after = self.ctx.snippet(updated), snippet_of(self.ctx.code(new))
-        self.ctx.record(original, RANK_ZERO_GUARD, message, before, after)
+        self.ctx.record(self.ctx.lines(original), RANK_ZERO_GUARD, message, before, after)
         return new
 
     def leave_IndentedBlock(
@@ -310,7 +310,7 @@ class RankZeroGuards(Concern):
         before = snippet_of("\n".join(self._code(o) for o in originals))
         after = snippet_of(f"if {check}: " + "\n".join(self._code(s) for s in run))
         self.ctx.record_insert(start, RANK_ZERO_GUARD, MESSAGE, f"if {check}:")
-        self.ctx.record_lines(start, end, RANK_ZERO_GUARD, MESSAGE, before, after)
+        self.ctx.record((start, end), RANK_ZERO_GUARD, MESSAGE, before, after)
         return new
 
     def _code(self, stmt: cst.BaseStatement) -> str:
