@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from ms_fmk_transplt.engine.line_map import LineMap
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.rules.advice.same_item import fold_advice_into_rows
 from ms_fmk_transplt.engine.rules.device_api.device_api_spans import ANSWERED_ADVICE
@@ -43,6 +43,7 @@ from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, suppor
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
+from ms_fmk_transplt.rule_catalog import rule_matches
 from ms_fmk_transplt.tables import Tables
 
 
@@ -315,7 +316,7 @@ def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None])
     if line not in ignored:
         return False
     rules = ignored[line]
-    return rules is None or matches(rule, rules)
+    return rules is None or rule_matches(rule, rules)
 
 
 def _apply_ignores(

@@ -26,7 +26,7 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.engine.options import kept_rule, matches
+from ms_fmk_transplt.engine.options import kept_rule
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
@@ -34,7 +34,7 @@ from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
 )
 from ms_fmk_transplt.engine.rules.distributed_mode.model_wraps import calls_in
 from ms_fmk_transplt.engine.rules.optout.optout_comments import ignored_lines
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import declare, rule_matches
 
 RANK_ZERO_GUARD = declare(
     "distributed_mode.rank_zero_guard",
@@ -94,7 +94,7 @@ class RankZeroGuards(Concern):
         self.ignored = {
             line
             for line, rules in ignored_lines(self.ctx.source).items()
-            if rules is None or matches(RANK_ZERO_GUARD, rules)
+            if rules is None or rule_matches(RANK_ZERO_GUARD, rules)
         }
         _Writers(self, node).plan()
         self._plan_block(node.body)
