@@ -1,7 +1,9 @@
-"""A file's record as plain JSON values and back, for the result cache (cache.py), whose entries
-are data someone may have changed: reading accepts exactly the shape written (every field of
-its type, enums by value, events and notices of the file the entry is for) and rejects anything
-else with ``Malformed``, never half-read."""
+"""A file's record as plain JSON values and back: the one codec of the result cache (cache.py),
+whose entries are data someone may have changed, and of a shard's part (shards.py), whose
+records another run reads. Reading accepts exactly the shape written (every field of its type,
+enums by value, events and notices of the file the record is for) and rejects anything else
+with ``Malformed``, never half-read. The cache keeps what a file's migration decides
+(``record_to_plain``); a part keeps every field (``full_record_to_plain``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ T = TypeVar("T", ChangeEvent, Notice)
 _RECORD_KEYS = frozenset(
     {"path", "status", "python", "analysed", "libcst_stages", "events", "notices"}
 )
+# how the run got the record: a cache hit sets them, a shard's part keeps them
+_RUN_KEYS = frozenset({"time", "cached", "timings"})
 
 
 FRAMEWORKS = "tensorflow"  # the one value of FileRecord.framework besides ""
@@ -70,6 +74,39 @@ def record_from_plain(value: object, rel: str, time: datetime) -> FileRecord:
         libcst_stages=stages,
         framework=framework,
     )
+
+
+def full_record_to_plain(record: FileRecord) -> dict[str, object]:
+    """Every field of a record (a shard's part): the cache's form, and when and how the run got
+    it."""
+    return {
+        **record_to_plain(record),
+        "time": record.time.isoformat(),
+        "cached": record.cached,
+        "timings": dict(record.timings),
+    }
+
+
+def full_record_from_plain(value: object) -> FileRecord:
+    """A record from ``full_record_to_plain``'s form; raises Malformed for anything else."""
+    if type(value) is not dict:
+        raise Malformed("a record is not an object")
+    missing = sorted(_RUN_KEYS - value.keys())
+    if missing:
+        raise Malformed(f"a record without {missing[0]!r}")
+    path, cached, timings = value.get("path"), value["cached"], value["timings"]
+    if type(path) is not str or type(cached) is not bool:
+        raise Malformed("wrong types")
+    if type(timings) is not dict or not all(type(t) is float for t in timings.values()):
+        raise Malformed("'timings' is not an object of seconds")
+    try:
+        time = datetime.fromisoformat(value["time"])
+    except (TypeError, ValueError):
+        raise Malformed("'time' is not a date and time") from None
+    outcome = {k: v for k, v in value.items() if k not in _RUN_KEYS}
+    record = record_from_plain(outcome, path, time)
+    record.cached, record.timings = cached, timings
+    return record
 
 
 def _flat_to_plain(item: ChangeEvent | Notice) -> list[object]:
@@ -128,7 +165,10 @@ def _flat_list(cls: type[T], items: object, rel: str) -> list[T]:
     for item in items:
         if type(item) is not list or len(item) != len(checkers):
             raise Malformed(f"not a {cls.__name__}")
-        values: list[Any] = [check(v) for check, v in zip(checkers, item)]
+        try:
+            values: list[Any] = [check(v) for check, v in zip(checkers, item)]
+        except Malformed:
+            raise Malformed(_wrong_field(cls, item)) from None
         built = cls(*values)
         if not _of_file(built.file, rel):
             raise Malformed(f"a {cls.__name__} of another file")
@@ -136,29 +176,14 @@ def _flat_list(cls: type[T], items: object, rel: str) -> list[T]:
     return out
 
 
-def flat_from_fields(cls: type[T], obj: object) -> T:
-    """An event or notice from its JSON object form (field names as keys, omitted fields at
-    their defaults: how a shard part stores them), every field checked as in the cache's form;
-    raises Malformed naming the first wrong field."""
-    name = cls.__name__
-    if type(obj) is not dict:
-        raise Malformed(f"a {name} is not an object")
-    fields = dataclasses.fields(cls)
-    known = {f.name for f in fields}
-    unknown = next((key for key in obj if key not in known), None)
-    if unknown is not None:
-        raise Malformed(f"unknown key {unknown!r} in a {name}")
-    values: dict[str, Any] = {}
-    for f, check in zip(fields, _CHECKERS[cls]):
-        if f.name not in obj:
-            if f.default is dataclasses.MISSING:
-                raise Malformed(f"a {name} without {f.name!r}")
-            continue
+def _wrong_field(cls: type[T], item: list[object]) -> str:
+    """Which value of an event or notice is not of its field's type."""
+    for f, check, v in zip(dataclasses.fields(cls), _CHECKERS[cls], item):
         try:
-            values[f.name] = check(obj[f.name])
+            check(v)
         except Malformed:
-            raise Malformed(f"{f.name!r} of a {name} is not {f.type}") from None
-    return cls(**values)
+            return f"{f.name!r} of a {cls.__name__} is not {f.type}"
+    return f"not a {cls.__name__}"  # (not reached: some value failed)
 
 
 def _of_file(file: str, rel: str) -> bool:
@@ -169,3 +194,15 @@ def _of_file(file: str, rel: str) -> bool:
 
 # a field type the codec does not know fails on import (in the tests), not in a run
 _CHECKERS = {ChangeEvent: _checkers(ChangeEvent), Notice: _checkers(Notice)}
+
+
+def _every_field_kept() -> None:
+    """A FileRecord field neither form keeps fails on import (in the tests), not in a run: a
+    sharded run's records would lose it (as they once lost libcst_stages)."""
+    kept = _RECORD_KEYS | _RUN_KEYS | {"framework"}
+    lost = {f.name for f in dataclasses.fields(FileRecord)} ^ kept
+    if lost:
+        raise TypeError(f"FileRecord fields the record codec does not know: {sorted(lost)}")
+
+
+_every_field_kept()

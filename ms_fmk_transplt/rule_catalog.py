@@ -9,6 +9,7 @@ This module is the bottom of the house: it imports nothing of the tool.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 CHANGE = "change"  # rewrites code: a change_list.csv row
@@ -90,6 +91,14 @@ def declare(
         raise ValueError(f"rule {rule_id} is declared twice, differently")
     RULES[rule_id] = rule
     return rule_id
+
+
+def rule_matches(rule_id: str, patterns: Iterable[str]) -> bool:
+    """Whether a rule id is one of ``patterns``, each an id or an id prefix that ends at a dot:
+    ``distributed`` matches ``distributed`` and ``distributed.nccl_backend``, never
+    ``distributed_mode.ddp``. The one matcher of --select / --ignore, of the rule pages they
+    name and of ``# msft: ignore[...]``."""
+    return any(rule_id == p or rule_id.startswith(p + ".") for p in patterns)
 
 
 def is_caveat(rule_id: str) -> bool:

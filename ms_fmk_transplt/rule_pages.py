@@ -8,6 +8,8 @@ import difflib
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ms_fmk_transplt.rule_catalog import rule_matches
+
 
 def pages_dir() -> Path:
     """docs/rules: inside the installed package, or in a source checkout."""
@@ -49,7 +51,7 @@ def suggestions(rule_id: str) -> list[str]:
 
 def ids_of(pattern: str) -> list[str]:
     """The known rule ids a --select / --ignore pattern (an id or an id prefix) names."""
-    return [i for i in known_ids() if i == pattern or i.startswith(pattern + ".")]
+    return [i for i in known_ids() if rule_matches(i, (pattern,))]
 
 
 def pattern_problem(pattern: str) -> str | None:

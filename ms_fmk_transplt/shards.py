@@ -12,7 +12,6 @@ the zoo summary from the parts' summaries.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -22,14 +21,14 @@ from typing import Any
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.fs_safety import discard, inside, relative_part_path, write_text
-from ms_fmk_transplt.record_codec import Malformed, flat_from_fields
+from ms_fmk_transplt.record_codec import Malformed, full_record_from_plain, full_record_to_plain
 from ms_fmk_transplt.records import FileRecord, RunResult
 from ms_fmk_transplt.regular_files import NotRegularFile, copy_regular
 
 RECORDS = "msft_shard.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: each file is record_codec.full_record_to_plain's form
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -58,18 +57,6 @@ def owns(shard: tuple[int, int] | None, key: str) -> bool:
 
 
 # -- records of a part -----------------------------------------------------------------------
-def _event(e: ChangeEvent) -> dict[str, Any]:
-    out = dataclasses.asdict(e)
-    out["operation"] = e.operation.value
-    return out
-
-
-def _notice(n: Notice) -> dict[str, Any]:
-    out = dataclasses.asdict(n)
-    out["severity"] = n.severity.value
-    return out
-
-
 def write_records(
     path: Path, result: RunResult, shard: tuple[int, int], order: dict[str, int]
 ) -> None:
@@ -84,21 +71,7 @@ def write_records(
         "main_rel": result.main_rel,
         "total_files": len(order),
         "notes": [[s.value, m] for s, m in result.notes],
-        "files": [
-            {
-                "index": order[f.path],
-                "path": f.path,
-                "status": f.status.value,
-                "python": f.python,
-                "analysed": f.analysed,
-                "cached": f.cached,
-                "time": f.time.isoformat(),
-                "events": [_event(e) for e in f.events],
-                "notices": [_notice(n) for n in f.notices],
-                **({"framework": f.framework} if f.framework else {}),
-            }
-            for f in result.files
-        ],
+        "files": [{"index": order[f.path], **full_record_to_plain(f)} for f in result.files],
     }
     write_text(path, json.dumps(data, ensure_ascii=False), errors="surrogateescape")
 
@@ -141,34 +114,13 @@ def _load(folder: Path, shard: tuple[int, int]) -> dict[str, Any]:
 
 
 def file_record(item: dict[str, Any]) -> FileRecord:
-    """A file's record from a part; raises Malformed (or ValueError) for a field of the wrong
-    type or value: events and notices are checked field by field, as cache entries are."""
-    events = [flat_from_fields(ChangeEvent, e) for e in item["events"]]
-    notices = [flat_from_fields(Notice, n) for n in item["notices"]]
-    return FileRecord(
-        item["path"],
-        FileStatus(item["status"]),
-        item["python"],
-        item["analysed"],
-        datetime.fromisoformat(item["time"]),
-        events,
-        notices,
-        item["cached"],
-        framework=_framework(item),
-    )
+    """A file's record from a part (every field, as record_codec writes it); raises Malformed
+    for a field of the wrong type or value: events and notices are checked field by field, as
+    cache entries are."""
+    return full_record_from_plain({k: v for k, v in item.items() if k != "index"})
 
 
-def _framework(item: dict[str, Any]) -> str:
-    framework = item.get("framework", "")
-    if framework not in ("", "tensorflow"):
-        raise ValueError(f"framework {framework!r}")
-    return str(framework)
-
-
-_ITEM = {
-    **{"index": int, "path": str, "status": str, "python": bool, "analysed": bool},
-    **{"cached": bool, "time": str, "events": list, "notices": list},
-}
+_ITEM = {"index": int, "path": str}  # what the merge reads itself; the codec checks the rest
 _SEVERITIES = {s.value for s in Severity}
 
 
@@ -178,18 +130,21 @@ def _item_problem(item: object) -> str | None:
     for key, kind in _ITEM.items():
         if key not in item or type(item[key]) is not kind:
             return f"an entry of 'files' without a valid {key!r}"
+    return None
+
+
+def _record_problem(item: dict[str, Any]) -> str | None:
     try:
         file_record(item)
     except Malformed as exc:
-        return str(exc)
-    except ValueError as exc:
         return f"{item['path']!r}: {exc}"
     return None
 
 
 def _malformed(data: dict[str, Any]) -> str | None:
     """What is wrong with the records of a part (None: nothing): every field the merge reads,
-    with its type, so that a bad part is one line, never a traceback."""
+    with its type, so that a bad part is one line, never a traceback (each file's record is
+    checked once its path is: ``_record_problem``)."""
     files, notes, started = data.get("files"), data.get("notes"), data.get("started")
     if not isinstance(files, list):
         return "'files' is not a list"
@@ -233,6 +188,11 @@ def _check_paths(parts: list[tuple[Path, dict[str, Any]]]) -> None:
             )
 
 
+def _refuse_malformed(folder: Path, problem: str | None) -> None:
+    if problem:
+        raise UserError(folder / RECORDS, f"malformed records of this part: {problem}")
+
+
 def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]:
     """The folders and records of the ``count`` parts of ``final_dir``; all must be there and
     come from runs with the same options."""
@@ -245,10 +205,10 @@ def load_parts(final_dir: Path, count: int) -> list[tuple[Path, dict[str, Any]]]
             )
         parts.append((folder, _load(folder, (i, count))))
     for folder, data in parts:
-        problem = _malformed(data)
-        if problem:
-            raise UserError(folder / RECORDS, f"malformed records of this part: {problem}")
-    _check_paths(parts)
+        _refuse_malformed(folder, _malformed(data))
+    _check_paths(parts)  # a path leading out is named before anything else wrong in a record
+    for folder, data in parts:
+        _refuse_malformed(folder, next(filter(None, map(_record_problem, data["files"])), None))
     fingerprints = {data["fingerprint"] for _, data in parts}
     if len(fingerprints) > 1:
         raise UserError(

@@ -350,7 +350,7 @@ def test_malformed_records_of_a_part_are_one_line(parts: Path, keys: tuple, valu
 def test_an_event_of_the_wrong_type_is_one_line(parts: Path) -> None:
     path, data = _records(parts, 1)
     item = next(f for f in data["files"] if f["events"])
-    item["events"][0]["start_line"] = "three"
+    item["events"][0][1] = "three"  # (an event is its fields in order: file, start_line, ...)
     path.write_text(json.dumps(data), encoding="utf-8")
     _merge_refused(parts, str(path), "'start_line' of a ChangeEvent is not int")
 

@@ -19,9 +19,7 @@ from ms_fmk_transplt.engine.cst_names import CstNames
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, snippet_of
 from ms_fmk_transplt.engine.scope_model import IMPORT, LOCAL, chosen_name
-from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.tables.unsupported_table import Entry
 
 
 class MigrationContext(Recorder):
@@ -163,40 +161,7 @@ class MigrationContext(Recorder):
         """One-line, bounded rendering of a node for the Before/After columns."""
         return snippet_of(self.code(node))
 
-    # -- recording ---------------------------------------------------------------------------
-    def record(
-        self,
-        position_node: cst.CSTNode,
-        rule: str,
-        message: str,
-        before: str,
-        after: str,
-        operation: Operation = Operation.MODIFY,
-        needs_torch_npu: bool = True,
-    ) -> None:
-        start, end = self.lines(position_node)
-        self.record_lines(start, end, rule, message, before, after, operation, needs_torch_npu)
-
-    def warn(
-        self,
-        node: cst.CSTNode,
-        rule: str,
-        message: str,
-        api: str = "",
-        severity: Severity = Severity.WARNING,
-    ) -> None:
-        self.warn_at(self.lines(node)[0], rule, message, api, severity)
-
-    def unsupported(
-        self,
-        node: cst.CSTNode,
-        api: str,
-        entry: Entry,
-        message: str | None = None,
-        rule: str | None = None,
-    ) -> None:
-        """Record a construct that cannot run on the NPU as is (a row of unsupported_op.xlsx)."""
-        self.unsupported_at(self.lines(node), api, entry, message, rule)
+    # -- recording (engine/recorder.py: record, warn, unsupported at ``self.lines(node)``) ---
 
     # -- string literals -------------------------------------------------------------------
     @staticmethod

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 
 from ms_fmk_transplt.engine.line_map import LineMap
-from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule, matches
+from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
 from ms_fmk_transplt.engine.prefilter import may_need_migration
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.engine.rules.family_exports import (
@@ -39,7 +39,7 @@ from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, suppor
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
-from ms_fmk_transplt.rule_catalog import ANSWERS_API, ANSWERS_LINE, rules_with
+from ms_fmk_transplt.rule_catalog import ANSWERS_API, ANSWERS_LINE, rule_matches, rules_with
 from ms_fmk_transplt.tables import Tables
 
 
@@ -314,7 +314,7 @@ def _is_ignored(line: int, rule: str, ignored: dict[int, frozenset[str] | None])
     if line not in ignored:
         return False
     rules = ignored[line]
-    return rules is None or matches(rule, rules)
+    return rules is None or rule_matches(rule, rules)
 
 
 def _apply_ignores(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
+from ms_fmk_transplt.rule_catalog import rule_matches
 from ms_fmk_transplt.tables.user_rule_file import UserRules
 
 
@@ -48,12 +49,7 @@ class EngineOptions:
 DEFAULT_OPTIONS = EngineOptions()
 
 
-def matches(rule: str, patterns: tuple[str, ...] | frozenset[str]) -> bool:
-    """A rule id matches an id or an id prefix ("device_strings" matches device_strings.*)."""
-    return any(rule == p or rule.startswith(p + ".") for p in patterns)
-
-
 def kept_rule(rule: str, options: EngineOptions) -> bool:
     """Whether --select / --ignore keep this rule's changes and rows."""
-    chosen = not options.select or matches(rule, options.select)
-    return chosen and not matches(rule, options.ignore)
+    chosen = not options.select or rule_matches(rule, options.select)
+    return chosen and not rule_matches(rule, options.ignore)

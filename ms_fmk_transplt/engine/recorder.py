@@ -1,6 +1,9 @@
 """What the span pass or a LibCST stage records about one file (``ast`` spans or LibCST nodes):
 the change events, the notices (rows of the unsupported report), the lines inserted, and which
-nodes a concern has claimed. No LibCST here: the span pass must not pay for importing it."""
+nodes a concern has claimed. The one recording API of both: each context (the span pass's
+SpanContext, the LibCST stages' MigrationContext) inherits it and only says which input lines
+one of its nodes spans (``lines``). No LibCST here: the span pass must not pay for importing
+it."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 SNIPPET_MAX = 120
+Lines = tuple[int, int]  # the first and last input line of what a row is about
 
 
 class RecordMark(NamedTuple):
@@ -129,10 +133,11 @@ class Recorder:
         return self._claims.get(id(node)) or default
 
     # -- recording ---------------------------------------------------------------------------
-    def record_lines(
+    # The one recording API of the span pass and the LibCST stages: a row is recorded at input
+    # lines ``(first, last)``; each context gives the lines of its own nodes (``ctx.lines``).
+    def record(
         self,
-        start: int,
-        end: int,
+        lines: Lines,
         rule: str,
         message: str,
         before: str,
@@ -140,6 +145,8 @@ class Recorder:
         operation: Operation = Operation.MODIFY,
         needs_torch_npu: bool = True,
     ) -> None:
+        """A change of ``lines`` (a change_list.csv row)."""
+        start, end = lines
         self.events.append(
             ChangeEvent(
                 file=self.path,
@@ -178,24 +185,26 @@ class Recorder:
         # precede the others; otherwise the order of recording
         self.insert_order.append((anchor, 0 if first else 1, len(self.insert_order)))
 
-    def warn_at(
+    def warn(
         self,
-        line: int,
+        lines: Lines,
         rule: str,
         message: str,
         api: str = "",
         severity: Severity = Severity.WARNING,
     ) -> None:
-        self.notices.append(Notice(self.path, line, rule, severity, message, api))
+        """A notice at the first of ``lines`` (a line of the log, or a row its rule's kind
+        says)."""
+        self.notices.append(Notice(self.path, lines[0], rule, severity, message, api))
 
     def _rule_of(self, api: str, entry: Entry) -> str:
         # the families' choice (Family.open_work_rule: a category's row, a library's use),
         # handed in by the pass that made this context
         return self.open_work_rule(api, entry, self.tables.unsupported.libraries)
 
-    def unsupported_at(
+    def unsupported(
         self,
-        lines: tuple[int, int],
+        lines: Lines,
         api: str,
         entry: Entry,
         message: str | None = None,

@@ -2,9 +2,9 @@
 
 The concerns of the span pass ask it what a node refers to (``qname``, resolved by
 engine/scopes.py), what code it owns (``code``/``snippet``, with or without the edits made so
-far), and record their changes as byte-span edits plus the events and notices of the file
-(engine/recorder.py). The LibCST stages of the options have their own context,
-engine/context.py.
+far), and record their changes as byte-span edits plus the events and notices of the file,
+through the recording API of engine/recorder.py (``record`` / ``warn`` / ``unsupported`` at
+``lines(node)``), the one the LibCST stages' context (engine/context.py) records through too.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from ms_fmk_transplt.engine.spans.source_text import Edits, SourceText, StringTo
 from ms_fmk_transplt.engine.spans.span_names import SpanNames
 from ms_fmk_transplt.engine.spans.span_strings import STRING_VALUES, SpanStrings, StringPart
 from ms_fmk_transplt.engine.spans.units import Unit
-from ms_fmk_transplt.events import Operation, Severity
 from ms_fmk_transplt.tables import Tables
-from ms_fmk_transplt.tables.unsupported_table import Entry
 
 __all__ = ["STRING_VALUES", "SpanContext", "StringPart"]
 
@@ -212,32 +210,6 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
     def rename_attr(self, node: ast.Attribute, new: str) -> None:
         start, end = self.attr_span(node)
         self.replace(start, end, new, expect=node.attr)
-
-    # -- recording ---------------------------------------------------------------------------
-    def record(
-        self,
-        lines: tuple[int, int],
-        rule: str,
-        message: str,
-        before: str,
-        after: str,
-        operation: Operation = Operation.MODIFY,
-        needs_torch_npu: bool = True,
-    ) -> None:
-        self.record_lines(*lines, rule, message, before, after, operation, needs_torch_npu)
-
-    def warn(self, lines: tuple[int, int], rule: str, message: str, api: str = "") -> None:
-        self.warn_at(lines[0], rule, message, api, Severity.WARNING)
-
-    def unsupported(
-        self,
-        lines: tuple[int, int],
-        api: str,
-        entry: Entry,
-        message: str | None = None,
-        rule: str | None = None,
-    ) -> None:
-        self.unsupported_at(lines, api, entry, message, rule)
 
 
 def _truncate(entries: dict[Any, Any], size: int) -> None:

@@ -124,4 +124,4 @@ def no_npu_counterpart_at(
         else "torch_npu's torch.npu"
     )
     message = f"{full} has no counterpart in {where}; {what} unchanged"
-    ctx.unsupported_at(lines, full, entry, message, rule=NO_NPU_COUNTERPART)
+    ctx.unsupported(lines, full, entry, message, rule=NO_NPU_COUNTERPART)

@@ -258,7 +258,7 @@ class DistributedPlan:
                 return False
         if not shuffles:
             self.ctx.warn(
-                call,
+                self.ctx.lines(call),
                 SAMPLER,
                 "DataLoader without shuffle is "
                 "taken as evaluation: not sharded, every rank reads all of it",
@@ -315,7 +315,7 @@ class DistributedPlan:
                     f"-t {target}: never assigned in this file; the model is not wrapped in "
                     "DistributedDataParallel"
                 )
-                self.ctx.unsupported_at((1, 1), entry.key, entry, message, UNWRAPPED_MODEL)
+                self.ctx.unsupported((1, 1), entry.key, entry, message, UNWRAPPED_MODEL)
                 continue
             code = f"{target} = {self.t.ddp}({target}.npu(), device_ids=[msft_local_rank()])"
             insert = (wrap.anchor, code, DDP, f"-t {target} wrapped in DistributedDataParallel")
@@ -346,7 +346,7 @@ class DistributedPlan:
         role = sharding.kwargs_role(loader, name, loaders)
         if role == sharding.EVALUATION:
             message = sharding.evaluation_message(loader, name)
-            self.ctx.warn(loader[0], SAMPLER, message, severity=Severity.INFO)
+            self.ctx.warn(self.ctx.lines(loader[0]), SAMPLER, message, severity=Severity.INFO)
         elif role == sharding.UNKNOWN:
             self._open_loader(loader[0], sharding.shared_message(name), sharding.SHARED_TIP)
         return role == sharding.TRAIN
@@ -354,7 +354,9 @@ class DistributedPlan:
     def _open_loader(self, call: cst.Call, message: str, tip: str) -> None:
         """A training loader left unsharded: an open-work row and a TODO on its line."""
         entry = Entry("DataLoader", CATEGORY, "manual", tip)
-        self.ctx.unsupported(call, "torch.utils.data.DataLoader", entry, message, UNSHARDED_LOADER)
+        self.ctx.unsupported(
+            self.ctx.lines(call), "torch.utils.data.DataLoader", entry, message, UNSHARDED_LOADER
+        )
         if self.ctx.options.todo_comments:
             self.todo_calls[id(call)] = todo_text(UNSHARDED_LOADER, tip)
 

@@ -78,7 +78,7 @@ class DistributedMode(Concern):
         if id(original) in self.plan.dp_calls:
             inner = updated.args[0].value
             self.ctx.record(
-                original,
+                self.ctx.lines(original),
                 DATA_PARALLEL,
                 "DataParallel removed: DistributedDataParallel wraps the model",
                 self.ctx.snippet(updated),
@@ -92,7 +92,7 @@ class DistributedMode(Concern):
             new = updated.with_changes(args=[cst.Arg(cst.parse_expression("msft_local_rank()"))])
             if self.ctx.code(new) != self.ctx.code(updated):
                 self.ctx.record(
-                    original,
+                    self.ctx.lines(original),
                     DEVICE,
                     "each process binds its own NPU",
                     self.ctx.snippet(updated),
@@ -112,7 +112,7 @@ class DistributedMode(Concern):
                 args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             new = updated.with_changes(args=args)
             self.ctx.record(
-                original,
+                self.ctx.lines(original),
                 DEVICE,
                 "the process's own NPU (current device), not a fixed index",
                 self.ctx.snippet(updated),
@@ -133,7 +133,7 @@ class DistributedMode(Concern):
             return updated
         new = self.ctx.with_literal_body(updated, "npu")
         message = "the process's own NPU (current device), not a fixed index"
-        self.ctx.record(original, DEVICE, message, updated.value, new.value)
+        self.ctx.record(self.ctx.lines(original), DEVICE, message, updated.value, new.value)
         return new
 
     def _shard(self, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -147,7 +147,11 @@ class DistributedMode(Concern):
                 f"DistributedSampler: each rank reads its own shard (shuffling as {name} says)"
             )
         self.ctx.record(
-            original, SAMPLER, message, self.ctx.snippet(updated), self.ctx.snippet(new)
+            self.ctx.lines(original),
+            SAMPLER,
+            message,
+            self.ctx.snippet(updated),
+            self.ctx.snippet(new),
         )
         return new
 
@@ -159,7 +163,7 @@ class DistributedMode(Concern):
             value=cst.Attribute(value=updated.value, attr=cst.Name("module"))
         )
         self.ctx.record(
-            original,
+            self.ctx.lines(original),
             MODULE_ACCESS,
             f"{target} is the DDP wrapper now: the model is {target}.module",
             self.ctx.snippet(updated),
@@ -236,7 +240,7 @@ class DistributedMode(Concern):
             return updated
         if not self.plan.found_loader:
             self.ctx.warn(
-                original,
+                self.ctx.lines(original),
                 NO_DATALOADER,
                 "no torch.utils.data.DataLoader in this file",
             )

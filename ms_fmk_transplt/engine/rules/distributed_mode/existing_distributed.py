@@ -72,7 +72,7 @@ def report_existing(ctx: MigrationContext, found: list[tuple[str, cst.Call]]) ->
         "group, sampler or DDP wrap) and only migrated the file"
     )
     entry = Entry("already distributed", CATEGORY, "caveat", TIP)
-    ctx.unsupported(found[0][1], entry.key, entry, message, ALREADY_DISTRIBUTED)
+    ctx.unsupported(ctx.lines(found[0][1]), entry.key, entry, message, ALREADY_DISTRIBUTED)
 
 
 def is_main_guard(test: cst.BaseExpression) -> bool:

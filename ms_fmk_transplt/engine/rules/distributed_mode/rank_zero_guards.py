@@ -26,7 +26,7 @@ import libcst as cst
 
 from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.engine.options import kept_rule, matches
+from ms_fmk_transplt.engine.options import kept_rule
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
@@ -34,7 +34,7 @@ from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
 )
 from ms_fmk_transplt.engine.rules.distributed_mode.model_wraps import calls_in
 from ms_fmk_transplt.engine.rules.optout.optout_comments import ignored_lines
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.rule_catalog import declare, rule_matches
 
 RANK_ZERO_GUARD = declare(
     "distributed_mode.rank_zero_guard",
@@ -94,7 +94,7 @@ class RankZeroGuards(Concern):
         self.ignored = {
             line
             for line, rules in ignored_lines(self.ctx.source).items()
-            if rules is None or matches(RANK_ZERO_GUARD, rules)
+            if rules is None or rule_matches(RANK_ZERO_GUARD, rules)
         }
         _Writers(self, node).plan()
         self._plan_block(node.body)
@@ -247,7 +247,7 @@ class RankZeroGuards(Concern):
         new = cst.IfExp(test=check, body=updated, orelse=cst.Name("None"))
         message = "the TensorBoard writer exists on rank 0 only (None elsewhere)"
         before, after = self.ctx.snippet(updated), snippet_of(self.ctx.code(new))
-        self.ctx.record(original, RANK_ZERO_GUARD, message, before, after)
+        self.ctx.record(self.ctx.lines(original), RANK_ZERO_GUARD, message, before, after)
         return new
 
     def leave_IndentedBlock(
@@ -310,7 +310,7 @@ class RankZeroGuards(Concern):
         before = snippet_of("\n".join(self._code(o) for o in originals))
         after = snippet_of(f"if {check}: " + "\n".join(self._code(s) for s in run))
         self.ctx.record_insert(start, RANK_ZERO_GUARD, MESSAGE, f"if {check}:")
-        self.ctx.record_lines(start, end, RANK_ZERO_GUARD, MESSAGE, before, after)
+        self.ctx.record((start, end), RANK_ZERO_GUARD, MESSAGE, before, after)
         return new
 
     def _code(self, stmt: cst.BaseStatement) -> str:

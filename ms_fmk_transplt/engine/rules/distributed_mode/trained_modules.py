@@ -81,7 +81,7 @@ def report_untargeted(
             "DistributedDataParallel, so each rank trains its own copy"
         )
         entry = Entry(f"-t {name}", CATEGORY, "manual", tip)
-        ctx.unsupported(call, entry.key, entry, message, UNTARGETED_MODEL)
+        ctx.unsupported(ctx.lines(call), entry.key, entry, message, UNTARGETED_MODEL)
         if ctx.options.todo_comments:
             previous = todo_calls.get(id(call))
             text = todo_text(UNTARGETED_MODEL, tip)

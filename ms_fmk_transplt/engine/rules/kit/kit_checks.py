@@ -120,8 +120,8 @@ def check_script(ctx: Recorder, tree: ast.Module, kind: str, loop: TrainingLoop)
     """Warnings for what the kit's guide asks to turn off; False (and a ``kit.no_loop`` notice)
     when the loop cannot take the calls."""
     if loop.body_line == loop.line:
-        ctx.warn_at(
-            loop.line,
+        ctx.warn(
+            (loop.line, loop.line),
             NO_LOOP,
             f"the training loop's body is on the loop's line ({ctx.path}:{loop.line}): "
             "put it on lines of its own",
@@ -151,7 +151,7 @@ def _warn_once(
         for words, message in checks:
             if message not in seen and matches(name, words):
                 seen.add(message)
-                ctx.warn_at(line, PRECONDITION, message.format(name=name), name)
+                ctx.warn((line, line), PRECONDITION, message.format(name=name), name)
 
 
 def is_tensorflow(source: bytes) -> bool:
@@ -168,11 +168,11 @@ def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
             "a TensorFlow script: the precision kit dumps PyTorch steps (msprobe's "
             "PyTorch API); aoe and profile take TensorFlow scripts"
         )
-        ctx.warn_at(1, NO_LOOP, message)
+        ctx.warn((1, 1), NO_LOOP, message)
         return
     what = "AOE_MODE=2" if kind == "aoe" else "PROFILING_MODE and PROFILING_OPTIONS"
     message = f"TensorFlow: the launcher sets {what}; no call is inserted"
-    ctx.warn_at(1, TENSORFLOW, message, severity=Severity.INFO)
+    ctx.warn((1, 1), TENSORFLOW, message, severity=Severity.INFO)
     check_tf_script(ctx, source, kind)
 
 

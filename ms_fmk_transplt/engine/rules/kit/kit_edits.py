@@ -153,15 +153,16 @@ class KitEdits(Concern):
                 "the script imports torch_npu: the precision kit's GPU side is the original "
                 "GPU script, give the project before its migration"
             )
-            self.ctx.warn_at(1, NO_LOOP, message)
+            self.ctx.warn((1, 1), NO_LOOP, message)
             return
         try:  # (the GPU side's script reached no span pass: LibCST may read what Python cannot)
             loop = find_training_loop(tree := ast.parse(source), self.ctx.path)
         except NoTrainingLoop as exc:
-            self.ctx.warn_at(1, NO_LOOP, str(exc))
+            self.ctx.warn((1, 1), NO_LOOP, str(exc))
             return
         except SyntaxError as exc:
-            self.ctx.warn_at(exc.lineno or 1, NO_LOOP, f"this Python cannot parse it: {exc.msg}")
+            line = exc.lineno or 1
+            self.ctx.warn((line, line), NO_LOOP, f"this Python cannot parse it: {exc.msg}")
             return
         if check_script(self.ctx, tree, self.kind, loop):
             self.loop_line = loop.line

@@ -163,7 +163,9 @@ class Similar(Concern):
             self._claim_chain(call.func)
 
     def _not_replaced(self, node: cst.CSTNode, entry: Entry, why: str) -> None:
-        self.ctx.warn(node, entry["rule"], f"-sim: {entry['api']} not replaced ({why})")
+        self.ctx.warn(
+            self.ctx.lines(node), entry["rule"], f"-sim: {entry['api']} not replaced ({why})"
+        )
 
     def _claim_chain(self, func: cst.BaseExpression) -> None:
         cur = func
@@ -218,7 +220,7 @@ class Similar(Concern):
         operation: Operation = Operation.MODIFY,
     ) -> None:
         self.ctx.record(
-            node,
+            self.ctx.lines(node),
             entry["rule"],
             f"similar: {entry['api']} -> {target} ({entry['caveat']})",
             before,

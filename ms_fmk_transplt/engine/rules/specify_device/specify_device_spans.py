@@ -206,16 +206,17 @@ def finish_file(ctx: SpanContext, facts: ModuleFacts) -> None:
     ctx.helper_lines.append((helper_code(t), HELPER, message))
     if len(indices) > 1:
         listed = ", ".join(sorted(indices))
-        ctx.warn_at(
-            min(indices.values()),
+        first = min(indices.values())
+        ctx.warn(
+            (first, first),
             RANK_RISK,
             f"this file hard-codes several devices ({listed}): -s maps them all to the "
             f"one NPU in {t.env}",
         )
     rank_line = first_rank_line(ctx.source, facts.lines, t.rank_names, t.rank_env)
     if rank_line:
-        ctx.warn_at(
-            rank_line,
+        ctx.warn(
+            (rank_line, rank_line),
             RANK_RISK,
             f"this file reads a rank: -s pins every process to the NPU in {t.env}, "
             f"which can defeat its own multi-device logic; give each process its own {t.env}",

@@ -47,5 +47,5 @@ def todo_comment(
     )
     last = ctx.lines(original)[1]
     message = "open work noted in the code"
-    ctx.record_lines(last, last, TODO_COMMENT, message, "", todo, needs_torch_npu=False)
+    ctx.record((last, last), TODO_COMMENT, message, "", todo, needs_torch_npu=False)
     return new

@@ -123,7 +123,7 @@ class UserRulesConcern(Concern):
     def _incomplete(self, node: cst.CSTNode, label: str, message: str, tip: str) -> None:
         """A rename that needs the user's hand: a row, and a TODO on the line."""
         self.ctx.unsupported(
-            node, label, Entry(label, CATEGORY, "manual", tip), message, INCOMPLETE
+            self.ctx.lines(node), label, Entry(label, CATEGORY, "manual", tip), message, INCOMPLETE
         )
         if self.ctx.options.todo_comments:
             self.todos[self.ctx.lines(node)[0]] = todo_text(INCOMPLETE, tip)
@@ -147,7 +147,7 @@ class UserRulesConcern(Concern):
         needs_torch_npu: bool = False,
     ) -> None:
         self.ctx.record(
-            node,
+            self.ctx.lines(node),
             RULE_OF_KIND[type(rule)],
             f"{rule.label}: {kind}: {self.ctx.snippet(before)} -> {self.ctx.snippet(after)}",
             self.ctx.snippet(before),
