@@ -4,8 +4,12 @@ are named by the id."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +120,27 @@ def test_architecture_md_names_every_family_and_module() -> None:
         family = BY_NAME[name]
         assert stage == family.stage
         assert re.findall(r"`(\w+)\.py`", modules) == list(family.modules)
+
+
+def test_a_change_made_in_a_worker_keeps_its_caveat_in_change_list(tmp_path: Path) -> None:
+    """change_list.csv reads a rule's caveat from its declaration: the reporting process must
+    declare the rules of the events its workers recorded (the -sim family is loaded only where a
+    file needs it). It did not: with -j 2 the row lost its ``[caveat: ...]``."""
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "attention.py").write_text(
+        "import torch\nfrom flash_attn.flash_attn_interface import flash_attn_func\n\n\n"
+        "def attend(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, 0.0, softmax_scale=None, causal=True)\n",
+        encoding="utf-8",
+    )
+    for i in range(24):  # enough files for the worker pool
+        (project / f"m{i}.py").write_text("import torch\n\nx = torch.ones(2).cuda()\n")
+    cmd = [sys.executable, "-m", "ms_fmk_transplt", "-q", "-i", str(project), "-o"]
+    subprocess.run([*cmd, str(tmp_path / "out"), "-sim", "-j", "2", "--no-cache"], check=True)
+    text = (tmp_path / "out" / "p_msft" / "change_list.csv").read_text(encoding="utf-8-sig")
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["Rule"] == "similar.flash_attention"]
+    assert rows
+    caveat = DECLARED["similar.flash_attention"].caveat
+    assert caveat
+    assert all(f"[caveat: {caveat}]" in r["Message"] for r in rows), rows
