@@ -1,11 +1,12 @@
 """Issue 44: what a user sees when the project's own file and folder names are hostile. One
 project (folder, sub-folder, -m script, a file with open work, a file whose name holds a newline;
-names with ``<``, ``>``, both quotes, ``$HOME``, ``$(...)``, backticks, spaces and an attribute
-break-out) goes through a plain run, ``distributed -m``, every kit and ``--zoo``, and so does
-the same project under plain names. Then:
+names with ``<``, ``>``, both quotes, ``$HOME``, ``$(...)``, backticks, spaces, ``#``, ``%`` and
+an attribute break-out) goes through a plain run, ``distributed -m``, every kit and ``--zoo``,
+and so does the same project under plain names. Then:
 
 * every page (report.html, the zoo page) parsed with html.parser has exactly the elements and
-  attributes of its plain twin, and shows each name as text;
+  attributes of its plain twin, shows each name as text, and each of its links to a file
+  reaches that file;
 * every CSV and workbook read back names each file as shown (``safe_names.shown``);
 * every generated shell script, run with a stand-in PYTHON (tests/script_stand_ins.py), hands
   the -m script over as one argument naming the real file; nothing expands (``$HOME``) or runs
@@ -16,15 +17,19 @@ The names are made at test time, never committed."""
 from __future__ import annotations
 
 import csv
+import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
+from required_tools import need_tool
 from script_stand_ins import assert_same_file, recorded_calls, run_script, stand_ins
 
 from ms_fmk_transplt.cli import main as run_main
@@ -33,7 +38,7 @@ from ms_fmk_transplt.safe_names import shown
 
 # the role of each name -> (hostile, plain)
 NAMES = {
-    "project": ("proj <b>\"q\" 'a' $HOME `touch PWNED`", "proj"),
+    "project": ("proj <b>\"q\" 'a' $HOME `touch PWNED` #1 %41", "proj"),
     "folder": ('dir $(touch PWNED) <i>" onmouseover="alert(1)', "dir"),
     "main": ("run $HOME `touch PWNED` 'q' \"d\" <s>.py", "run.py"),
     "open": ("<img src=x onerror=alert(1)>.py", "img.py"),
@@ -137,11 +142,13 @@ class _Page(HTMLParser):
         self.elements: Counter[tuple[str, tuple[str, ...]]] = Counter()
         self.text: list[str] = []
         self.values: list[str] = []
+        self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag != "wbr":  # a break opportunity: where it goes depends on a name's characters
             self.elements[tag, tuple(sorted(name for name, _ in attrs))] += 1
         self.values += [value or "" for _, value in attrs]
+        self.links += [value for name, value in attrs if name == "href" and value]
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
@@ -164,6 +171,9 @@ def test_every_page_has_the_elements_of_its_plain_twin(generated: Generated) -> 
         assert shown(HOSTILE["project"]) in text, page
         for rel in _named(page.parent):  # each file a row names, by its name as shown
             assert shown(rel.rsplit("/", 1)[-1]) in text, (page, rel)
+        for link in ours.links:
+            if not link.startswith(("#", "https:")):  # a file of the output, by its URL
+                assert (page.parent / unquote(link)).is_file(), (page, link)
     report = _parsed(generated.out / "run" / f"{HOSTILE['project']}_msft" / "report.html")
     assert HOSTILE["folder"] in report.values  # the open-work filter's folder, read back whole
 
@@ -238,3 +248,11 @@ def test_every_script_hands_over_the_main_script_as_one_argument(
     assert_same_file(tools[b"msprobe"][tools[b"msprobe"].index(b"-gp") + 1], gpu_step)
     for where in (tmp_path, generated.root):
         assert not list(where.rglob("PWNED")), "a name ran as a command"
+
+
+def test_every_script_passes_shellcheck(generated: Generated) -> None:
+    scripts = [str(p) for p in sorted(generated.out.rglob("*.sh"))]
+    shellcheck = shutil.which("shellcheck")
+    need_tool("shellcheck", shellcheck, "shellcheck not installed")
+    proc = subprocess.run([str(shellcheck), *scripts], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
