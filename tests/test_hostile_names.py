@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from required_tools import need_tool
+from script_stand_ins import assert_same_file, recorded_calls, run_script, stand_ins
 
 from ms_fmk_transplt.cli import main as run_main
 from ms_fmk_transplt.kit_cli import kit
@@ -50,20 +51,6 @@ with tf.compat.v1.Session() as sess:
     for _ in range(3):
         sess.run(tf.constant(1.0))
 """
-# PYTHON for the launchers: each call's arguments into a file of its own (NUL after each), the
-# TF profile's PROFILING_OPTIONS beside them; then what each launcher checks for afterwards
-STUB = r"""#!/bin/sh
-call="$MSFT_CALLS/$$.$(date +%s%N)"
-printf '%s\0' "$@" > "$call"
-printf '%s' "${PROFILING_OPTIONS:-}" > "$call.profiling"
-if [ -n "${MSFT_AOE_DUMP:-}" ]; then touch "$MSFT_AOE_DUMP/op.om"; fi
-if [ -n "${MSFT_PROF_DIR:-}" ]; then mkdir -p "$MSFT_PROF_DIR/stub_ascend_pt"; fi
-if [ -n "${MSFT_PRECISION_DUMP:-}" ]; then
-  mkdir -p "$MSFT_PRECISION_DUMP/step0/rank" && touch "$MSFT_PRECISION_DUMP/step0/rank/dump.json"
-fi
-exit 0
-"""
-TOOL = '#!/bin/sh\nprintf \'%s\\0\' "$0" "$@" > "$MSFT_CALLS/tool.$$"\n'
 
 
 def _path(parent: Path, name: bytes) -> Path:
@@ -98,50 +85,6 @@ def _generate(project: Path, out: Path, main: str, tf: str) -> None:
         _ok(runner.invoke(kit, [kind, "-q", "--no-cache", "-i", src, "-o", where, "-m", script]))
 
 
-def _stand_ins(tmp_path: Path) -> dict[str, str]:
-    tools, calls = tmp_path / "bin", tmp_path / "calls"
-    tools.mkdir()
-    calls.mkdir()
-    for name, text in (("python", STUB), ("aoe", TOOL), ("msprobe", TOOL)):
-        (tools / name).write_text(text)
-        (tools / name).chmod(0o755)
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("MSFT_", "PROFILING_"))}
-    return {
-        **keep,
-        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
-        "PYTHON": str(tools / "python"),
-        "MSFT_CALLS": str(calls),
-        "HOME": str(tmp_path),
-        "NPUS": "0",
-        "LOG_DIR": str(tmp_path / "logs"),
-        "ASCEND_SET_ENV": str(tmp_path / "no_set_env.sh"),
-    }
-
-
-def _calls(env: dict[str, str]) -> tuple[list[list[bytes]], dict[bytes, list[bytes]]]:
-    """The stand-ins' calls since the last read, then forgotten: PYTHON's (each call's
-    arguments), and the tools' (by the tool's name)."""
-    python, tools = [], {}
-    for path in sorted(Path(env["MSFT_CALLS"]).iterdir()):
-        args = path.read_bytes().split(b"\0")[:-1]
-        if path.name.startswith("tool."):
-            tools[os.path.basename(args[0])] = args[1:]
-        elif not path.name.endswith(".profiling"):
-            python.append(args)
-        path.unlink()
-    return python, tools
-
-
-def _run(script: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["bash", str(script)], cwd=cwd, env=env, capture_output=True, timeout=60)
-    assert proc.returncode == 0, (script, proc.stdout, proc.stderr)
-    return proc
-
-
-def _same(got: bytes, expected: Path) -> None:
-    assert os.path.realpath(got) == os.path.realpath(os.fsencode(expected)), (got, expected)
-
-
 def _lint(scripts: list[Path]) -> None:
     for script in scripts:
         proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
@@ -170,7 +113,7 @@ def test_every_generated_script_runs_nothing_from_a_name(
     stem, scripts = project.name, sorted(out.rglob("*.sh"))
     assert len(scripts) == 7, scripts  # distributed, aoe, profile, TF profile, 2 precision, compare
     _lint(scripts)
-    env = _stand_ins(tmp_path)
+    env = stand_ins(tmp_path)
     trees = {
         "dist": out / "dist" / f"{stem}_msft",
         "aoe": out / "aoe" / f"{stem}_msft_aoe",
@@ -186,20 +129,20 @@ def test_every_generated_script_runs_nothing_from_a_name(
         "npu": "run_precision.sh",
     }
     for key, launcher in launchers.items():
-        _run(trees[key] / launcher, env, tmp_path)
-        (python,), tools = _calls(env)
+        run_script(trees[key] / launcher, env, tmp_path)
+        (python,), tools = recorded_calls(env)
         assert len(python) == 1, python  # the script, as one argument; no argument of ours
-        _same(python[0], trees[key] / main)
+        assert_same_file(python[0], trees[key] / main)
         assert sorted(tools) == ([b"aoe"] if key == "aoe" else [])
     job, dump = _calls_of_aoe(trees["aoe"], env, tmp_path)
     assert job == b"--job_type=2"
-    _same(dump.removeprefix(b"--model_path="), trees["aoe"] / "aoe_dump")
-    _run(trees["npu"] / "compare.sh", env, tmp_path)
-    (summary,), tools = _calls(env)
+    assert_same_file(dump.removeprefix(b"--model_path="), trees["aoe"] / "aoe_dump")
+    run_script(trees["npu"] / "compare.sh", env, tmp_path)
+    (summary,), tools = recorded_calls(env)
     gpu_step = trees["gpu"] / "precision_dump" / "step0"
-    _same(summary[0], trees["npu"] / "msft_compare.py")
-    _same(summary[2], gpu_step)  # the GPU tree, by its name
-    _same(tools[b"msprobe"][tools[b"msprobe"].index(b"-gp") + 1], gpu_step)
+    assert_same_file(summary[0], trees["npu"] / "msft_compare.py")
+    assert_same_file(summary[2], gpu_step)  # the GPU tree, by its name
+    assert_same_file(tools[b"msprobe"][tools[b"msprobe"].index(b"-gp") + 1], gpu_step)
     _tf_profile(out / "tf" / f"{stem}_msft_profile", tf, env, tmp_path)
     assert not list(tmp_path.rglob("PWNED")), "a name ran as a command"
     _html_is_inert(out)
@@ -207,18 +150,18 @@ def test_every_generated_script_runs_nothing_from_a_name(
 
 def _calls_of_aoe(tree: Path, env: dict[str, str], cwd: Path) -> list[bytes]:
     """The aoe tool's arguments, from a second run of the aoe launcher."""
-    _run(tree / "run_aoe_npu.sh", env, cwd)
-    return _calls(env)[1][b"aoe"]
+    run_script(tree / "run_aoe_npu.sh", env, cwd)
+    return recorded_calls(env)[1][b"aoe"]
 
 
 def _tf_profile(tree: Path, tf: str, env: dict[str, str], cwd: Path) -> None:
     """The TF profile launcher: PROFILING_OPTIONS is JSON (valid UTF-8 for a UTF-8 path) whose
     ``output`` is the exact folder, whatever the folder is named."""
-    _run(tree / "run_profile_npu.sh", env, cwd)
+    run_script(tree / "run_profile_npu.sh", env, cwd)
     calls = Path(env["MSFT_CALLS"])
     options = next(calls.glob("*.profiling")).read_bytes()
-    (python,), _ = _calls(env)
-    _same(python[0], tree / tf)
+    (python,), _ = recorded_calls(env)
+    assert_same_file(python[0], tree / tf)
     profile = tree / "profile"
     if os.fsencode(profile) == str(profile).encode("utf-8", "surrogatepass"):
         options.decode("utf-8")  # strict: no byte of a UTF-8 path is left unescaped or broken
@@ -277,17 +220,17 @@ def test_each_template_reads_back_the_exact_main_name(tmp_path: Path, name: byte
         assert text.count("\n") == template.count("\n"), file  # no line of a name's own
         (tree / file).write_bytes(text.encode("utf-8"))  # strict: the script is valid UTF-8
     _lint(sorted(tree.glob("*.sh")))
-    env = _stand_ins(tmp_path)
+    env = stand_ins(tmp_path)
     for file in ("dist.sh", "aoe.sh", "profile_tf.sh", "precision.sh"):
-        _run(tree / file, env, tmp_path)
-        (python,), _ = _calls(env)
+        run_script(tree / file, env, tmp_path)
+        (python,), _ = recorded_calls(env)
         assert len(python) == 1, (file, python)
-        _same(python[0], _path(tree, name + b".py"))
+        assert_same_file(python[0], _path(tree, name + b".py"))
     gpu_step = _path(tmp_path, name + b"_gpu_precision") / "precision_dump" / "step0"
     gpu_step.mkdir(parents=True)
-    _run(tree / "compare.sh", env, tmp_path)
-    (summary,), _ = _calls(env)
-    _same(summary[2], gpu_step)
+    run_script(tree / "compare.sh", env, tmp_path)
+    (summary,), _ = recorded_calls(env)
+    assert_same_file(summary[2], gpu_step)
     assert not list(tmp_path.rglob("PWNED")), "a name ran as a command"
 
 
