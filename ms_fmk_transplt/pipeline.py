@@ -198,30 +198,42 @@ def _assembled(
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
         engine = dataclasses.replace(engine, project=facts)
+    started = datetime.now()
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
-    started = datetime.now()
+        started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
         main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
-    result = RunResult(options, project, final_dir, started, tables, engine=engine)
-    result.fingerprint = result_fingerprint(options, engine, tables)
+    notes: list[tuple[Severity, str]] = []
     if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
-        result.notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
+        notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
     if main_rel is not None:
-        result.main_rel, result.main_result = main_rel, main_result
-        result.kit_entry = entry_rel if options.kit else None
-        result.notes.extend(main_script.main_notes(main_result))
+        notes.extend(main_script.main_notes(main_result))
+    result = RunResult(
+        options,
+        project,
+        final_dir,
+        started,
+        tables,
+        engine=engine,
+        main_rel=main_rel,
+        main_result=main_result,
+        kit_entry=entry_rel if main_rel is not None and options.kit else None,
+        notes=notes,
+        fingerprint=result_fingerprint(options, engine, tables),
+    )
     if options.merge_shards:
-        assemble(result, lambda staging: _merge_parts(parts, staging, result))
-        return result, parts
-    assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
-    return result, []
+        return assemble(result, lambda staging, run: _merge_parts(parts, staging, run)), parts
+    built = assemble(
+        result, lambda staging, run: _migrate_and_report(project, staging, run, progress)
+    )
+    return built, []
 
 
 def _migrate_and_report(
     project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
-) -> None:
+) -> RunResult:
     # imported here, not with the module: --check/--diff/--inplace use engine_options only,
     # and never need the worker pool or the reports (openpyxl)
     from ms_fmk_transplt.report.all_reports import write_reports
@@ -230,29 +242,28 @@ def _migrate_and_report(
     cache = _make_cache(result.options, result.fingerprint)
     migrate_tree(project, staging, result, cache, progress)
     start = time.perf_counter()
-    write_reports(staging, result)
+    result = write_reports(staging, result)
     result.timings["reports"] = time.perf_counter() - start
     if result.options.shard is not None:
         shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
+    return result
 
 
 def _merge_parts(
     parts: list[tuple[Path, dict[str, Any]]], staging: Path, result: RunResult
-) -> None:
+) -> RunResult:
     """--merge-shards: the files of every part, and the reports of all their records."""
     from ms_fmk_transplt.report.all_reports import write_reports
 
     items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
-    result.files = [shards.file_record(item) for item in items]
-    result.total_files = len(result.files)
-    result.started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
+    result.files.extend(shards.file_record(item) for item in items)
     for _, data in parts:
         for severity, message in data["notes"]:
             if (Severity(severity), message) not in result.notes:
                 result.notes.append((Severity(severity), message))
     if not result.options.analyse:
         shards.gather(parts, staging)
-    write_reports(staging, result)
+    return write_reports(staging, result)
 
 
 def result_fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
