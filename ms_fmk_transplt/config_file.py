@@ -13,7 +13,9 @@ stderr (not with ``-q``) and in the log. The file is data only: it is parsed as 
 executed), read up to ``MAX_BYTES``, and anything wrong with it (unknown key, wrong type, a
 number out of its bounds, bad TOML, binary, too large) is one error line naming the file (and
 the key), exit code 2. The numeric options of the command line (``-j``, ``--max-file-size``,
-``--file-timeout``) are checked against the same bounds (``BOUNDS``, type ``Bounded``).
+``--file-timeout``) are checked against the same bounds (``option_values.BOUNDS``). The keys,
+the kind of value each takes and the commands whose options they set are the option schema's
+(``option_schema.SCHEMA``): the run, the path modes and ``kit``.
 """
 
 from __future__ import annotations
