@@ -13,7 +13,9 @@ stderr (not with ``-q``) and in the log. The file is data only: it is parsed as 
 executed), read up to ``MAX_BYTES``, and anything wrong with it (unknown key, wrong type, a
 number out of its bounds, bad TOML, binary, too large) is one error line naming the file (and
 the key), exit code 2. The numeric options of the command line (``-j``, ``--max-file-size``,
-``--file-timeout``) are checked against the same bounds (``BOUNDS``, type ``Bounded``).
+``--file-timeout``) are checked against the same bounds (``option_values.BOUNDS``). The keys,
+the kind of value each takes and the commands whose options they set are the option schema's
+(``option_schema.SCHEMA``): the run, the path modes and ``kit``.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from ms_fmk_transplt.errors import UserError, fail
+from ms_fmk_transplt.option_schema import KEYS, SCHEMA
+from ms_fmk_transplt.option_values import BOUNDS, bounded
 from ms_fmk_transplt.regular_files import open_regular
 from ms_fmk_transplt.rule_pages import pattern_problem
 from ms_fmk_transplt.safe_names import shown
@@ -43,52 +47,9 @@ else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_versi
 NAME = "pyproject.toml"
 TABLE = "ms_fmk_transplt"
 MAX_BYTES = 1 << 20  # a pyproject.toml is a few KiB; a larger one is not read as configuration
-RUN, PATHS = "run", "paths"  # the migration (-i/-o) and the path modes (--check/--diff/--inplace)
 ROOT_MARKER = ".git"  # the project root: the search upward stops at the first folder holding it
-MAX_JOBS = 64  # -j / jobs: worker processes (0: one per core)
-MAX_FILE_MIB = 256  # --max-file-size / max-file-size: a hard ceiling, whatever sets it
-MAX_FILE_SECONDS = 86_400  # --file-timeout: one day (0: no bound)
 
 
-@dataclass(frozen=True)
-class Bound:
-    """What a numeric option or key accepts: a finite number from ``low`` to ``high``."""
-
-    whole: bool  # an int (a float otherwise)
-    low: float
-    high: float
-    expected: str  # as the error line says it
-
-
-BOUNDS = {
-    "jobs": Bound(True, 0, MAX_JOBS, f"a whole number from 0 to {MAX_JOBS} (0: one per core)"),
-    "mib": Bound(False, 0.001, MAX_FILE_MIB, f"a number of MiB from 0.001 to {MAX_FILE_MIB}"),
-    "seconds": Bound(
-        False, 0, MAX_FILE_SECONDS, f"seconds from 0 to {MAX_FILE_SECONDS} (0: no bound)"
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Key:
-    """A key of the table: the click parameter it gives a value to, the modes that have that
-    parameter (elsewhere the key is accepted and not used) and what its value must be."""
-
-    param: str
-    modes: tuple[str, ...]
-    kind: str  # "version", "ids", "jobs", "mib", "path", "bool"
-
-
-KEYS = {
-    "target-version": Key("target_version", (RUN, PATHS), "version"),
-    "select": Key("select", (RUN, PATHS), "ids"),
-    "ignore": Key("ignore", (RUN, PATHS), "ids"),
-    "extend-ignore": Key("ignore", (RUN, PATHS), "ids"),  # added to ignore
-    "max-file-size": Key("max_file_mib", (RUN,), "mib"),
-    "jobs": Key("jobs", (RUN,), "jobs"),
-    "rule-file": Key("rule_file", (RUN, PATHS), "path"),
-    "todo-comments": Key("no_todo_comments", (RUN,), "bool"),  # false: --no-todo-comments
-}
 GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
@@ -170,8 +131,8 @@ def _table(path: Path) -> dict[str, Any] | None:
 
 def _checked(path: Path, key: str, value: object) -> Any:
     """``value`` of ``key`` as the command line would have it, or a UserError naming both."""
-    spec = KEYS.get(key)
-    if spec is None:
+    kind = KEYS.get(key)
+    if kind is None:
         close = difflib.get_close_matches(key.replace("_", "-"), KEYS, 1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(KEYS)})"
         raise UserError(path, f"[tool.{TABLE}]: unknown key {key!r}{hint}")
@@ -180,24 +141,24 @@ def _checked(path: Path, key: str, value: object) -> Any:
         got = repr(value) if len(repr(value)) <= 40 else f"{type(value).__name__} value"
         return UserError(path, f"[tool.{TABLE}] {key}: expected {expected}, got {got}")
 
-    if spec.kind == "ids":
+    if kind == "ids":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise wrong('a list of rule ids or id prefixes (["device_api", ...])')
         for pattern in value:
             _check_rule_pattern(path, key, pattern)
         return tuple(value)
-    if spec.kind == "bool":
+    if kind == "bool":
         if not isinstance(value, bool):
             raise wrong("true or false")
         return value
-    if spec.kind in BOUNDS:
-        number = None if isinstance(value, str) else bounded(spec.kind, value)
+    if kind in BOUNDS:
+        number = None if isinstance(value, str) else bounded(kind, value)
         if number is None:
-            raise wrong(BOUNDS[spec.kind].expected)
+            raise wrong(BOUNDS[kind].expected)
         return number
     if not isinstance(value, str) or not value.strip():
         raise wrong("a string")
-    if spec.kind == "version":
+    if kind == "version":
         from ms_fmk_transplt.tables import resolve_version  # the tables only when one is given
 
         try:
@@ -214,66 +175,20 @@ def _check_rule_pattern(path: Path, key: str, pattern: str) -> None:
         raise UserError(path, f"[tool.{TABLE}] {key}: {problem}")
 
 
-def bounded(kind: str, value: object) -> int | float | None:
-    """``value`` (a number, or the text of one) as a number within ``BOUNDS[kind]``; None when
-    it is not one (not a number, not finite, out of the bounds)."""
-    bound = BOUNDS[kind]
-    if isinstance(value, str):
-        try:
-            value = int(value) if bound.whole else float(value)
-        except ValueError:  # also an int of more digits than Python converts
-            return None
-    if isinstance(value, bool) or not isinstance(value, int if bound.whole else (int, float)):
-        return None
-    if not bound.low <= value <= bound.high:  # nan, inf and 1e308 too
-        return None
-    return value if bound.whole else float(value)
-
-
-if TYPE_CHECKING:  # generic in click's newer stubs, not at run time with click 8.1
-    _ParamType = click.ParamType[Any]
-else:
-    _ParamType = click.ParamType
-
-
-class Bounded(_ParamType):
-    """A numeric option checked against ``BOUNDS[kind]``: a bad value is one error line naming
-    the option and what it accepts (exit 2), not click's usage text."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.name = "integer" if BOUNDS[kind].whole else "float"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):  # the default
-            return value
-        number = bounded(self.kind, value)
-        if number is not None:
-            return number
-        given = shown(value) if len(value) <= 40 else f"{shown(value[:40])}..."
-        problem = f"expected {BOUNDS[self.kind].expected}, got {given or repr(value)}"
-        if ctx is not None and ctx.resilient_parsing:  # shell completion: no error line
-            self.fail(problem, param, ctx)
-        flags = "/".join(param.opts) if param is not None else self.kind
-        fail(f"{flags}: {problem}")
-
-
 def apply(ctx: click.Context, params: dict[str, Any], mode: str, config: Config) -> dict[str, Any]:
-    """``params`` with the file's values for the options the command line did not give."""
+    """``params`` with the file's values for the options of ``mode`` (a command of the schema)
+    the command line did not give; the values of an option's several keys add up."""
     out = dict(params)
-    extra: dict[str, tuple[Any, ...]] = {}
-    for key, value in config.values.items():
-        spec = KEYS[key]
-        if mode not in spec.modes or ctx.get_parameter_source(spec.param) in GIVEN:
+    for option in SCHEMA:
+        found = [config.values[key] for key in option.keys if key in config.values]
+        if not found or mode not in option.commands:
             continue
-        if key in ("ignore", "extend-ignore"):
-            extra[key] = value
-        elif key == "todo-comments":
-            out[spec.param] = not value
+        if ctx.get_parameter_source(option.param) in GIVEN:
+            continue
+        if option.attrs.get("multiple"):
+            out[option.param] = tuple(v for value in found for v in value)
         else:
-            out[spec.param] = value
-    if extra:
-        out["ignore"] = (*extra.get("ignore", ()), *extra.get("extend-ignore", ()))
+            out[option.param] = not found[0] if option.negated else found[0]
     return out
 
 

@@ -18,6 +18,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,16 +30,16 @@ from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError, fail
 from ms_fmk_transplt.events import FileResult, FileStatus
 from ms_fmk_transplt.file_migration import migrate_file
-from ms_fmk_transplt.pipeline import engine_options, rule_patterns
-from ms_fmk_transplt.records import RunOptions
+from ms_fmk_transplt.option_schema import PATHS, options_of
+from ms_fmk_transplt.pipeline import engine_options
 from ms_fmk_transplt.regular_files import read_regular, special_kind
 from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.report.findings import Finding
 from ms_fmk_transplt.rule_pages import summary
+from ms_fmk_transplt.run_options import run_options
 from ms_fmk_transplt.safe_names import shown
-from ms_fmk_transplt.shell_values import complete_rule_ids, complete_versions
-from ms_fmk_transplt.tables import Tables, load_tables, resolve_version
-from ms_fmk_transplt.terminal import COLOR_OPTION, LazyConsole
+from ms_fmk_transplt.tables import Tables, load_tables
+from ms_fmk_transplt.terminal import LazyConsole
 
 FAILING = {
     "change": {"change"},
@@ -117,112 +118,22 @@ class Checked:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--check", "mode", flag_value="check", help="Report, write nothing; exit 1 on findings."
-)
-@click.option(
-    "--diff",
-    "mode",
-    flag_value="diff",
-    help="Print the diff, write nothing; exit 1 if a file would change (as ruff --diff).",
-)
-@click.option(
-    "--inplace",
-    "--fix",
-    "mode",
-    flag_value="inplace",
-    help="Migrate the files in place (--fix, as ruff spells it).",
-)
-@click.argument("paths", nargs=-1, type=click.Path(readable=False))
-@click.option(
-    "-r", "--rule", "rule_file", metavar="JSON", help="User rules (see -h of the main mode)."
-)
-@click.option("-s", "--specify-device", is_flag=True, help="Device from DEVICE_ID (see README).")
-@click.option("-sim", "--similar", is_flag=True, help="Similar-API replacements (see README).")
-@click.option(
-    "-v",
-    "--target-version",
-    metavar="X.Y.Z",
-    help="torch_npu version (default the newest).",
-    shell_complete=complete_versions,
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(["change", "manual", "caveat"]),
-    default="manual",
-    show_default=True,
-    help="--check (and what --inplace leaves) fails on changes, plus unsupported rows needing "
-    "manual work, plus caveats.",
-)
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="IDS",
-    help="Only these rule ids or id prefixes.",
-    shell_complete=complete_rule_ids,
-)
-@click.option(
-    "--ignore",
-    multiple=True,
-    metavar="IDS",
-    help="Not these rule ids or id prefixes.",
-    shell_complete=complete_rule_ids,
-)
-@click.option(
-    "--statistics", is_flag=True, help="Counts per rule and per file instead of findings."
-)
-@click.option(
-    "--output-format",
-    "--report-format",
-    "output_format",
-    type=click.Choice(["text", "json", "github", "sarif"]),
-    default="text",
-    show_default=True,
-    help="text (path:line:col: rule message), json, github (workflow annotations), sarif (2.1.0).",
-)
-@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
-@COLOR_OPTION
-@click.option(
-    "--isolated",
-    is_flag=True,
-    help="Ignore pyproject.toml configuration (by default [tool.ms_fmk_transplt] of the nearest "
-    "pyproject.toml having one, at or above the first PATH up to its project root (the first "
-    "folder holding .git; the PATH's folder alone without one), gives the options not given "
-    "here).",
-)
-@configured("paths", lambda params: (params["paths"] or (".",))[0])
+@options_of(PATHS)
+@configured(PATHS, lambda params: (params["paths"] or (".",))[0])
 def paths_main(
     mode: str,
     paths: tuple[str, ...],
-    rule_file: str | None,
-    specify_device: bool,
-    similar: bool,
-    target_version: str | None,
     fail_on: str,
-    select: tuple[str, ...],
-    ignore: tuple[str, ...],
     statistics: bool,
     output_format: str,
     quiet: bool,
     color: str,
+    **values: Any,
 ) -> None:
     """Check, diff or migrate in place a list of files (pre-commit, CI, your own checkout)."""
     try:
-        try:
-            version = resolve_version(target_version) if target_version else ""
-        except ValueError as exc:
-            raise UserError("-v/--target-version", str(exc)) from exc
-        run = RunOptions(
-            input=".",
-            output=".",
-            rule_file=rule_file,
-            specify_device=specify_device,
-            similar=similar,
-            target_version=version,
-            select=rule_patterns(select),
-            ignore=rule_patterns(ignore),
-        )
-        tables = load_tables(version)  # once for every file, handed down
+        run = run_options(values, input=".", output=".")
+        tables = load_tables(run.target_version)  # once for every file, handed down
         options = engine_options(run, tables)
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:

@@ -27,6 +27,7 @@ from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.option_schema import RESULT_FIELDS
 from ms_fmk_transplt.project_scan import facts_fingerprint, scan_project
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.rule_catalog import rules_with
@@ -34,11 +35,6 @@ from ms_fmk_transplt.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.staging import assemble, check_output_name, signals_interrupt, stopped_early
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
-
-
-def rule_patterns(values: tuple[str, ...]) -> tuple[str, ...]:
-    """--select / --ignore values: repeated and/or comma-separated rule ids or id prefixes."""
-    return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
 
 
 def _check_rule_pattern(flag: str, pattern: str) -> None:
@@ -80,7 +76,6 @@ def engine_options(options: RunOptions, tables: Tables) -> EngineOptions:
         user_rules=rules,
         specify_device=options.specify_device,
         similar=options.similar,
-        target_version=options.target_version,
         select=options.select,
         ignore=options.ignore,
         todo_comments=options.todo_comments,
@@ -189,78 +184,83 @@ def _assembled(
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
         engine = dataclasses.replace(engine, project=facts)
+    started = datetime.now()
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
-    started = datetime.now()
+        started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
         main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
-    result = RunResult(options, project, final_dir, started, tables, engine=engine)
-    result.fingerprint = _fingerprint(options, engine, tables)
+    notes: list[tuple[Severity, str]] = []
     if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
-        result.notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
+        notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
     if main_rel is not None:
-        result.main_rel, result.main_result = main_rel, main_result
-        result.kit_entry = entry_rel if options.kit else None
-        result.notes.extend(main_script.main_notes(main_result))
+        notes.extend(main_script.main_notes(main_result))
+    result = RunResult(
+        options,
+        project,
+        final_dir,
+        started,
+        tables,
+        engine=engine,
+        main_rel=main_rel,
+        main_result=main_result,
+        kit_entry=entry_rel if main_rel is not None and options.kit else None,
+        notes=notes,
+        fingerprint=result_fingerprint(options, engine, tables),
+    )
     if options.merge_shards:
-        assemble(result, lambda staging: _merge_parts(parts, staging, result))
-        return result, parts
-    assemble(result, lambda staging: _migrate_and_report(project, staging, result, progress))
-    return result, []
+        return assemble(result, lambda staging, run: _merge_parts(parts, staging, run)), parts
+    built = assemble(
+        result, lambda staging, run: _migrate_and_report(project, staging, run, progress)
+    )
+    return built, []
 
 
 def _migrate_and_report(
     project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
-) -> None:
-    # imported here, not with the module: --check/--diff/--inplace use engine_options and
-    # rule_patterns only, and never need the worker pool or the reports (openpyxl)
+) -> RunResult:
+    # imported here, not with the module: --check/--diff/--inplace use engine_options only,
+    # and never need the worker pool or the reports (openpyxl)
     from ms_fmk_transplt.report.all_reports import write_reports
     from ms_fmk_transplt.tree_migration import migrate_tree
 
-    cache = _make_cache(result.options, result.engine, result.tables)
+    cache = _make_cache(result.options, result.fingerprint)
     migrate_tree(project, staging, result, cache, progress)
     start = time.perf_counter()
-    write_reports(staging, result)
+    result = write_reports(staging, result)
     result.timings["reports"] = time.perf_counter() - start
     if result.options.shard is not None:
         shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
+    return result
 
 
 def _merge_parts(
     parts: list[tuple[Path, dict[str, Any]]], staging: Path, result: RunResult
-) -> None:
+) -> RunResult:
     """--merge-shards: the files of every part, and the reports of all their records."""
     from ms_fmk_transplt.report.all_reports import write_reports
 
     items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
-    result.files = [shards.file_record(item) for item in items]
-    result.total_files = len(result.files)
-    result.started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
+    result.files.extend(shards.file_record(item) for item in items)
     for _, data in parts:
         for severity, message in data["notes"]:
             if (Severity(severity), message) not in result.notes:
                 result.notes.append((Severity(severity), message))
     if not result.options.analyse:
         shards.gather(parts, staging)
-    write_reports(staging, result)
+    return write_reports(staging, result)
 
 
-# the engine options the fingerprint spells itself (the rest: every other field, by value)
-_SPELLED = frozenset({"user_rules", "project"})
-
-
-def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
-    """Everything besides a file's content that decides its migration: the -r file's text, the
-    project's facts, the target's tables and every other engine option, each by its value (an
-    option added to EngineOptions is in it without being listed here: --max-file-size was
-    missing, and a warm cache migrated a file the limit skips)."""
+def result_fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
+    """Everything besides the files that decides a run's results: the value of every option
+    the schema says changes them (``option_schema.RESULT_FIELDS``: an option declared there is
+    in it without being listed here; --max-file-size was once missing, and a warm cache
+    migrated a file the limit skips), the -r file's text, the target's tables and the
+    project's facts. The cache's entries are keyed by it; the parts of a sharded run must agree
+    on it. (The engine options are made from these alone: tests/test_option_schema.py.)"""
     rules = engine.user_rules
-    values = [
-        f"{f.name}={getattr(engine, f.name)!r}"
-        for f in dataclasses.fields(engine)
-        if f.name not in _SPELLED
-    ]
+    values = [f"{name}={getattr(options, name)!r}" for name in RESULT_FIELDS]
     extra = "|".join(
         [
             Path(rules.path).read_text(encoding="utf-8") if rules else "",
@@ -270,21 +270,6 @@ def _engine_fingerprint(engine: EngineOptions, tables: Tables) -> str:
         ]
     )
     return fingerprint(extra)
-
-
-def _fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
-    """Everything that decides a run's output besides the files: parts of a sharded run must
-    agree on it."""
-    what: tuple[object, ...] = (
-        _engine_fingerprint(engine, tables),
-        options.analyse,
-        options.max_file_mib,
-        options.main_script,
-        options.distributed_target,
-    ) + (() if options.rank_guards else ("no rank guards",))
-    if options.kit:
-        what += (("kit", options.kit, options.kit_loop),)
-    return fingerprint(repr(what))
 
 
 def _cache_root(options: RunOptions) -> Path | None:
@@ -325,8 +310,8 @@ def _facts_cache(options: RunOptions) -> Cache | None:
     return Cache(root, fingerprint("project facts|" + options.target_version))
 
 
-def _make_cache(options: RunOptions, engine: EngineOptions, tables: Tables) -> Cache | None:
+def _make_cache(options: RunOptions, run_fingerprint: str) -> Cache | None:
     root = _cache_root(options)
     if root is None:
         return None
-    return Cache(root, _engine_fingerprint(engine, tables))
+    return Cache(root, run_fingerprint)

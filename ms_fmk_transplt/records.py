@@ -62,8 +62,13 @@ class FileRecord:
     framework: str = ""  # FileResult's: "tensorflow" for a TensorFlow file
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
+    """What a run did. Its fields are set when it is made (or in a copy, ``dataclasses.
+    replace``); what the run gathers while it builds its output (the files' records, the notes,
+    the report paths, the timings, the files it plans to process) is appended to its lists and
+    dicts as it goes, so that a run that stops can still say how far it got."""
+
     options: RunOptions
     project: Project
     output_dir: Path
@@ -79,10 +84,16 @@ class RunResult:
         None  # a kit: the script its launcher runs (main_rel, or -m with --loop)
     )
     notes: list[tuple[Severity, str]] = field(default_factory=list)  # run-level log lines
-    total_files: int = 0  # files discovered (the progress denominator)
+    planned: list[str] = field(default_factory=list)  # the files it processes, once discovered
     fingerprint: str = ""  # what decides the output besides the files (see cache.py)
     order: dict[str, int] = field(default_factory=dict)  # path -> place in the whole input
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the parent's phases
+
+    @property
+    def total_files(self) -> int:
+        """The files the run processes (the progress denominator): those discovered, or, for
+        --merge-shards, those of the parts."""
+        return len(self.planned) if self.planned else len(self.files)
 
     @property
     def events(self) -> list[ChangeEvent]:

@@ -103,16 +103,20 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         similar=data.get("similar", False),
         distributed_target=data.get("distributed"),
         rank_guards=data.get("rank_guards", True),
-        target_version=data.get("target_version", ""),
         kit=data.get("kit", ""),
     )
     return options, data.get("fault", "")
 
 
-def docs_tables(options: EngineOptions | None = None) -> Tables:
+def fixture_version(case: Path) -> str:
+    """The torch_npu version a fixture case targets ("": the newest), from its sidecar."""
+    return str(fixture_sidecar(case).get("target_version", ""))
+
+
+def docs_tables(version: str = "") -> Tables:
     """The tables of a fixture case's target version (the newest by default). Building the
     docs is not a run: this module loads its own, as a run's entry point does."""
-    return load_tables(options.target_version if options else "")
+    return load_tables(version)
 
 
 def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
@@ -121,7 +125,7 @@ def run_case(case: Path, root: Path, source: Path | None = None) -> FileResult:
     message (the engine.internal_error path)."""
     options, fault = fixture_options(case, root)
     source = source or case
-    tables = docs_tables(options)
+    tables = docs_tables(fixture_version(case))
     if not fault:
         return migrate_source(source.read_bytes(), case.name, tables, options)
     with mock.patch.object(file_migration, "migrate_source", side_effect=RuntimeError(fault)):

@@ -26,10 +26,11 @@ from ms_fmk_transplt.safe_names import shown
 Handler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]
 
 
-def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
-    """Runs ``build(staging)`` in a hidden sibling folder of the output and moves it into
-    place when complete: a ``<name>_msft`` folder never exists half-written, and a run that
-    stops (Ctrl-C, SIGTERM, full disk, a bug) leaves nothing but its log."""
+def assemble(result: RunResult, build: Callable[[Path, RunResult], RunResult]) -> RunResult:
+    """Runs ``build(staging, result)`` in a hidden sibling folder of the output and moves it
+    into place when complete: a ``<name>_msft`` folder never exists half-written, and a run that
+    stops (Ctrl-C, SIGTERM, full disk, a bug) leaves nothing but its log. Returns the result
+    ``build`` gives."""
     final_dir = result.output_dir
     parent = final_dir.parent
     try:
@@ -43,17 +44,21 @@ def assemble(result: RunResult, build: Callable[[Path], None]) -> None:
     if os.path.lexists(staging):
         discard(staging)
     with signals_interrupt():
-        _build_in(staging, build, result)
+        return _build_in(staging, build, result)
 
 
-def _build_in(staging: Path, build: Callable[[Path], None], result: RunResult) -> None:
-    """``build(staging)``, then the folder moved into place; whatever stops it removes the
-    folder and writes the run's log."""
+def _build_in(
+    staging: Path, build: Callable[[Path, RunResult], RunResult], result: RunResult
+) -> RunResult:
+    """``build(staging, result)``, then the folder moved into place; whatever stops it removes
+    the folder and writes the run's log (of ``result``, whose lists ``build`` fills as it
+    goes)."""
     final_dir = result.output_dir
     try:
         staging.mkdir()
-        build(staging)
-        _move_into_place(staging, final_dir, result)
+        built = build(staging, result)
+        _move_into_place(staging, final_dir, built)
+        return built
     except KeyboardInterrupt as exc:
         log = _stopped(result, staging, f"interrupted by {_signal_name()}")
         raise Interrupted(log) from exc

@@ -89,7 +89,7 @@ def migrate_tree(
     entries = list(_entries(project, result.notes, outputs))  # paths only: streamed contents
     result.timings["discover"] = time.perf_counter() - start
     result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
-    result.order = {rel_path.as_posix(): i for i, (rel_path, _, _) in enumerate(entries)}
+    result.order.update((rel_path.as_posix(), i) for i, (rel_path, _, _) in enumerate(entries))
     shard = result.options.shard
     if shard is not None:
         entries = [e for e in entries if shards.owns(shard, e[0].as_posix())]
@@ -104,7 +104,7 @@ def migrate_tree(
         for rel_path, src, is_py in entries
         if is_py and rel_path.as_posix() != result.main_rel
     ]
-    result.total_files = len(entries)
+    result.planned.extend(rel_path.as_posix() for rel_path, _, _ in entries)
     if progress is not None:
         progress.start(len(entries))
     with _migrated(python, result.options.jobs, result.tables) as migrated:

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Operation
 from ms_fmk_transplt.tables import Tables, load_tables
 
@@ -119,10 +118,12 @@ def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
     ]
 
 
-def tables_for(options: EngineOptions | None = None) -> Tables:
-    """What a run hands the engine: the tables of the options' target version (the newest by
-    default); the package loads them once per run, at its entry points."""
-    return load_tables(options.target_version if options else "")
+def tables_for(case: Path | None = None) -> Tables:
+    """What a run hands the engine: the tables of a fixture case's target version (the newest
+    by default); the package loads them once per run, at its entry points."""
+    from ms_fmk_transplt.rule_docs import fixture_version
+
+    return load_tables(fixture_version(case) if case else "")
 
 
 def case_options(case: Path):

@@ -209,15 +209,15 @@ def test_path_modes_use_the_first_paths_config(project: Path) -> None:
 
 
 def test_todo_comments_and_jobs_map_to_their_options(project: Path, tmp_path: Path) -> None:
-    from ms_fmk_transplt import config_file
+    from ms_fmk_transplt import config_file, option_schema
 
     path = write_config(project, "todo-comments = false\njobs = 3\n")
     config = config_file.find(project / "sub" / "deep")
     assert config is not None and config.path == path
     ctx = main.make_context("ms_fmk_transplt", ["-i", "x", "-o", "y", "--jobs", "2"])
-    params = config_file.apply(ctx, dict(ctx.params), config_file.RUN, config)
+    params = config_file.apply(ctx, dict(ctx.params), option_schema.RUN, config)
     assert params["no_todo_comments"] is True and params["jobs"] == 2  # given: kept
     ctx = main.make_context("ms_fmk_transplt", ["-i", "x", "-o", "y"])
-    params = config_file.apply(ctx, dict(ctx.params), config_file.RUN, config)
+    params = config_file.apply(ctx, dict(ctx.params), option_schema.RUN, config)
     assert params["jobs"] == 3
-    assert config_file.apply(ctx, dict(ctx.params), config_file.PATHS, config) == ctx.params
+    assert config_file.apply(ctx, dict(ctx.params), option_schema.PATHS, config) == ctx.params

@@ -208,7 +208,7 @@ def test_specify_device_warns_where_the_risk_is_visible() -> None:
 
     case = ROOT / "fixtures/rules/specify_device.rank_risk/reads_rank.py"
     options = case_options(case)
-    result = migrate_source(case.read_bytes(), case.name, tables_for(options), options)
+    result = migrate_source(case.read_bytes(), case.name, tables_for(case), options)
     warnings = sorted((n.line, n.message.split(":")[0]) for n in result.notices)
     assert warnings == [
         (5, "this file reads a rank"),

@@ -41,7 +41,7 @@ def engine_result(case: Path) -> FileResult:
     options, fault = fixture_options(case, ROOT)
     if not fault:
         return migrated(case)
-    return migrate_source(case.read_bytes(), case.name, tables_for(options), options)
+    return migrate_source(case.read_bytes(), case.name, tables_for(case), options)
 
 
 @pytest.fixture(params=CASES, ids=case_id)

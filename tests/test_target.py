@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 
 from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.report import advice_csv as advice_report
 from ms_fmk_transplt.tables import known_versions, load_tables, resolve_version
 
@@ -89,8 +89,7 @@ def test_json_report_names_the_target(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", known_versions())
 def test_a_plain_training_script_has_no_operator_rows(version: str) -> None:
     source = (CLEAN / "train.py").read_bytes()
-    options = EngineOptions(target_version=version)
-    result = migrate_source(source, "train.py", load_tables(version), options)
+    result = migrate_source(source, "train.py", load_tables(version))
     assert result.events  # it is migrated (.cuda(), device strings)
     assert not [n for n in result.notices if n.category in OPERATOR_CATEGORIES]
     assert not [n for n in result.notices if n.open_work]

@@ -82,7 +82,7 @@ def test_deep_and_long_code_ends_migrated_or_skipped(
     source = source_of(kind, max(1, size + jitter), in_def)
     options = EngineOptions(specify_device=specify_device)
     start = time.monotonic()
-    result = migrate_source(source, "m.py", tables_for(options), options)  # raises: a crash
+    result = migrate_source(source, "m.py", tables_for(), options)  # raises: a crash
     assert time.monotonic() - start < SECONDS
     assert result.status.name in ("CHANGED", "UNCHANGED", "SKIPPED"), result.status
     if result.status.name != "CHANGED":

@@ -18,7 +18,6 @@ class EngineOptions:
     rank_guards: bool = True  # distributed: saves and per-step prints on rank 0 only
     kit: str = ""  # kit aoe|profile|precision: the kit's calls, -m file only
     kit_only: bool = False  # the precision kit's GPU side: the kit's calls and nothing else
-    target_version: str = ""  # -v: the torch_npu version the output targets ("": the newest)
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
     # --select / --ignore: rule ids or id prefixes (device_strings, unsupported.environment);
     # a change or row of a rule not selected, or ignored, is dropped as by `# msft: ignore[...]`

@@ -3,6 +3,7 @@ gives them (a project's own file of the same name is never overwritten)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,9 @@ from ms_fmk_transplt.report.kit_files import README, root_files
 from ms_fmk_transplt.report.names import report_names
 
 
-def write_reports(staging: Path, result: RunResult) -> None:
+def write_reports(staging: Path, result: RunResult) -> RunResult:
+    """Every report of ``result`` into ``staging``; the result as they describe it (finished
+    now, their paths in ``report_paths``)."""
     # the project's files, and whatever else its copy holds at the root (a link, a folder):
     # a report never takes a name that is there, so nothing is written through a link
     user_files = {f.path for f in result.files} | set(os.listdir(staging))
@@ -40,7 +43,7 @@ def write_reports(staging: Path, result: RunResult) -> None:
             result.notes.append(
                 (Severity.WARNING, f"the project has its own {key}; this run's report is {name}")
             )
-    result.finished = datetime.now()
+    result = dataclasses.replace(result, finished=datetime.now())
     change_list.write(staging / names["change_list.csv"], result)
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
     unsupported_op.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
@@ -64,3 +67,4 @@ def write_reports(staging: Path, result: RunResult) -> None:
     )
     result.report_paths["html"] = result.output_dir / names["report.html"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
+    return result
