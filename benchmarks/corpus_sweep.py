@@ -46,8 +46,8 @@ from pathlib import Path
 import libcst as cst
 
 from ms_fmk_transplt.engine import migrate_source
-from ms_fmk_transplt.notebook import migrate_notebook
 from ms_fmk_transplt.report.csv_rows import plain
+from ms_fmk_transplt.run.notebook import migrate_notebook
 from ms_fmk_transplt.tables import load_tables
 
 CODE = (".py", ".ipynb")

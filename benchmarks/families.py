@@ -14,7 +14,7 @@ How time is attributed: by *self* time (the time spent in a function's own code,
 functions it calls), summed by the module the function is defined in:
 
 * ``ms_fmk_transplt/engine/rules/<family>/...`` → the family (the names of
-  ``engine/rules/registry.py``'s ``FAMILIES``; a folder not among them is shown as ``rules/<it>``);
+  ``engine/rules/registry.py``'s ``NAMES``; a folder not among them is shown as ``rules/<it>``);
 * another module of ``engine/spans/`` → ``spans/<module>`` (the walker, the span pass, the
   context, module facts, ...); of ``engine/`` → ``engine/<module>`` (scopes, pre-filter, target
   scan, migrate, recorder, ...); ``report/`` → ``report``; ``tables/`` → ``tables``; any other
@@ -48,10 +48,10 @@ PACKAGE = "ms_fmk_transplt"
 PARSE = "parse (ast.parse)"
 SMALL = 0.005  # shared pieces under this share of the total: one row
 PRELOAD = (
-    "ms_fmk_transplt.launch",
-    "ms_fmk_transplt.cli",
-    "ms_fmk_transplt.pipeline",
-    "ms_fmk_transplt.tree_migration",
+    "ms_fmk_transplt.commands.launch",
+    "ms_fmk_transplt.commands.cli",
+    "ms_fmk_transplt.run.pipeline",
+    "ms_fmk_transplt.run.tree_migration",
     "ms_fmk_transplt.engine.migrate",
     "ms_fmk_transplt.engine.stages",
     "ms_fmk_transplt.engine.rules.registry",
@@ -118,7 +118,7 @@ def profile_run(root: Path, out: Path) -> tuple[dict, float, int]:
     seconds and exit code."""
     for module in PRELOAD:
         importlib.import_module(module)
-    from ms_fmk_transplt.launch import entry
+    from ms_fmk_transplt.commands.launch import entry
 
     argv = sys.argv
     sys.argv = ["ms_fmk_transplt", "-i", str(root), "-o", str(out), "-j", "1", "--no-cache", "-q"]
@@ -158,9 +158,9 @@ def family_costs(root: Path | None, files: int = 1000) -> int:
     """Profile one cold run of ``root`` (a synthetic zoo of ``files`` files without one) and
     print the table; exit 0 unless the run failed."""
     sys.path.insert(0, str(ROOT))
-    from ms_fmk_transplt.engine.rules.registry import FAMILIES
+    from ms_fmk_transplt.engine.rules.registry import NAMES
 
-    names = tuple(family.name for family in FAMILIES)
+    names = NAMES
     work = Path(tempfile.mkdtemp(prefix="msft_families_"))
     try:
         if root is None:

@@ -1,4 +1,4 @@
-from ms_fmk_transplt.launch import entry
+from ms_fmk_transplt.commands.launch import entry
 
 if __name__ == "__main__":
     entry()

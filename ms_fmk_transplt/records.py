@@ -10,9 +10,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
+from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.tables import Tables
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ms_fmk_transplt.rule_docs import all_rules, index_page, render_page  # noqa: E402
+from ms_fmk_transplt.commands.rule_docs import all_rules, index_page, render_page  # noqa: E402
 
 
 def main() -> None:

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from ms_fmk_transplt.catalogue.rule_catalog import caveat_text
 from ms_fmk_transplt.events import FileResult
-from ms_fmk_transplt.rule_catalog import caveat_text
 
 Row = tuple[str, ...]
 TRACEBACK = "\nTraceback (most recent call last):"  # an internal error's: paths of this machine

@@ -121,22 +121,22 @@ def rows_as_events(rows: list[dict[str, str]], file: str) -> list[ChangeEvent]:
 def tables_for(case: Path | None = None) -> Tables:
     """What a run hands the engine: the tables of a fixture case's target version (the newest
     by default); the package loads them once per run, at its entry points."""
-    from ms_fmk_transplt.rule_docs import fixture_version
+    from ms_fmk_transplt.commands.rule_docs import fixture_version
 
     return load_tables(fixture_version(case) if case else "")
 
 
 def case_options(case: Path):
     """Engine options of a fixture case, from its optional <case>.options.json sidecar."""
-    from ms_fmk_transplt.rule_docs import fixture_options
+    from ms_fmk_transplt.commands.rule_docs import fixture_options
 
     return fixture_options(case, Path(__file__).resolve().parent.parent)[0]
 
 
 def run_case(case: Path, source: Path | None = None):
     """The result of a fixture case, or of ``source`` with the case's options
-    (ms_fmk_transplt/rule_docs.py: sidecar options and faults)."""
-    from ms_fmk_transplt.rule_docs import run_case as run
+    (ms_fmk_transplt/commands/rule_docs.py: sidecar options and faults)."""
+    from ms_fmk_transplt.commands.rule_docs import run_case as run
 
     return run(case, Path(__file__).resolve().parent.parent, source)
 

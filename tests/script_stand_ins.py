@@ -9,6 +9,19 @@ import os
 import subprocess
 from pathlib import Path
 
+# a training script every launcher and kit accepts: a model, an optimizer, a DataLoader, a loop
+TRAINING_SCRIPT = """import torch
+from torch.utils.data import DataLoader
+
+model = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader([torch.zeros(2)] * 4, batch_size=2, shuffle=True)
+for x in loader:
+    opt.zero_grad()
+    model(x.cuda()).sum().backward()
+    opt.step()
+"""
+
 # PYTHON for the launchers: each call's arguments into a file of its own (NUL after each), the
 # TF profile's PROFILING_OPTIONS beside them; then what each launcher checks for afterwards
 STUB = r"""#!/bin/sh

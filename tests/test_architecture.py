@@ -101,7 +101,7 @@ def test_nothing_below_the_pipeline_imports_it() -> None:
     graph = _graph()
     below = [m for m in graph if m.split(".")[0] in ("report", "engine", "records")]
     assert below
-    wrong = sorted(m for m in below if any(i.split(".")[0] == "pipeline" for i in graph[m]))
+    wrong = sorted(m for m in below if any(i == "run.pipeline" for i in graph[m]))
     assert not wrong, f"import the pipeline: {wrong}"
 
 
@@ -150,7 +150,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 # Where the target version's tables may be loaded: the entry points of a run (which hand them
 # down as arguments: to the project scan, the tree, each worker when it starts, the engine and
 # the reports through RunResult.tables), the docs build (not a run), and the loader itself.
-TABLE_LOADERS = {"pipeline": 1, "paths_cli": 1, "rule_docs": 1}
+TABLE_LOADERS = {"run.pipeline": 1, "commands.paths_cli": 1, "commands.rule_docs": 1}
 LOADER = "tables"
 
 
@@ -243,3 +243,55 @@ def test_every_package_is_installed() -> None:
         for p in PACKAGE.rglob("__init__.py")
     }
     assert folders <= listed, sorted(folders - listed)
+
+
+# The layers of ARCHITECTURE.md's table, top to bottom: each row's folders (``commands/``) and
+# modules (``records.py``) under ms_fmk_transplt/.
+_LAYER_ROW = re.compile(r"^\| (?P<layer>[a-z /]+) \| (?P<where>(?:`[\w/.]+`(?:, )?)+) \|", re.M)
+
+
+def _layers() -> list[tuple[str, list[str]]]:
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text[text.index("| layer | where") :]
+    table = table[: table.index("\n\n")]
+    return [
+        (m["layer"], re.findall(r"`([\w/.]+)`", m["where"])) for m in _LAYER_ROW.finditer(table)
+    ]
+
+
+def _layer_of(module: str, layers: list[tuple[str, list[str]]]) -> int | None:
+    """The index of the layer (0: the top) whose row names the module's folder or file."""
+    path = _modules()[module].relative_to(PACKAGE).as_posix()
+    for index, (_, where) in enumerate(layers):
+        for place in where:
+            if path == place or (place.endswith("/") and path.startswith(place)):
+                return index
+    return None
+
+
+def _upward(graph: dict[str, set[str]], layers: list[tuple[str, list[str]]]) -> list[str]:
+    level = {m: _layer_of(m, layers) for m in graph}
+    return sorted(
+        f"{m} ({layers[level[m]][0]}) -> {i} ({layers[level[i]][0]})"  # type: ignore[index]
+        for m, imported in graph.items()
+        for i in imported
+        if level[m] is not None and level[i] is not None and level[i] < level[m]  # type: ignore[operator]
+    )
+
+
+def test_every_module_is_in_one_layer_of_the_table() -> None:
+    layers = _layers()
+    assert [name for name, _ in layers][:2] == ["entry", "run"]
+    homeless = sorted(m for m in _modules() if _layer_of(m, layers) is None)
+    assert not homeless, f"in no layer of ARCHITECTURE.md's table: {homeless}"
+
+
+def test_every_module_imports_only_its_layer_and_those_below() -> None:
+    upward = _upward(_graph(), _layers())
+    assert not upward, "imports up the layers of ARCHITECTURE.md:\n" + "\n".join(upward)
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    layers = _layers()
+    graph = {"run.pipeline": {"commands.cli"}, "commands.cli": {"run.pipeline"}}
+    assert _upward(graph, layers) == ["run.pipeline (run) -> commands.cli (entry)"]

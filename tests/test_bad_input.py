@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import without_root_powers
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -180,8 +180,8 @@ def test_signal_that_surfaces_as_another_error_is_an_interruption(
 ) -> None:
     """SIGTERM's KeyboardInterrupt raised inside a lock's restore in multiprocessing surfaces as
     ``RuntimeError: release unlocked lock`` (seen in CI): still an interruption, exit 130."""
-    from ms_fmk_transplt import staging
     from ms_fmk_transplt.report import unsupported_op as unsupported
+    from ms_fmk_transplt.run import staging
 
     def interrupted_then_broken(*_args) -> None:
         staging.INTERRUPTED.set()  # what the signal handler does before raising

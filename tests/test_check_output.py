@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from helpers import tool
 from required_tools import need_tool
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

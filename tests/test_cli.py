@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import assert_events_match_diff, read_change_list, rows_as_events
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.report.change_list import HEADER
 
 GPU_SCRIPT = b"""import torch
@@ -189,7 +189,7 @@ def test_missing_required_option_is_a_usage_error() -> None:
 def test_the_tool_never_imports_torch(project: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from ms_fmk_transplt.pipeline import RunOptions, run\n"
+        "from ms_fmk_transplt.run.pipeline import RunOptions, run\n"
         f"run(RunOptions(input={str(project)!r}, output={str(tmp_path / 'o')!r}))\n"
         "assert not [m for m in sys.modules if m == 'torch' or m.startswith('torch.')]\n"
     )

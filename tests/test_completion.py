@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ms_fmk_transplt.rule_pages import known_ids
+from ms_fmk_transplt.catalogue.rule_pages import known_ids
 from ms_fmk_transplt.tables import known_versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +82,6 @@ def test_completion_loads_neither_libcst_nor_the_reports() -> None:
     offered, imports = complete("ms_fmk_transplt --select ", "-X", "importtime")
     assert "device_api" in offered
     loaded = {line.split("|")[-1].strip() for line in imports.splitlines()}
-    assert "ms_fmk_transplt.shell_values" in loaded  # the import log is read
+    assert "ms_fmk_transplt.user_options.shell_values" in loaded  # the import log is read
     assert not {m for m in loaded if m.split(".")[0] in ("libcst", "openpyxl")}
-    assert "ms_fmk_transplt.pipeline" not in loaded
+    assert "ms_fmk_transplt.run.pipeline" not in loaded

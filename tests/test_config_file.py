@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import read_change_list
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = b"""import torch
@@ -209,7 +209,8 @@ def test_path_modes_use_the_first_paths_config(project: Path) -> None:
 
 
 def test_todo_comments_and_jobs_map_to_their_options(project: Path, tmp_path: Path) -> None:
-    from ms_fmk_transplt import config_file, option_schema
+    from ms_fmk_transplt.commands import config_file
+    from ms_fmk_transplt.user_options import option_schema
 
     path = write_config(project, "todo-comments = false\njobs = 3\n")
     config = config_file.find(project / "sub" / "deep")

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from required_tools import needs_tool
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "projects" / "imagenet_1p"

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from required_tools import need_module
 from test_execution import FINAL, free_port, python_env, run_launch_script
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 need_module("torch", "torch is not installed")
 

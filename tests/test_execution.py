@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from required_tools import need_module
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.tables import load_tables
 

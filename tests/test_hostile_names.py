@@ -18,10 +18,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from required_tools import need_tool
-from script_stand_ins import assert_same_file, recorded_calls, run_script, stand_ins
+from script_stand_ins import (
+    TRAINING_SCRIPT,
+    assert_same_file,
+    recorded_calls,
+    run_script,
+    stand_ins,
+)
 
-from ms_fmk_transplt.cli import main as run_main
-from ms_fmk_transplt.kit_cli import kit
+from ms_fmk_transplt.commands.cli import main as run_main
+from ms_fmk_transplt.commands.kit_cli import kit
 from ms_fmk_transplt.report import kit_launchers, launch_script
 
 NAMES = {
@@ -34,17 +40,7 @@ NAMES = {
     "placeholder": b"__MAIN_QUOTED__$(touch PWNED)",
     "not_utf8": b"bad\xff\xfebyte",
 }
-TORCH = b"""import torch
-from torch.utils.data import DataLoader
-
-model = torch.nn.Linear(2, 2).cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = DataLoader([torch.zeros(2)] * 4, batch_size=2, shuffle=True)
-for x in loader:
-    opt.zero_grad()
-    model(x.cuda()).sum().backward()
-    opt.step()
-"""
+TORCH = TRAINING_SCRIPT.encode()
 TF = b"""import tensorflow as tf
 
 with tf.compat.v1.Session() as sess:

@@ -30,10 +30,16 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 from required_tools import need_tool
-from script_stand_ins import assert_same_file, recorded_calls, run_script, stand_ins
+from script_stand_ins import (
+    TRAINING_SCRIPT,
+    assert_same_file,
+    recorded_calls,
+    run_script,
+    stand_ins,
+)
 
-from ms_fmk_transplt.cli import main as run_main
-from ms_fmk_transplt.kit_cli import kit
+from ms_fmk_transplt.commands.cli import main as run_main
+from ms_fmk_transplt.commands.kit_cli import kit
 from ms_fmk_transplt.safe_names import shown
 
 # the role of each name -> (hostile, plain)
@@ -46,17 +52,7 @@ NAMES = {
 }
 HOSTILE = {role: pair[0] for role, pair in NAMES.items()}
 PLAIN = {role: pair[1] for role, pair in NAMES.items()}
-TRAIN = """import torch
-from torch.utils.data import DataLoader
-
-model = torch.nn.Linear(2, 2).cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = DataLoader([torch.zeros(2)] * 4, batch_size=2, shuffle=True)
-for x in loader:
-    opt.zero_grad()
-    model(x.cuda()).sum().backward()
-    opt.step()
-"""
+TRAIN = TRAINING_SCRIPT
 OPEN_WORK = """import torch
 
 torch.cuda.nvtx.range_push("step")

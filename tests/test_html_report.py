@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 from required_tools import need_tool, needs_tool
 
-from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.rule_pages import known_ids
+from ms_fmk_transplt.catalogue.rule_pages import known_ids
+from ms_fmk_transplt.commands.cli import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HOSTILE = """import torch

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from helpers import run_checked, standin_calls, standin_env
 from required_tools import need_module, needs_tool
 
-from ms_fmk_transplt.kit_cli import kit
+from ms_fmk_transplt.commands.kit_cli import kit
 from ms_fmk_transplt.kits.msft_compare import read_comparison
 
 ROOT = Path(__file__).resolve().parent.parent

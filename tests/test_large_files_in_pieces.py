@@ -1,4 +1,4 @@
-"""A file larger than CHUNK_BYTES is parsed and walked piece by piece (engine/spans/chunks.py):
+"""A file larger than CHUNK_BYTES is parsed and walked piece by piece (safety/chunks.py):
 the pieces cut only between top-level statements, and every fixture migrates exactly as in one
 piece, by default and with -s (which keeps what it found over the pieces)."""
 
@@ -11,7 +11,7 @@ from fixture_files import READABLE, relative
 
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
-from ms_fmk_transplt.engine.spans import chunks
+from ms_fmk_transplt.safety import chunks
 from ms_fmk_transplt.tables import load_tables
 
 OPTIONS = {"default": DEFAULT_OPTIONS, "-s": EngineOptions(specify_device=True)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ms_fmk_transplt.cli import main as run_main
+from ms_fmk_transplt.commands.cli import main as run_main
 
 FILES = {
     "est.py": """import tensorflow as tf

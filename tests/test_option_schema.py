@@ -14,9 +14,13 @@ from typing import Any
 import click
 import pytest
 
-from ms_fmk_transplt.cli import distributed, main
-from ms_fmk_transplt.kit_cli import kit
-from ms_fmk_transplt.option_schema import (
+from ms_fmk_transplt.commands.cli import distributed, main
+from ms_fmk_transplt.commands.kit_cli import kit
+from ms_fmk_transplt.commands.paths_cli import paths_main
+from ms_fmk_transplt.records import RunOptions
+from ms_fmk_transplt.run.pipeline import engine_options, result_fingerprint
+from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.user_options.option_schema import (
     DISTRIBUTED,
     KIT,
     PATHS,
@@ -25,10 +29,6 @@ from ms_fmk_transplt.option_schema import (
     SCHEMA,
     click_params,
 )
-from ms_fmk_transplt.paths_cli import paths_main
-from ms_fmk_transplt.pipeline import engine_options, result_fingerprint
-from ms_fmk_transplt.records import RunOptions
-from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {RUN: main, DISTRIBUTED: distributed, PATHS: paths_main, KIT: kit}
@@ -66,7 +66,7 @@ def test_run_options_are_built_in_one_place() -> None:
         for p in package.rglob("*.py")
         if re.search(r"\bRunOptions\(", p.read_text(encoding="utf-8"))
     )
-    assert makers == ["run_options.py"]
+    assert makers == ["commands/run_options.py"]
 
 
 def test_every_result_option_is_in_the_fingerprint() -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
@@ -158,7 +158,7 @@ def test_all_three_options_on_one_project(tmp_path: Path) -> None:
 
 
 def test_failed_file_is_reported(tmp_path: Path, monkeypatch) -> None:
-    import ms_fmk_transplt.file_migration as pipeline
+    import ms_fmk_transplt.run.file_migration as pipeline
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated engine bug")

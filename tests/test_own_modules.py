@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.project_scan import own_modules
+from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.scan.project_scan import own_modules
 
 MEGATRON = "from megatron.core import parallel_state\n\nrank = parallel_state.get_rank()\n"
 

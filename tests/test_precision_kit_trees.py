@@ -11,8 +11,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ms_fmk_transplt.cli import main as run_main
-from ms_fmk_transplt.kit_cli import kit
+from ms_fmk_transplt.commands.cli import main as run_main
+from ms_fmk_transplt.commands.kit_cli import kit
 
 FILES = {
     "train.py": """import torch

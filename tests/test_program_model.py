@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import tables_for
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.engine.program_facts import ProgramFacts, from_cached, to_cached
-from ms_fmk_transplt.program_model import build_programs
-from ms_fmk_transplt.project_files import console_modules, folder_pins, launched, pins_in
+from ms_fmk_transplt.scan.program_model import build_programs
+from ms_fmk_transplt.scan.project_files import console_modules, folder_pins, launched, pins_in
+from ms_fmk_transplt.scan.tf_module_scan import read_module
 from ms_fmk_transplt.tables import load_tables
-from ms_fmk_transplt.tf_module_scan import read_module
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tf_programs"
 
@@ -224,8 +224,8 @@ def test_horovod_passed_as_a_value_reaches_the_callee_parameter() -> None:
 
 
 def _fixture_facts() -> ProgramFacts:
-    from ms_fmk_transplt.discover import resolve_project
-    from ms_fmk_transplt.project_scan import scan_project
+    from ms_fmk_transplt.scan.discover import resolve_project
+    from ms_fmk_transplt.scan.project_scan import scan_project
 
     return scan_project(resolve_project(str(FIXTURE)), load_tables("")).programs
 

@@ -12,8 +12,8 @@ from helpers import tables_for
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
-from ms_fmk_transplt.project_files import cmake_extensions
-from ms_fmk_transplt.project_scan import build_facts, extension_builds, facts_fingerprint
+from ms_fmk_transplt.scan.project_files import cmake_extensions
+from ms_fmk_transplt.scan.project_scan import build_facts, extension_builds, facts_fingerprint
 
 HEAD = "from torch.utils.cpp_extension import CUDAExtension, CppExtension, load, load_inline\n"
 

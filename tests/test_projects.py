@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import assert_events_match_diff, read_change_list, rows_as_events
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROJECTS = sorted(p.name for p in (FIXTURES / "projects").iterdir() if p.is_dir())

@@ -13,8 +13,8 @@ import libcst as cst
 from helpers import assert_events_match_diff, tables_for
 from required_tools import need_module
 
+from ms_fmk_transplt.commands.rule_docs import fixture_parsed
 from ms_fmk_transplt.engine import migrate_source
-from ms_fmk_transplt.rule_docs import fixture_parsed
 
 hypothesis = need_module("hypothesis", "hypothesis is not installed")
 from hypothesis import HealthCheck, given, settings  # noqa: E402

@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 from test_trust_cache import tree
 
-from ms_fmk_transplt import run_options as run_options_module
-from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.kit_cli import kit
-from ms_fmk_transplt.option_schema import KEY_ORDER, KIT, PATHS, RUN, SCHEMA
-from ms_fmk_transplt.paths_cli import paths_main
+from ms_fmk_transplt.commands import run_options as run_options_module
+from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.commands.kit_cli import kit
+from ms_fmk_transplt.commands.paths_cli import paths_main
 from ms_fmk_transplt.records import RunOptions
+from ms_fmk_transplt.user_options.option_schema import KEY_ORDER, KIT, PATHS, RUN, SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = ROOT / "fixtures" / "projects" / "clean_model" / "train.py"
@@ -99,7 +99,7 @@ def outcome(
         return built[-1]
 
     monkeypatch.setattr(run_options_module, "run_options", recorded)
-    monkeypatch.setattr("ms_fmk_transplt.paths_cli.run_options", recorded)
+    monkeypatch.setattr("ms_fmk_transplt.commands.paths_cli.run_options", recorded)
     out = where / "out"
     if mode in ("check", "diff", "fix"):
         result = CliRunner().invoke(paths_main, [f"--{mode}", "-q", *args, str(src)])

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 from required_tools import needs_tool
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.commands.rule_docs import all_rules
 from ms_fmk_transplt.report.unsupported_op import HEADER
-from ms_fmk_transplt.rule_docs import all_rules
 from ms_fmk_transplt.tables import load_tables
 
 RULES = all_rules()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import run_case, tables_for, tool
 
-from ms_fmk_transplt.rule_catalog import ADVICE, CHANGE, OPEN_WORK, declare
-from ms_fmk_transplt.rule_docs import all_rules, fixture_cases, index_page, render_page
+from ms_fmk_transplt.catalogue.rule_catalog import ADVICE, CHANGE, OPEN_WORK, declare
+from ms_fmk_transplt.commands.rule_docs import all_rules, fixture_cases, index_page, render_page
 from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent

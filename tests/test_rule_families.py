@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ms_fmk_transplt.catalogue.rule_catalog import RULES as DECLARED
+from ms_fmk_transplt.commands.rule_docs import all_rules
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.engine.rules.registry import Family, span_concerns
-from ms_fmk_transplt.rule_catalog import RULES as DECLARED
-from ms_fmk_transplt.rule_docs import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "ms_fmk_transplt" / "engine" / "rules"

@@ -9,10 +9,10 @@ import fixture_rows
 import pytest
 from helpers import assert_events_match_diff, run_case, tables_for
 
+from ms_fmk_transplt.commands.rule_docs import fixture_expect, fixture_options
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.engine.rules.advice.same_item import joined_advice
 from ms_fmk_transplt.events import FileResult, FileStatus
-from ms_fmk_transplt.rule_docs import fixture_expect, fixture_options
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "fixtures" / "rules"

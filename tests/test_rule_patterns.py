@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ms_fmk_transplt.rule_catalog import rule_matches
-from ms_fmk_transplt.rule_pages import ids_of
+from ms_fmk_transplt.catalogue.rule_catalog import rule_matches
+from ms_fmk_transplt.catalogue.rule_pages import ids_of
 
 TRAIN = """\
 import torch

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_case, tool
 
-from ms_fmk_transplt import rule_docs
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.catalogue.rule_catalog import rules_with
+from ms_fmk_transplt.catalogue.rule_pages import known_ids
+from ms_fmk_transplt.commands import rule_docs
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.rules import registry
-from ms_fmk_transplt.rule_catalog import rules_with
-from ms_fmk_transplt.rule_pages import known_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 registry.declare_all()

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from helpers import comparable
 from openpyxl import load_workbook
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -62,7 +62,7 @@ def test_warm_cache_gives_the_same_output(zoo: Path, tmp_path: Path) -> None:
 def test_warm_run_reuses_the_project_facts(tmp_path: Path, monkeypatch) -> None:
     """The modules other files import CUDA-only code from are analysed once: a warm run takes
     their facts from the cache (and a changed module is analysed again)."""
-    import ms_fmk_transplt.project_scan as project_scan
+    import ms_fmk_transplt.scan.project_scan as project_scan
 
     src = tmp_path / "proj"
     src.mkdir()
@@ -101,7 +101,7 @@ def test_warm_run_takes_the_whole_projects_facts_from_one_entry(
 ) -> None:
     """A warm run of an unchanged project does not scan it (one entry, found by the files'
     contents); a changed file rescans it; an entry that is not what a run stores is ignored."""
-    import ms_fmk_transplt.project_scan as project_scan
+    import ms_fmk_transplt.scan.project_scan as project_scan
 
     src = tmp_path / "proj"
     src.mkdir()
@@ -155,13 +155,13 @@ def test_warm_run_takes_the_whole_projects_facts_from_one_entry(
     ],
 )
 def test_a_project_entry_of_another_shape_is_not_used(value: object) -> None:
-    from ms_fmk_transplt.project_scan import _facts
+    from ms_fmk_transplt.scan.project_scan import _facts
 
     assert _facts(value) is None
 
 
 def test_a_project_entry_reads_back_as_the_facts_it_stored() -> None:
-    from ms_fmk_transplt.project_scan import _facts
+    from ms_fmk_transplt.scan.project_scan import _facts
 
     facts = _facts(
         {
@@ -184,7 +184,7 @@ class PanicException(BaseException):
 def test_a_crashing_file_is_isolated_in_the_pool(
     zoo: Path, tmp_path: Path, monkeypatch, error: type[BaseException]
 ) -> None:
-    import ms_fmk_transplt.file_migration as pipeline
+    import ms_fmk_transplt.run.file_migration as pipeline
 
     real = pipeline.migrate_source
 

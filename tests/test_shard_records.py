@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ms_fmk_transplt import shards
-from ms_fmk_transplt.discover import Project
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Operation, Severity
-from ms_fmk_transplt.record_codec import Malformed, full_record_from_plain, full_record_to_plain
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
+from ms_fmk_transplt.run import shards
+from ms_fmk_transplt.run.record_codec import Malformed, full_record_from_plain, full_record_to_plain
+from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def test_a_part_s_records_keep_every_field(tmp_path: Path) -> None:
         datetime.now(),
         load_tables(),
     )
-    result.files = [record]
+    result.files.append(record)
     part = tmp_path / f"p_msft{shards.suffix((1, 1))}"
     part.mkdir()
     shards.write_records(part / shards.RECORDS, result, (1, 1), {record.path: 0})

@@ -17,7 +17,7 @@ import pytest
 from helpers import comparable
 from openpyxl import load_workbook
 
-from ms_fmk_transplt.shards import parse_shard, part_of
+from ms_fmk_transplt.run.shards import parse_shard, part_of
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "projects" / "toolkit"

@@ -21,7 +21,7 @@ from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.decline import Decline, Unreadable
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass
 from ms_fmk_transplt.engine.spans.walker import Walker
-from ms_fmk_transplt.engine.tree_depth import TooDeep
+from ms_fmk_transplt.safety.tree_depth import TooDeep
 from ms_fmk_transplt.tables import load_tables
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("libcst", "openpyxl", "rich", "jsonschema", "markdown_it")
-AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.tree_migration")
+AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.run.tree_migration")
 PROBE = """
 import os, runpy, sys
 sys.argv = ["ms_fmk_transplt", *sys.argv[1:]]
@@ -102,7 +102,7 @@ def test_the_colour_answered_without_rich_is_the_one_rich_gives(
 ) -> None:
     """--check decides whether findings are coloured without making a rich console where it
     can (a pipe, as here); the answer is the console's own."""
-    from ms_fmk_transplt import terminal
+    from ms_fmk_transplt.user_options import terminal
 
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.report import advice_csv as advice_report
 from ms_fmk_transplt.tables import known_versions, load_tables, resolve_version

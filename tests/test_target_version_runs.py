@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ms_fmk_transplt.cli import main as run_main
+from ms_fmk_transplt.commands.cli import main as run_main
 
 SOURCE = """import torch
 

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 from required_tools import need_tool
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 
 need_tool(
     "tensorflow", importlib.util.find_spec("tensorflow"), "tensorflow is not installed", module=True

@@ -9,7 +9,7 @@ import json
 from helpers import tables_for
 
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.run.notebook import migrate_notebook
 
 
 def _notebook(*cells: str) -> bytes:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from helpers import tables_for
 
 import ms_fmk_transplt
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.engine import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
 
@@ -115,7 +115,7 @@ def test_deep_user_rule_expression_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_file_that_takes_too_long_is_skipped_and_not_cached(tmp_path: Path, monkeypatch) -> None:
-    from ms_fmk_transplt import file_migration
+    from ms_fmk_transplt.run import file_migration
 
     real = file_migration.migrate_source
 
@@ -149,8 +149,8 @@ def test_a_file_that_takes_too_long_is_skipped_and_not_cached(tmp_path: Path, mo
 CRASHING = textwrap.dedent(
     """
     import os, signal, sys
-    from ms_fmk_transplt import tree_migration
-    from ms_fmk_transplt.launch import entry
+    from ms_fmk_transplt.run import tree_migration
+    from ms_fmk_transplt.commands.launch import entry
 
     real = tree_migration.migrate_file
 
@@ -201,7 +201,7 @@ def test_a_pool_broken_between_two_submits_redoes_what_was_lost() -> None:
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
-    from ms_fmk_transplt.worker_pool import WorkerPool
+    from ms_fmk_transplt.run.worker_pool import WorkerPool
 
     pool = WorkerPool(multiprocessing.get_context("fork"), 2, _double, _crashed, None)
     made = pool._new
@@ -233,8 +233,8 @@ def test_a_pool_broken_between_two_submits_redoes_what_was_lost() -> None:
 SLOW = textwrap.dedent(
     """
     import sys, time
-    from ms_fmk_transplt import tree_migration
-    from ms_fmk_transplt.launch import entry
+    from ms_fmk_transplt.run import tree_migration
+    from ms_fmk_transplt.commands.launch import entry
 
     real = tree_migration.migrate_file
 
@@ -303,7 +303,7 @@ def _exact_depth(tree: ast.AST) -> int:
 @pytest.mark.parametrize("extra", [0, 1, 2, 3, 4, 5, 6])
 def test_the_depth_guard_is_exact_at_the_bound(extra: int) -> None:
     """The measure skips short expressions, and must still find every deep one."""
-    from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_tree
+    from ms_fmk_transplt.safety.tree_depth import MAX_DEPTH, TooDeep, check_tree
 
     for make in (
         lambda n: "x = " + "- " * n + "y",
@@ -341,7 +341,7 @@ def test_an_error_raised_while_an_interrupt_unwinds_is_the_interrupt(
     """Ctrl-C landing in the engine, then a ``finally`` of the engine failing on the half-done
     state (an AttributeError with the KeyboardInterrupt as its context): the run is interrupted
     (exit 130), not the file recorded as failed and the run going on (exit 1)."""
-    from ms_fmk_transplt import file_migration
+    from ms_fmk_transplt.run import file_migration
     from ms_fmk_transplt.tables import load_tables
 
     def interrupted(*_args: object, **_kwargs: object) -> object:

@@ -22,10 +22,11 @@ import pytest
 from click.testing import CliRunner
 from helpers import comparable
 
-from ms_fmk_transplt import cache as cache_module
-from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.pipeline import run
+import ms_fmk_transplt
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.records import FileRecord, RunOptions
+from ms_fmk_transplt.run.pipeline import run
+from ms_fmk_transplt.scan import cache as cache_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -391,3 +392,14 @@ def test_a_warm_cache_of_other_options_gives_the_cold_run_of_these(
     assert code == 0, output
     assert tree(tmp_path / "warm") == tree(tmp_path / "cold")
     assert tree(tmp_path / "warm") != tree(tmp_path / "fill")
+
+
+def test_the_cache_key_covers_every_module_of_the_tool() -> None:
+    """A change to any module of the tool invalidates the cache: its key hashes them all (the
+    cache module moved into scan/ once and hashed only its own folder's)."""
+    from ms_fmk_transplt.scan.cache import tool_sources
+
+    package = Path(ms_fmk_transplt.__file__).resolve().parent
+    assert tool_sources() == sorted(package.rglob("*.py"))
+    names = {p.relative_to(package).as_posix() for p in tool_sources()}
+    assert {"engine/migrate.py", "engine/rules/registry.py", "run/pipeline.py"} <= names

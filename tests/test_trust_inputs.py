@@ -20,7 +20,7 @@ from required_tools import need_module
 
 from ms_fmk_transplt.engine.rules.parse.parse_errors import DECODE_ERROR, SYNTAX_ERROR
 from ms_fmk_transplt.events import FileStatus
-from ms_fmk_transplt.notebook import migrate_notebook
+from ms_fmk_transplt.run.notebook import migrate_notebook
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.tables import load_tables
 
@@ -102,7 +102,7 @@ def test_inplace_skips_special_files(special: tuple[Path, str]) -> None:
 
 def test_a_file_replaced_by_a_fifo_is_refused_not_read(tmp_path: Path) -> None:
     """The race between listing and opening: the open descriptor is checked (fstat)."""
-    from ms_fmk_transplt.regular_files import NotRegularFile, read_regular
+    from ms_fmk_transplt.safety.regular_files import NotRegularFile, read_regular
 
     os.mkfifo(tmp_path / "x.py")
     with pytest.raises(NotRegularFile, match="FIFO"):

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ms_fmk_transplt.discover import MAX_DEPTH
-from ms_fmk_transplt.engine.parse_bounds import MAX_PARSE_TOKENS
+from ms_fmk_transplt.safety.parse_bounds import MAX_PARSE_TOKENS
+from ms_fmk_transplt.scan.discover import MAX_DEPTH
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout (the package may be installed)
 PROJECTS = ROOT / "fixtures" / "projects"
@@ -200,8 +200,9 @@ def test_a_large_statement_within_the_bound_is_migrated(tmp_path: Path) -> None:
 DRIVER = textwrap.dedent(
     """
     import os, signal, sys
-    from ms_fmk_transplt import run_cli, tree_migration
-    from ms_fmk_transplt.launch import entry
+    from ms_fmk_transplt.commands import run_cli
+    from ms_fmk_transplt.run import tree_migration
+    from ms_fmk_transplt.commands.launch import entry
 
     WHEN, SIG = sys.argv.pop(1), getattr(signal, sys.argv.pop(1))
     real_tree, real_run = tree_migration.migrate_tree, run_cli.run
@@ -282,8 +283,8 @@ def test_an_interrupted_kit_keeps_the_trees_that_were_there(tmp_path: Path) -> N
 MERGE_DRIVER = textwrap.dedent(
     """
     import os, signal, sys
-    from ms_fmk_transplt import shards
-    from ms_fmk_transplt.launch import entry
+    from ms_fmk_transplt.run import shards
+    from ms_fmk_transplt.commands.launch import entry
 
     real = shards.load_parts
 

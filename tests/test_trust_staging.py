@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ms_fmk_transplt import staging
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.run import staging
 
 CUDA = b"import torch\nx = torch.ones(1).cuda()\n"
 MIGRATED = b".npu()"
@@ -134,7 +134,7 @@ def test_a_run_into_a_zoo_output_that_appeared_meanwhile_lists_the_model_as_not_
 def test_rename_no_replace_never_replaces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
-    from ms_fmk_transplt import fs_safety
+    from ms_fmk_transplt.safety import fs_safety
 
     if not native:  # the fallback where renameat2 is missing (old kernel/libc, other OS)
         monkeypatch.setattr(fs_safety, "_renameat2", lambda src, dst: False)
@@ -458,7 +458,7 @@ def test_interrupted_inplace_exits_130_and_leaves_no_file_half_written(
 def test_a_signal_during_a_write_waits_for_the_write_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: int
 ) -> None:
-    from ms_fmk_transplt import inplace_write
+    from ms_fmk_transplt.commands import inplace_write
 
     path = tmp_path / "a.py"
     path.write_bytes(b"old\n")

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 from test_trust_cache import tree
 
-from ms_fmk_transplt.cli import main
-from ms_fmk_transplt.kit_cli import kit
-from ms_fmk_transplt.option_schema import KIT, SCHEMA
+from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.commands.kit_cli import kit
+from ms_fmk_transplt.user_options.option_schema import KIT, SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = str(ROOT / "rules" / "examples" / "func_rename.json")

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 from required_tools import needs_tool
 
-from ms_fmk_transplt.cli import main
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.report.unsupported_op import CSV_HEADER, HEADER, ORIGINAL_NOTE
 from ms_fmk_transplt.tables import load_tables
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import tool
 
-from ms_fmk_transplt import fs_safety
 from ms_fmk_transplt.report.names import REPORTS
+from ms_fmk_transplt.safety import fs_safety
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ms_fmk_transplt"

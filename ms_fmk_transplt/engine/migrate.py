@@ -16,6 +16,12 @@ import gc
 import time
 from collections import Counter
 
+from ms_fmk_transplt.catalogue.rule_catalog import (
+    ANSWERS_API,
+    ANSWERS_LINE,
+    rule_matches,
+    rules_with,
+)
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
 from ms_fmk_transplt.engine.prefilter import may_need_migration
@@ -32,14 +38,13 @@ from ms_fmk_transplt.engine.rules.family_exports import (
 )
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.skipped_file import skipped
-from ms_fmk_transplt.engine.spans.chunks import pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
-from ms_fmk_transplt.engine.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
-from ms_fmk_transplt.rule_catalog import ANSWERS_API, ANSWERS_LINE, rule_matches, rules_with
+from ms_fmk_transplt.safety.chunks import pieces
+from ms_fmk_transplt.safety.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.tables import Tables
 
 
@@ -289,7 +294,7 @@ def _check_parses(source: bytes, output: bytes) -> None:
 
 
 def _parse_quickly(data: bytes) -> None:
-    """ast.parse, piece by piece for a large file (engine/spans/chunks.py), without the cyclic
+    """ast.parse, piece by piece for a large file (safety/chunks.py), without the cyclic
     garbage collector (see engine/spans/span_pass.py)."""
     collecting = gc.isenabled()
     gc.disable()

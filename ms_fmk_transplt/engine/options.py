@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ms_fmk_transplt.catalogue.rule_catalog import rule_matches
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
-from ms_fmk_transplt.rule_catalog import rule_matches
 from ms_fmk_transplt.tables.user_rule_file import UserRules
 
 

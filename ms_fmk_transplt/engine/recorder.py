@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ms_fmk_transplt.catalogue.rule_catalog import is_caveat
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, Notice, Operation, Severity
-from ms_fmk_transplt.rule_catalog import is_caveat
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry

@@ -34,7 +34,7 @@ _RELEASED = ast.Module(body=[], type_ignores=[])  # the node of a released scope
 
 
 class Scopes:
-    """The scopes of one module (or of one piece of it, see engine/spans/chunks.py, sharing
+    """The scopes of one module (or of one piece of it, see safety/chunks.py, sharing
     the global scope gathered from all pieces); ``qualified_names(node, scope, top)`` is
     LibCST's answer."""
 

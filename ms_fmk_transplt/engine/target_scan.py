@@ -16,7 +16,6 @@ from bisect import bisect_left
 from typing import Any
 
 from ms_fmk_transplt.engine.cst_names import scoped_children
-from ms_fmk_transplt.engine.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.engine.rules.family_exports import PATTERN_WORDS, AdviceFinder, operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
@@ -34,6 +33,7 @@ from ms_fmk_transplt.engine.target_filter import (
 )
 from ms_fmk_transplt.engine.word_search import word_matches
 from ms_fmk_transplt.events import Notice
+from ms_fmk_transplt.safety.parse_bounds import TooDeep, check_parse_size
 from ms_fmk_transplt.tables import Tables
 
 

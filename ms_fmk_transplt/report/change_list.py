@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ms_fmk_transplt.catalogue.rule_catalog import caveat_text
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
-from ms_fmk_transplt.rule_catalog import caveat_text
 from ms_fmk_transplt.safe_names import shown
 
 HEADER = ("File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Before", "After")

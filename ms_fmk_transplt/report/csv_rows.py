@@ -13,7 +13,7 @@ import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ms_fmk_transplt.fs_safety import write_text
+from ms_fmk_transplt.safety.fs_safety import write_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 

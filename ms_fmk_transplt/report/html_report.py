@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ms_fmk_transplt import __version__
+from ms_fmk_transplt.catalogue.rule_pages import page, summary
 from ms_fmk_transplt.events import FileStatus, Notice
-from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS, esc
 from ms_fmk_transplt.report.html_diff import file_diff
@@ -34,8 +34,8 @@ from ms_fmk_transplt.report.statistics import (
     headline_counts,
     open_work,
 )
-from ms_fmk_transplt.rule_pages import page, summary
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.fs_safety import write_file
 
 EXCERPT = 4  # lines shown above and below an open-work row's line
 

@@ -10,14 +10,14 @@ import os
 from pathlib import Path
 
 from ms_fmk_transplt import kits
-from ms_fmk_transplt.discover import OUTPUT_SUFFIX
 from ms_fmk_transplt.engine.rules.family_exports import PRECONDITION, TENSORFLOW, is_kit_call
 from ms_fmk_transplt.events import Severity
-from ms_fmk_transplt.fs_safety import write_file, write_text
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import kit_launchers
 from ms_fmk_transplt.report.log import target_version
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.fs_safety import write_file, write_text
+from ms_fmk_transplt.scan.discover import OUTPUT_SUFFIX
 
 README = "KIT_README.md"
 RUNTIME = ("msft_kit.py", "msprobe_config.json")  # next to the -m script

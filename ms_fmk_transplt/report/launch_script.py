@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ms_fmk_transplt.fs_safety import write_text
 from ms_fmk_transplt.report.shell_quoting import filled, name_values
+from ms_fmk_transplt.safety.fs_safety import write_text
 
 TEMPLATE = r"""#!/usr/bin/env bash
 # Launch __MAIN__ data-parallel on several Ascend NPUs (written by ms_fmk_transplt distributed).

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
-from ms_fmk_transplt.fs_safety import write_text
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report.statistics import (
     COUNT_LABELS,
@@ -21,6 +20,7 @@ from ms_fmk_transplt.report.statistics import (
     summary_counts,
 )
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.fs_safety import write_text
 
 TF_TARGET = "the Ascend TF adapter (npu_bridge / npu_device)"
 

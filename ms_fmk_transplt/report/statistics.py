@@ -21,10 +21,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ms_fmk_transplt.catalogue.rule_catalog import is_bookkeeping
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
 from ms_fmk_transplt.records import FileRecord, RunResult
-from ms_fmk_transplt.rule_catalog import is_bookkeeping
 
 FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 

@@ -198,7 +198,7 @@ def as_sarif(result: RunResult) -> dict[str, object]:
     """``--output-format sarif`` of a migration: its open work and advice (SARIF 2.1.0), located
     in the migrated files (URIs relative to the output folder, ``%SRCROOT%`` = that folder)."""
     from ms_fmk_transplt import __version__
-    from ms_fmk_transplt.rule_pages import summary
+    from ms_fmk_transplt.catalogue.rule_pages import summary
 
     found = findings.open_work_findings(result.files, result.output_dir)
     summaries = {f.rule: summary(f.rule) for f in found}  # as --check's SARIF

@@ -14,7 +14,6 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.engine.rules.family_exports import TF_CATEGORY
-from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort
 from ms_fmk_transplt.report import sheet_style as style
@@ -30,6 +29,7 @@ from ms_fmk_transplt.report.statistics import (
     run_buckets,
 )
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.fs_safety import write_file
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 # The CSV also has the documented wording of a translated tip (the operator-support lists are in

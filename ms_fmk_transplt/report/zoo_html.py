@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ms_fmk_transplt.fs_safety import write_file
 from ms_fmk_transplt.report.html_assets import CSS, JS, esc
 from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.fs_safety import write_file
 
 
 def write(

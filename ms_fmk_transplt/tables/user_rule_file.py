@@ -278,7 +278,7 @@ def _check_expression(path: str, where: str, code: str) -> None:
         raise UserError(path, f"{where}: {json.dumps(code)} is not a Python expression") from exc
     import libcst as cst  # only with -r, whose LibCST stage imports it anyway
 
-    from ms_fmk_transplt.engine.tree_depth import MAX_DEPTH, TooDeep, check_tree
+    from ms_fmk_transplt.safety.tree_depth import MAX_DEPTH, TooDeep, check_tree
 
     try:  # LibCST's native parser crashes on deeply nested input (the tree above, measured)
         check_tree(tree, code.encode())

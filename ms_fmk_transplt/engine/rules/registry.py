@@ -21,19 +21,19 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
+from ms_fmk_transplt.catalogue.rule_catalog import RULES
 from ms_fmk_transplt.engine.rules.family_spec import Family, Finishing, Folding
-from ms_fmk_transplt.rule_catalog import RULES
 
 if TYPE_CHECKING:
     import ast
 
     from ms_fmk_transplt.engine.base import Concern
     from ms_fmk_transplt.engine.options import EngineOptions
-    from ms_fmk_transplt.engine.spans.chunks import Piece
     from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
     from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
     from ms_fmk_transplt.engine.spans.span_context import SpanContext
     from ms_fmk_transplt.events import Notice
+    from ms_fmk_transplt.safety.chunks import Piece
     from ms_fmk_transplt.tables import Tables
     from ms_fmk_transplt.tables.library_table import LibraryTable
     from ms_fmk_transplt.tables.unsupported_table import Entry

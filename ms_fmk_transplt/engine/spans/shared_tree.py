@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.engine.parse_bounds import check_parse_size
-from ms_fmk_transplt.engine.tree_depth import TooDeep, check_tree
+from ms_fmk_transplt.safety.parse_bounds import check_parse_size
+from ms_fmk_transplt.safety.tree_depth import TooDeep, check_tree
 
 _current: tuple[bytes, ast.Module] | None = None
 

@@ -29,7 +29,6 @@ from ms_fmk_transplt.engine.spans.anchors import (
     anchor_bytes,
     anchor_lines,
 )
-from ms_fmk_transplt.engine.spans.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.shared_tree import share
@@ -39,8 +38,9 @@ from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import find_units
 from ms_fmk_transplt.engine.spans.walker import Walker
-from ms_fmk_transplt.engine.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.events import ChangeEvent, Notice
+from ms_fmk_transplt.safety.chunks import Piece, parse_piece, pieces
+from ms_fmk_transplt.safety.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.tables import Tables
 
 

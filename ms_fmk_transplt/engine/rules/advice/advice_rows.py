@@ -22,11 +22,11 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ms_fmk_transplt.catalogue.rule_catalog import ADVICE as ADVICE_KIND
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
-from ms_fmk_transplt.rule_catalog import ADVICE as ADVICE_KIND
-from ms_fmk_transplt.rule_catalog import declare
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.target_tables import AdviceEntry
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_gates import cuda_only_gates
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
@@ -31,7 +32,6 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 RULE = declare(

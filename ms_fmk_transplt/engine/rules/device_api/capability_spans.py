@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.device_api.probe_shapes import (
     PROBE_FIELDS,
     QName,
@@ -27,7 +28,6 @@ from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import Unit
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 CATEGORY = "capability_probe"

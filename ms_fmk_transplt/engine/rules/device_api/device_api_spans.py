@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.rules.advice.advice_rows import TF32_TO_HF32
 from ms_fmk_transplt.engine.rules.device_api.cuda_chains import CUDA, CudaChains
 from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
@@ -18,7 +19,6 @@ from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
 )
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import declare
 
 # The rows of the namespace table (rules/interface_table.json, cuda_namespace) name these ids.
 INTERFACE_TABLE = declare(

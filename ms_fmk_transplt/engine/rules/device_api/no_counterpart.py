@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.recorder import Recorder
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 NO_NPU_COUNTERPART = declare(

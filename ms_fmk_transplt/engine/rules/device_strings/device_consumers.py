@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.tree_nodes import import_bindings, tree_nodes
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.device_consumer_table import Consumer, DeviceConsumerTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 

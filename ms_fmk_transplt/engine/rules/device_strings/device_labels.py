@@ -25,6 +25,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.device_strings.device_consumers import (
     Key,
     dotted_path,
@@ -35,7 +36,6 @@ from ms_fmk_transplt.engine.spans.npu_siblings import DEVICE_NAMES
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 NOT_A_DEVICE = declare(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.rules.device_strings.command_overrides import (
     fstring_segments,
     rewrite_overrides,
@@ -45,7 +46,6 @@ from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings, kept_
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.events import Notice
-from ms_fmk_transplt.rule_catalog import declare
 
 LITERAL = declare(
     "device_strings.literal",

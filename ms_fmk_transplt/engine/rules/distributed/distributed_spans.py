@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.rules.distributed.backends import compound
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
-from ms_fmk_transplt.rule_catalog import declare
 
 NCCL_BACKEND = declare(
     "distributed.nccl_backend",

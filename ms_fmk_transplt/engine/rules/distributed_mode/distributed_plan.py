@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 import ms_fmk_transplt.engine.rules.distributed_mode.dataloader_sharding as sharding
+from ms_fmk_transplt.catalogue.rule_catalog import NOTICE, OPEN_WORK, declare
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
     existing_setup,
@@ -39,7 +40,6 @@ from ms_fmk_transplt.engine.rules.distributed_mode.trained_modules import (
 )
 from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY, todo_text
 from ms_fmk_transplt.events import Severity
-from ms_fmk_transplt.rule_catalog import NOTICE, OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 _OPTION = "distributed -m MAIN -t MODEL"

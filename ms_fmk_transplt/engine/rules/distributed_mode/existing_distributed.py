@@ -8,10 +8,10 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.base import literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.table_sections import DistributedModeTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 

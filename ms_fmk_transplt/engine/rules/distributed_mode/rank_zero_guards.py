@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare, rule_matches
 from ms_fmk_transplt.engine.base import Concern, literal_value
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.options import kept_rule
@@ -34,7 +35,6 @@ from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import (
 )
 from ms_fmk_transplt.engine.rules.distributed_mode.model_wraps import calls_in
 from ms_fmk_transplt.engine.rules.optout.optout_comments import ignored_lines
-from ms_fmk_transplt.rule_catalog import declare, rule_matches
 
 RANK_ZERO_GUARD = declare(
     "distributed_mode.rank_zero_guard",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY, todo_text
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.table_sections import DistributedModeTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 
 INTERNAL_ERROR = declare(
     "engine.internal_error",

@@ -3,10 +3,10 @@ saying so (rule engine.unmodelled), instead of being migrated wrongly."""
 
 from __future__ import annotations
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import Unit
 from ms_fmk_transplt.events import Notice, Severity
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 
 UNMODELLED = declare(
     "engine.unmodelled",

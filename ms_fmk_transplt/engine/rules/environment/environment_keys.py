@@ -3,7 +3,7 @@ environment.ascend_variable, declared here; applied by environment_spans.py)."""
 
 from __future__ import annotations
 
-from ms_fmk_transplt.rule_catalog import declare
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 
 RULE = declare(
     "environment.ascend_variable",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.recorder import snippet_of
 from ms_fmk_transplt.engine.rules.device_api.no_counterpart import no_npu_counterpart_at
 from ms_fmk_transplt.engine.spans.import_tokens import ImportSpans, import_spans
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import declare
 
 CUDA_MODULE = declare(
     "imports.cuda_module",

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, declare
 from ms_fmk_transplt.engine.config_module import is_openmmlab_config
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.spans.module_facts import Line, ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import INSERTED_LINES, declare
 
 TORCH_NPU = declare(
     "imports.torch_npu",

@@ -15,11 +15,11 @@ import ast
 import re
 from collections.abc import Callable
 
+from ms_fmk_transplt.catalogue.rule_catalog import NOTICE, declare
 from ms_fmk_transplt.engine.recorder import Recorder
 from ms_fmk_transplt.engine.rules.kit.training_loop import TrainingLoop
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.events import Severity
-from ms_fmk_transplt.rule_catalog import NOTICE, declare
 
 NO_LOOP = declare(
     "kit.no_loop",

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.distributed_mode.existing_distributed import is_import_or_doc
@@ -29,7 +30,6 @@ from ms_fmk_transplt.engine.rules.kit.kit_checks import (
     tensorflow_notices,
 )
 from ms_fmk_transplt.engine.rules.kit.training_loop import NoTrainingLoop, find_training_loop
-from ms_fmk_transplt.rule_catalog import declare
 
 _KEEP = (
     "the kit's calls are what the kit writes: run the plain migration for a tree without them, "

@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.events import Notice
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.library_table import Library, LibraryTable
 
 _ROW = (

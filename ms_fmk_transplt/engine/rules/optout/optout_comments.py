@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ms_fmk_transplt.rule_catalog import NOTICE, OWN_COMMENTS, declare
+from ms_fmk_transplt.catalogue.rule_catalog import NOTICE, OWN_COMMENTS, declare
 
 IGNORE_LINE = declare(
     "optout.ignore",

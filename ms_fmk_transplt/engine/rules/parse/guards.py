@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.events import Notice, Severity
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.tables import Tables
 
 LIMIT = declare(

@@ -16,9 +16,9 @@ import tokenize
 import warnings
 from typing import TYPE_CHECKING
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import FileResult
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, SKIP_FILE, UNREAD_FILE, declare
 from ms_fmk_transplt.tables import Tables
 
 _SKIPPED = (

@@ -16,10 +16,10 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import Scope, ScopeProvider
 
+from ms_fmk_transplt.catalogue.rule_catalog import ANSWERS_LINE, declare
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.events import Operation
-from ms_fmk_transplt.rule_catalog import ANSWERS_LINE, declare
 
 # The entries of rules/similar_api.json name these ids; each entry carries its own caveat.
 _OPTION = "-sim"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, NOTICE, declare
 from ms_fmk_transplt.engine.rules.device_strings.device_names import is_integer
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.specify_device.rank_reads import first_rank_line
@@ -26,7 +27,6 @@ from ms_fmk_transplt.engine.spans.call_args import Argument, source_args
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
-from ms_fmk_transplt.rule_catalog import INSERTED_LINES, NOTICE, declare
 from ms_fmk_transplt.tables.table_sections import SpecifyDeviceTable
 
 DEVICE = declare(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, declare
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
@@ -16,7 +17,6 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import INSERTED_LINES, declare
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 ADAPTER_IMPORT = declare(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, tf_row
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.tf_adapter_table import UNKNOWN
 from ms_fmk_transplt.tables.unsupported_table import Entry
 

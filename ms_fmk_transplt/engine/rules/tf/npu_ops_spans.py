@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.rules.tf.tf_api_rows import UNSUPPORTED_API
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     raw_qname,
@@ -19,7 +20,6 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import declare
 
 NPU_OPS = declare(
     "tf.npu_ops",

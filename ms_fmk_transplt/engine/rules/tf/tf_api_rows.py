@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_file
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
@@ -15,7 +16,6 @@ from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.tables.tf_migration_table import tf_name
 
 UNSUPPORTED_API = declare(

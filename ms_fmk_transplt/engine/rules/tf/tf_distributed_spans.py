@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     append_argument,
@@ -23,7 +24,6 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
-from ms_fmk_transplt.rule_catalog import OPEN_WORK, declare
 
 HOROVOD = declare(
     "tf.horovod",

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from ms_fmk_transplt.engine.program_facts import FileProgram
-from ms_fmk_transplt.engine.spans.chunks import parse_piece
+from ms_fmk_transplt.safety.chunks import parse_piece
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
 if TYPE_CHECKING:
-    from ms_fmk_transplt.engine.spans.chunks import Piece
     from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
     from ms_fmk_transplt.engine.spans.span_context import SpanContext
+    from ms_fmk_transplt.safety.chunks import Piece
 
 
 @dataclass

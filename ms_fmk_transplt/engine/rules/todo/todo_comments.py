@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.context import MigrationContext
-from ms_fmk_transplt.rule_catalog import declare
 
 CATEGORY = "incomplete_migration"
 TODO_COMMENT = declare(

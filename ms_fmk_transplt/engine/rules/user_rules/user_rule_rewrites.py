@@ -26,10 +26,10 @@ from typing import Union
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from ms_fmk_transplt.catalogue.rule_catalog import ANSWERS_API, OPEN_WORK, declare
 from ms_fmk_transplt.engine.base import Concern
 from ms_fmk_transplt.engine.context import MigrationContext
 from ms_fmk_transplt.engine.rules.todo.todo_comments import CATEGORY, todo_comment, todo_text
-from ms_fmk_transplt.rule_catalog import ANSWERS_API, OPEN_WORK, declare
 from ms_fmk_transplt.tables.unsupported_table import Entry
 from ms_fmk_transplt.tables.user_rule_file import (
     ArgsModify,

@@ -1,0 +1,322 @@
+"""The run: discover files -> migrate each (engine) -> write the output tree -> reports.
+
+Output is assembled in a hidden sibling folder and moved into place at the end, so a
+``<name>_msft`` folder only ever appears complete. The input tree is only read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ms_fmk_transplt.catalogue.rule_catalog import rules_with
+from ms_fmk_transplt.catalogue.rule_pages import ids_of, pattern_problem
+from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.rules import registry
+from ms_fmk_transplt.errors import Interrupted, UserError
+from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
+from ms_fmk_transplt.run import main_script, shards
+from ms_fmk_transplt.run.staging import (
+    assemble,
+    check_output_name,
+    signals_interrupt,
+    stopped_early,
+)
+from ms_fmk_transplt.scan.cache import Cache, default_dir, fingerprint
+from ms_fmk_transplt.scan.discover import (
+    ANALYSIS_SUFFIX,
+    OUTPUT_SUFFIX,
+    Project,
+    output_dir_for,
+    resolve_project,
+)
+from ms_fmk_transplt.scan.project_scan import facts_fingerprint, scan_project
+from ms_fmk_transplt.tables import Tables, load_tables
+from ms_fmk_transplt.tables.user_rule_file import load_user_rules
+from ms_fmk_transplt.user_options.option_schema import RESULT_FIELDS
+
+
+def _check_rule_pattern(flag: str, pattern: str) -> None:
+    problem = pattern_problem(pattern)
+    if problem:
+        raise UserError(flag, problem)
+
+
+def fixed_rule_warning(flag: str, pattern: str) -> str | None:
+    """The warning for a --select / --ignore pattern that only names rules these options do not
+    act on (None for any other)."""
+    covered = ids_of(pattern)
+    registry.declared(covered)
+    fixed = rules_with("fixed")  # (Rule.fixed; tests/test_rule_selection_warnings.py checks
+    # that each one outlives --ignore on its fixtures)
+    if not covered or any(i not in fixed for i in covered):
+        return None
+    reasons = "; ".join(dict.fromkeys(fixed[i] for i in covered))
+    one = covered == [pattern]
+    names = "" if one else f" ({', '.join(covered)})"
+    what = "cannot be turned off"
+    if flag == "--select":
+        what = f"--select does not act on {'it' if one else 'them'}"
+    return f"ms_fmk_transplt: warning: {flag} {pattern}{names}: {what} ({reasons})"
+
+
+def engine_options(options: RunOptions, tables: Tables) -> EngineOptions:
+    """Validates what the user asked for (-r file) before anything is written; a --select /
+    --ignore id that cannot be turned off gets a warning on stderr and the run goes on."""
+    rules = load_user_rules(options.rule_file) if options.rule_file else None
+    for flag, patterns in (("--select", options.select), ("--ignore", options.ignore)):
+        for pattern in patterns:
+            _check_rule_pattern(flag, pattern)
+            warning = fixed_rule_warning(flag, pattern)
+            if warning:
+                print(warning, file=sys.stderr)
+    npu_options = _npu_options(options, tables)
+    engine = EngineOptions(
+        user_rules=rules,
+        specify_device=options.specify_device,
+        similar=options.similar,
+        select=options.select,
+        ignore=options.ignore,
+        todo_comments=options.todo_comments,
+        input_lines=options.analyse,
+        npu_options=npu_options,
+    )
+    if options.file_timeout is not None:
+        engine = dataclasses.replace(engine, file_seconds=options.file_timeout)
+    if options.max_file_mib is None:
+        return engine
+    limit = int(options.max_file_mib * 2**20)  # an explicit limit holds for both passes
+    return dataclasses.replace(engine, max_file_bytes=limit, max_cst_bytes=limit)
+
+
+def _npu_options(options: RunOptions, tables: Tables) -> tuple[tuple[str, object], ...]:
+    """--npu-option NAME=VALUE values, typed and checked against the adapter's option table
+    (one error line naming the option and its allowed values otherwise)."""
+    if not options.npu_options:
+        return ()
+    table = tables.tf_adapter
+    out: dict[str, object] = {}
+    for item in options.npu_options:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UserError("--npu-option", f"{item!r}: expected NAME=VALUE")
+        try:
+            value = table.parse_value(name, text.strip())
+        except ValueError as exc:
+            raise UserError("--npu-option", str(exc)) from None
+        places = ("NPURunConfig", "npu_device")
+        problems = [table.problem(name, value, place) for place in places]
+        if all(problems):
+            raise UserError("--npu-option", str(problems[0]))
+        out[name] = value
+    return tuple(out.items())
+
+
+def output_dir(project: Project, options: RunOptions) -> Path:
+    """``<name>_msft`` (``_analysis``; a kit's tree: its own name) in the output folder."""
+    final_dir = output_dir_for(
+        project, options.output, ANALYSIS_SUFFIX if options.analyse else OUTPUT_SUFFIX
+    )
+    return final_dir.with_name(options.output_name) if options.output_name else final_dir
+
+
+def _part_dir(final_dir: Path, options: RunOptions) -> Path:
+    """Where this run writes: ``final_dir``, or for --shard I/N its part's own folder."""
+    if options.shard is None:
+        return final_dir
+    return final_dir.with_name(final_dir.name + shards.suffix(options.shard))
+
+
+def check_not_there(final_dir: Path, options: RunOptions) -> None:
+    """An existing output is replaced with --overwrite only."""
+    if os.path.lexists(final_dir) and not options.overwrite:
+        raise UserError(final_dir, "already exists; pass --overwrite to replace it")
+
+
+def run(options: RunOptions, progress: ProgressSink | None = None) -> RunResult:
+    """The run; Ctrl-C and SIGTERM stop it from its first step (not only once its output is
+    being assembled) with exit 130, one line and its interrupted.log."""
+    with signals_interrupt():
+        tables: Tables | None = None
+        try:
+            tables = load_tables(options.target_version)  # once per run, handed down from here
+            result, parts = _assembled(options, tables, progress)
+        except Interrupted:
+            raise
+        except KeyboardInterrupt as exc:  # before the staging folder existed
+            raise Interrupted(_early_log(options, tables)) from exc
+    shards.remove_parts(parts)  # (--merge-shards: once the merged output is in place)
+    return result
+
+
+def _early_log(options: RunOptions, tables: Tables | None) -> Path | None:
+    """The log of a run interrupted before it assembled anything (reading the input, scanning
+    the project, checking the parts to merge); None when it cannot be written."""
+    if tables is None:  # (interrupted in its first tenth of a second)
+        return None
+    try:
+        project = resolve_project(options.input)
+        final_dir = _part_dir(output_dir(project, options), options)
+        return stopped_early(RunResult(options, project, final_dir, datetime.now(), tables))
+    except Exception:  # (a bad input would have been reported by the run)
+        return None
+
+
+def _assembled(
+    options: RunOptions, tables: Tables, progress: ProgressSink | None
+) -> tuple[RunResult, list[tuple[Path, dict[str, Any]]]]:
+    """The run's output in place, and the parts it merged (--merge-shards; none otherwise)."""
+    engine = engine_options(options, tables)
+    project = resolve_project(options.input)
+    main_rel = entry_rel = main_script.main_file(project, options)
+    if options.kit_loop:  # the kit's calls go into the trainer module, the launcher runs -m
+        looped = dataclasses.replace(options, main_script=options.kit_loop)
+        main_rel = main_script.main_file(project, looped, "--loop")
+    final_dir = output_dir(project, options)
+    project = _beside_the_cache(project, _cache_root(options), final_dir)
+    if options.shard is not None:
+        shards.check_records_name(project.root, project.single_file is not None)
+    final_dir = _part_dir(final_dir, options)
+    check_output_name(final_dir)
+    check_not_there(final_dir, options)
+    if not options.merge_shards:  # what the files define for each other (CUDA-only code)
+        facts = scan_project(project, tables, _facts_cache(options))
+        engine = dataclasses.replace(engine, project=facts)
+    started = datetime.now()
+    if options.merge_shards:
+        parts = shards.load_parts(final_dir, options.merge_shards)
+        started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
+    main_result = None
+    if main_rel is not None and not options.merge_shards:  # fails before anything is created
+        main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
+    notes: list[tuple[Severity, str]] = []
+    if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
+        notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
+    if main_rel is not None:
+        notes.extend(main_script.main_notes(main_result))
+    result = RunResult(
+        options,
+        project,
+        final_dir,
+        started,
+        tables,
+        engine=engine,
+        main_rel=main_rel,
+        main_result=main_result,
+        kit_entry=entry_rel if main_rel is not None and options.kit else None,
+        notes=notes,
+        fingerprint=result_fingerprint(options, engine, tables),
+    )
+    if options.merge_shards:
+        return assemble(result, lambda staging, run: _merge_parts(parts, staging, run)), parts
+    built = assemble(
+        result, lambda staging, run: _migrate_and_report(project, staging, run, progress)
+    )
+    return built, []
+
+
+def _migrate_and_report(
+    project: Project, staging: Path, result: RunResult, progress: ProgressSink | None
+) -> RunResult:
+    # imported here, not with the module: --check/--diff/--inplace use engine_options only,
+    # and never need the worker pool or the reports (openpyxl)
+    from ms_fmk_transplt.report.all_reports import write_reports
+    from ms_fmk_transplt.run.tree_migration import migrate_tree
+
+    cache = _make_cache(result.options, result.fingerprint)
+    migrate_tree(project, staging, result, cache, progress)
+    start = time.perf_counter()
+    result = write_reports(staging, result)
+    result.timings["reports"] = time.perf_counter() - start
+    if result.options.shard is not None:
+        shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
+    return result
+
+
+def _merge_parts(
+    parts: list[tuple[Path, dict[str, Any]]], staging: Path, result: RunResult
+) -> RunResult:
+    """--merge-shards: the files of every part, and the reports of all their records."""
+    from ms_fmk_transplt.report.all_reports import write_reports
+
+    items = sorted((item for _, data in parts for item in data["files"]), key=lambda i: i["index"])
+    result.files.extend(shards.file_record(item) for item in items)
+    for _, data in parts:
+        for severity, message in data["notes"]:
+            if (Severity(severity), message) not in result.notes:
+                result.notes.append((Severity(severity), message))
+    if not result.options.analyse:
+        shards.gather(parts, staging)
+    return write_reports(staging, result)
+
+
+def result_fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:
+    """Everything besides the files that decides a run's results: the value of every option
+    the schema says changes them (``option_schema.RESULT_FIELDS``: an option declared there is
+    in it without being listed here; --max-file-size was once missing, and a warm cache
+    migrated a file the limit skips), the -r file's text, the target's tables and the
+    project's facts. The cache's entries are keyed by it; the parts of a sharded run must agree
+    on it. (The engine options are made from these alone: tests/test_option_schema.py.)"""
+    rules = engine.user_rules
+    values = [f"{name}={getattr(options, name)!r}" for name in RESULT_FIELDS]
+    extra = "|".join(
+        [
+            Path(rules.path).read_text(encoding="utf-8") if rules else "",
+            tables.torch_npu_version,
+            facts_fingerprint(engine.project),
+            *values,
+        ]
+    )
+    return fingerprint(extra)
+
+
+def _cache_root(options: RunOptions) -> Path | None:
+    if not options.use_cache:
+        return None
+    return Path(options.cache_dir) if options.cache_dir else default_dir()
+
+
+def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path) -> Project:
+    """The cache folder against the input and the output: inside the input it is left out of
+    the files (never copied into the output); where the run replaces or removes folders (the
+    output folder, its shard parts, the hidden working folders beside it) it is refused."""
+    if cache_root is None:
+        return project
+    where = Path(os.path.realpath(cache_root))
+    if project.single_file is None and where == project.root:
+        raise UserError(cache_root, "the cache folder must not be the input folder itself")
+    parent, name = final_dir.parent, final_dir.name
+    if parent in where.parents:
+        head = where.relative_to(parent).parts[0]
+        if head == name or head.startswith((name + ".", "." + name + ".")):
+            raise UserError(
+                cache_root,
+                f"the cache folder must not be inside the output {final_dir}: runs "
+                "replace that folder; choose another --cache-dir",
+            )
+    if project.root in where.parents:
+        return dataclasses.replace(project, skip=where)
+    return project
+
+
+def _facts_cache(options: RunOptions) -> Cache | None:
+    """The cache of the project facts: they decide the engine's fingerprint, so their own
+    entries depend only on the tool, its tables and the target version."""
+    root = _cache_root(options)
+    if root is None:
+        return None
+    return Cache(root, fingerprint("project facts|" + options.target_version))
+
+
+def _make_cache(options: RunOptions, run_fingerprint: str) -> Cache | None:
+    root = _cache_root(options)
+    if root is None:
+        return None
+    return Cache(root, run_fingerprint)
