@@ -118,6 +118,12 @@ def rules_with(role: str) -> dict[str, str]:
     return {i: getattr(r, role) for i, r in RULES.items() if getattr(r, role)}
 
 
+def answered_advice(rule_id: str) -> str:
+    """The advice a change of this rule makes moot on its lines (Rule.answers; "": none)."""
+    rule = RULES.get(rule_id)
+    return rule.answers if rule else ""
+
+
 def is_bookkeeping(rule_id: str) -> bool:
     """Whether a change of this rule is the tool's own line (an added import, a kit's call, a
     TODO comment), not a CUDA construct of the user's code."""

@@ -19,8 +19,8 @@ from collections import Counter
 from ms_fmk_transplt.catalogue.rule_catalog import (
     ANSWERS_API,
     ANSWERS_LINE,
+    answered_advice,
     rule_matches,
-    rules_with,
 )
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
@@ -104,12 +104,11 @@ def _scanned(source: bytes, path: str, tables: Tables, done: PassOutput) -> list
     """What the target version says of the code, without the advice a change made moot (its
     rule's ``answers``: -sim replaced the code, a -r rule renamed the API away, a change did
     what the advice says)."""
-    answers = rules_with("answers")
     replaced: set[int] = set()  # lines where any advice is moot
     renamed: set[tuple[int, str]] = set()  # (line, API) advice about the API is moot
     answered: set[tuple[int, str]] = set()  # (line, advice id)
     for e in done.events:
-        answer = answers.get(e.rule)
+        answer = answered_advice(e.rule)
         if not answer:
             continue
         lines = range(e.start_line, e.end_line + 1)

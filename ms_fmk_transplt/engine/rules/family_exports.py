@@ -20,7 +20,7 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_name
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
 from ms_fmk_transplt.engine.rules.engine.unmodelled import left_as_written
-from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU
+from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TORCH_NPU, insert_torch_npu
 from ms_fmk_transplt.engine.rules.kit.kit_checks import (
     NO_LOOP,
     PRECONDITION,
@@ -90,6 +90,7 @@ __all__ = [
     "is_kit_call",
     "horovod_passes",
     "ignored_lines",
+    "insert_torch_npu",
     "joined_advice",
     "left_as_written",
     "may_hold_pattern",

@@ -9,7 +9,8 @@ fixtures (``fixtures/rules/<name>.<rule>/``) and its pages (``docs/rules/<name>.
 No module outside ``engine/rules/`` imports a family (tests/test_architecture.py): the core
 calls the hooks collected here, in family order, and the few functions and rule ids of a family
 that the core's own machinery needs (the gates, the opt-out comments, the rows of a file the
-engine could not read) are named below, each once. How the core treats a rule's rows is said
+engine could not read, ``import torch_npu`` after the LibCST stages) are named once each in
+engine/rules/family_exports.py. How the core treats a rule's rows is said
 by its declaration (``bookkeeping``, ``fixed``, ``answers``: rule_catalog.Rule), never by its
 name. Families are imported on first use (``families()``), so importing this module is cheap.
 """
@@ -85,6 +86,7 @@ def families() -> tuple[Family, ...]:
     return tuple(out)
 
 
+@cache
 def by_name() -> dict[str, Family]:
     return {family.name: family for family in families()}
 
@@ -101,8 +103,13 @@ def family_modules() -> list[str]:
 
 def declare_all() -> None:
     """Import every family module: every rule id is then in rule_catalog.RULES."""
-    for module in family_modules():
-        importlib.import_module(module)
+    for family in families():
+        _import_modules(family)
+
+
+def _import_modules(family: Family) -> None:
+    for module in family.modules:
+        importlib.import_module(f"{PACKAGE}.{family.name}.{module}")
 
 
 def declared(rule_ids: Iterable[str]) -> None:
@@ -113,10 +120,8 @@ def declared(rule_ids: Iterable[str]) -> None:
     if not unknown:
         return
     named = by_name()
-    for prefix in sorted(unknown):
-        family = named.get(prefix)
-        for module in family.modules if family is not None else ():
-            importlib.import_module(f"{PACKAGE}.{prefix}.{module}")
+    for prefix in sorted(unknown & set(named)):
+        _import_modules(named[prefix])
 
 
 # -- the span pass ------------------------------------------------------------------------
@@ -162,13 +167,6 @@ def finish_file(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
             step(ctx, facts, done)
 
 
-def insert_torch_npu(ctx: SpanContext, facts: ModuleFacts, changed: bool) -> None:
-    """``import torch_npu`` and the helper lines, after the structural options' stages."""
-    from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import insert_torch_npu as insert
-
-    insert(ctx, facts, changed)
-
-
 def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
     """The file's rows, each family's folded as it says, in family order."""
     for family in families():
@@ -212,7 +210,7 @@ def _cst_families(options: EngineOptions) -> Iterator[Family]:
 def stage_options(concerns: tuple[type[Concern], ...]) -> list[str]:
     """The options of the families whose LibCST concerns these are, in order."""
     named = by_name()
-    return [named[f].option for f in dict.fromkeys(family_of(c.__module__) for c in concerns)]
+    return [named[f].option for f in stage_families(concerns)]
 
 
 def stage_families(concerns: tuple[type[Concern], ...]) -> list[str]:

@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.rules import registry
-from ms_fmk_transplt.engine.rules.family_exports import refused_by_cpython, undecodable
+from ms_fmk_transplt.engine.rules.family_exports import (
+    insert_torch_npu,
+    refused_by_cpython,
+    undecodable,
+)
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.scope_model import UnsupportedScope
 from ms_fmk_transplt.engine.scopes import Scopes
@@ -136,7 +140,7 @@ def import_pass(
     ctx.open_work_rule = registry.open_work_rule
     ctx.needs_torch_npu = wanted[1]
     ctx.helper_lines = list(helper_lines)
-    registry.insert_torch_npu(ctx, facts, changed=wanted[0])
+    insert_torch_npu(ctx, facts, changed=wanted[0])
     if facts.scopes is not None:
         facts.scopes.release()
     output = _edited(source, decoded, ctx)
