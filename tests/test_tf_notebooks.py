@@ -70,3 +70,21 @@ def test_a_notebook_importing_torch_and_tensorflow_is_migrated_as_pytorch() -> N
     result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
     assert result.framework == ""
     assert _sources(result.output)[1] == "x = torch.ones(2).npu()\n"
+
+
+def test_shell_lines_continued_by_a_backslash_are_one_ipython_line() -> None:
+    # a `!` / `%` line ending in a backslash goes on on the next lines (IPython reads them as
+    # one shell line, whatever their indentation); a backslash ending a Python line is Python's
+    shell = (
+        "!python tools/voc2012.py \\\n  --data_dir './data' \\\n\t--split train\n%env A=1 \\\nB=2\n"
+    )
+    python = "sess = \\\n    tf.Session()\nsteps = 1 + \\\n  2\n"
+    data = _notebook("import tensorflow as tf\n", shell + python)
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    assert result.status == FileStatus.CHANGED
+    assert not [n for n in result.notices if n.rule.startswith("parse.")]
+    assert _sources(result.output)[1] == shell + (
+        "sess = \\\n    tf.Session(config=npu_config_proto())\nsteps = 1 + \\\n  2\n"
+    )
+    rows = [(e.file, e.rule, e.out_start_line) for e in result.events if e.file.endswith("1")]
+    assert rows == [("nb.ipynb#cell1", "tf.session_config", 7)]

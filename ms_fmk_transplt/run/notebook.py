@@ -1,6 +1,7 @@
 """Jupyter notebooks (.ipynb): code cells are migrated one by one; markdown, outputs and metadata
-are untouched. IPython lines (``%magic``, ``!shell``) are masked while a cell is migrated and
-put back unchanged; cells starting with a cell magic (``%%bash``...) are left alone.
+are untouched. IPython lines (``%magic``, ``!shell``, with the lines a trailing backslash
+continues them on) are masked while a cell is migrated and put back unchanged; cells starting
+with a cell magic (``%%bash``...) are left alone.
 ``import torch_npu`` is added once, after the first ``import torch`` of the notebook (or at the
 top of the first code cell). A notebook that imports TensorFlow and no torch is a TensorFlow
 notebook: every cell is migrated as TensorFlow code of the notebook's style, and the adapter's
@@ -152,13 +153,7 @@ def _migrate_cell(
     """One code cell, its IPython lines masked while it is migrated and put back after; the
     cell's source is replaced when it changed."""
     lines = _lines(_source(cell))
-    masked = {}
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")):
-            masked[i] = line
-            ending = line[len(line.rstrip("\r\n")) :]
-            lines[i] = line[: len(line) - len(stripped)] + _MASK + ending
+    masked = _mask_ipython_lines(lines)
     result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
     if result.status == FileStatus.CHANGED:
         new_lines = _lines(result.output.decode("utf-8"))
@@ -166,6 +161,29 @@ def _migrate_cell(
             new_lines[i] = line
         _set_source(cell, "".join(new_lines))
     return result
+
+
+def _mask_ipython_lines(lines: list[str]) -> dict[int, str]:
+    """Mask each IPython line of a cell in place (``lines``) and give back what they were:
+    ``%magic`` and ``!shell`` lines, and the lines a trailing backslash continues them on
+    (``!python train.py \\`` then ``  --epochs 3``: IPython reads them as one line), each
+    masked at the indentation of the line that starts it (a continuation line's own
+    indentation is the shell's, not Python's). A backslash that ends a Python line is left
+    to Python."""
+    masked: dict[int, str] = {}
+    indent: str | None = None  # the indentation of the magic a backslash continues
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        body = line.rstrip("\r\n")
+        if indent is None and not stripped.startswith(("%", "!")):
+            continue
+        if indent is None:
+            indent = line[: len(line) - len(stripped)]
+        masked[i] = line
+        lines[i] = indent + _MASK + line[len(body) :]
+        if not body.endswith("\\"):
+            indent = None
+    return masked
 
 
 def _shift_lines(
