@@ -49,7 +49,8 @@ GPU_SETTING = declare(
     "set_memory_growth`, `set_visible_devices`, virtual/logical device configurations, XLA JIT "
     "(`global_jit_level`, `set_jit`, `jit_compile=True`, `jit_scope`), GPU probes "
     "(`tf.test.is_gpu_available`) and GPU device scopes. Harmless ones are caveats (they do "
-    "nothing on the NPU), the others manual, each with what to use instead.",
+    "nothing on the NPU), the others manual, each with what to use instead. A setting given "
+    "as the value of another (`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
     kind=OPEN_WORK,
 )
 
@@ -77,8 +78,12 @@ class TfSessionSpans(SpanConcern):
             self._row(node, short(name), setting)
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
-            if kw_setting is not None and self._keyword_applies(kw, kw_setting):
-                self._row(kw, f"{kw.arg}=", kw_setting)
+            if kw_setting is None or not self._keyword_applies(kw, kw_setting):
+                continue
+            value = kw.value
+            if isinstance(value, ast.Call) and tf_qname(ctx, value.func) in self.table.gpu_settings:
+                continue  # gpu_options=tf.GPUOptions(...): one row, the call's
+            self._row(kw, f"{kw.arg}=", kw_setting)
 
     def leave_SimpleString(self, part: StringPart) -> None:
         """``"CUDA_VISIBLE_DEVICES"`` in a TensorFlow file (its PyTorch rules do not run there)."""
