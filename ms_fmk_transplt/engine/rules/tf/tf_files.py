@@ -39,6 +39,8 @@ class TfFile:
     )
     config_bound: set[str] = field(default_factory=set)  # names bound to ConfigProto(...) calls
     other_bound: set[str] = field(default_factory=set)  # ... and names bound to anything else
+    # names passed as a RunConfig's session_config= (NPUEstimator sets its options there)
+    run_config_sessions: set[str] = field(default_factory=set)
     main_guard: tuple[int, int] | None = None  # (line, column) of the __main__ guard's body
     needs_npu_device: bool = False  # a change names npu_device (TF 2.x)
     # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
@@ -85,6 +87,9 @@ class TfFile:
                 self.main_guard = (first.lineno, first.col_offset)
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "session_config":
+                if isinstance(node.value, ast.Name):
+                    self.run_config_sessions.add(node.value.id)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
