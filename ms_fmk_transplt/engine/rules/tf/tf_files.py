@@ -56,6 +56,8 @@ class TfFile:
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
+    # the TensorFlow a notebook runs on, as the program model decided it ("": its style's)
+    runtime: str = ""
 
     @property
     def tf1(self) -> bool:
@@ -65,8 +67,8 @@ class TfFile:
 
     @property
     def version(self) -> str:
-        """The TensorFlow the file runs on: "tf1" or "tf2"."""
-        return "tf1" if self.style == "tf1" else "tf2"
+        """The TensorFlow the file runs on: "tf1" or "tf2" (TF 2.x compat.v1 code is TF 2.x)."""
+        return self.runtime or ("tf1" if self.style == "tf1" else "tf2")
 
     @property
     def config_names(self) -> set[str]:
@@ -205,6 +207,7 @@ def read_file_facts(
     tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
+        tf.runtime = ctx.options.tf_notebook_version
     if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
         for piece, tree in kept:
             tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
