@@ -55,6 +55,7 @@ OPTION_KEYS = {
     "rank_guards",
     "target_version",
     "kit",
+    "npu_options",  # {name: value}: --npu-option, typed as the command line's are
 }
 EXPECT = {
     "fires": "the rule of the folder fires (the default)",
@@ -104,6 +105,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         distributed_target=data.get("distributed"),
         rank_guards=data.get("rank_guards", True),
         kit=data.get("kit", ""),
+        npu_options=tuple(data.get("npu_options", {}).items()),
     )
     return options, data.get("fault", "")
 

@@ -24,7 +24,10 @@ UNSUPPORTED_API = declare(
     "The adapter publishes which TensorFlow APIs it supports, per TensorFlow version (1.15 for "
     "TF 1.x code, 2.6 for TF 2.x code); an API it lists as unsupported (no migration path: "
     "`tf.contrib` parts, TPU and GPU-specific APIs, ...) is left as written and listed with the "
-    "list's note. TF 1.x-style files are looked up in the 1.15 list, others in the 2.6 list.",
+    "list's note. The files of TF 1.x programs are looked up in the 1.15 list, those of TF 2.x "
+    "programs in the 2.6 list, their `tf.compat.v1` code included (it runs on TF 2.x, and the "
+    "2.6 list names the compat.v1 APIs it lacks); a notebook by the version the program model "
+    "gives it (its pin, else its names), a file checked alone by its own code.",
     kind=OPEN_WORK,
 )
 CUSTOM_KERNEL = declare(

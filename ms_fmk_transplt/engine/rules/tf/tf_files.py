@@ -39,6 +39,8 @@ class TfFile:
     )
     config_bound: set[str] = field(default_factory=set)  # names bound to ConfigProto(...) calls
     other_bound: set[str] = field(default_factory=set)  # ... and names bound to anything else
+    # names passed as a RunConfig's session_config= (NPUEstimator sets its options there)
+    run_config_sessions: set[str] = field(default_factory=set)
     main_guard: tuple[int, int] | None = None  # (line, column) of the __main__ guard's body
     needs_npu_device: bool = False  # a change names npu_device (TF 2.x)
     # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
@@ -54,6 +56,8 @@ class TfFile:
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
+    # the TensorFlow a notebook runs on, as the program model decided it ("": its style's)
+    runtime: str = ""
 
     @property
     def tf1(self) -> bool:
@@ -63,8 +67,8 @@ class TfFile:
 
     @property
     def version(self) -> str:
-        """The TensorFlow the file runs on: "tf1" or "tf2"."""
-        return "tf1" if self.style == "tf1" else "tf2"
+        """The TensorFlow the file runs on: "tf1" or "tf2" (TF 2.x compat.v1 code is TF 2.x)."""
+        return self.runtime or ("tf1" if self.style == "tf1" else "tf2")
 
     @property
     def config_names(self) -> set[str]:
@@ -85,6 +89,9 @@ class TfFile:
                 self.main_guard = (first.lineno, first.col_offset)
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "session_config":
+                if isinstance(node.value, ast.Name):
+                    self.run_config_sessions.add(node.value.id)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
@@ -200,6 +207,7 @@ def read_file_facts(
     tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
+        tf.runtime = ctx.options.tf_notebook_version
     if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
         for piece, tree in kept:
             tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
