@@ -232,6 +232,19 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "ok",
         "True",
     ),
+    "dropout_rate_as_keep_prob": (  # tf.npu_ops: rate=a + b -> keep_prob=1 - (a + b)
+        "from npu_bridge.npu_init import *\n"
+        "with tf.Graph().as_default():\n"
+        "    tf.compat.v1.set_random_seed(7)\n"
+        "    x, base, step = tf.ones([64, 64]), 0.25, 0.25\n"
+        "    a = npu_ops.dropout(x, keep_prob=1 - (base + step), seed=5)\n"
+        "    b = tf.compat.v1.nn.dropout(x, rate=base + step, seed=5)\n"
+        "    with tf.compat.v1.Session(config=npu_config_proto()) as s:\n"
+        "        va, vb = s.run([a, b])\n"
+        "result = bool((va == vb).all()) and float(va.max())",
+        "ok",
+        "2.0",
+    ),
     "init_resource_then_rank": (
         "from npu_bridge.npu_init import *\n"
         "with tf.Graph().as_default():\n"
