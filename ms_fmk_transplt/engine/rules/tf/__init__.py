@@ -27,6 +27,7 @@ FAMILY = Family(
         "tf_edits",
         "tf_versions",
         "horovod_values",
+        "horovod_shutdown",
     ),
     (TF_MIGRATION, TF_ADAPTER),
     (

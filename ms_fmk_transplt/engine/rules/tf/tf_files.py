@@ -54,6 +54,13 @@ class TfFile:
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
+    program_entry: bool = False  # the program model's entry of a TensorFlow program
+    # the calls the __main__ guard's body makes as statements, and those of the module's body
+    # (tf.horovod pairs init_resource() with shutdown_resource() in the function they run)
+    guard_calls: list[ast.Call] = field(default_factory=list)
+    module_calls: list[ast.Call] = field(default_factory=list)
+    module_tail: ast.stmt | None = None  # the module's last statement
+    shutdown_paired: bool = False  # tf.horovod inserted shutdown_resource() once already
 
     @property
     def tf1(self) -> bool:
@@ -83,6 +90,9 @@ class TfFile:
             if self.main_guard is None and _is_main_guard(stmt):
                 first = stmt.body[0]  # type: ignore[attr-defined]
                 self.main_guard = (first.lineno, first.col_offset)
+                self.guard_calls += _statement_calls(stmt.body)  # type: ignore[attr-defined]
+        self.module_calls += _statement_calls(body)
+        self.module_tail = body[-1] if body else self.module_tail
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
@@ -95,6 +105,10 @@ class TfFile:
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                     built = last in ("ConfigProto", table.text("config_proto_wrapper"))
                     (config if built else other).add(target.id)
+
+
+def _statement_calls(body: list[ast.stmt]) -> list[ast.Call]:
+    return [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
 
 
 def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -161,6 +175,7 @@ def tf_file(
         if program is not None and program.style
         else any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
+        program_entry=program is not None and program.program_entry,
     )
 
 
