@@ -61,6 +61,7 @@ class TfFile:
     module_calls: list[ast.Call] = field(default_factory=list)
     module_tail: ast.stmt | None = None  # the module's last statement
     shutdown_paired: bool = False  # tf.horovod inserted shutdown_resource() once already
+    tpu_estimator_calls: list[ast.Call] = field(default_factory=list)  # calls named TPUEstimator
 
     @property
     def tf1(self) -> bool:
@@ -95,6 +96,8 @@ class TfFile:
         self.module_tail = body[-1] if body else self.module_tail
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _last_name(node.func) == "TPUEstimator":
+                self.tpu_estimator_calls.append(node)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
@@ -105,6 +108,10 @@ class TfFile:
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                     built = last in ("ConfigProto", table.text("config_proto_wrapper"))
                     (config if built else other).add(target.id)
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _statement_calls(body: list[ast.stmt]) -> list[ast.Call]:
