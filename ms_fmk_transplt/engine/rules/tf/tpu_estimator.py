@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import declare
+from ms_fmk_transplt.engine.options import kept_rule
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     short,
@@ -39,7 +40,8 @@ TPU_ESTIMATOR = declare(
     "TPUEstimatorSpec (scaffold_fn, host_call), which is not a local change. The TPU RunConfig, "
     "TPUConfig, InputPipelineConfig and TPUEstimatorSpec of a file whose TPUEstimator is "
     "migrated get no row. A call passing `use_tpu` or a later argument by position, or "
-    "`*args` / `**kwargs`, is left with its row. The code the program guards with its own "
+    "`*args` / `**kwargs`, one with a `# msft:` comment, or every call when the rule is "
+    "deselected, is left with its rows. The code the program guards with its own "
     "`use_tpu` flag (TPUClusterResolver, CrossShardOptimizer) keeps its rows: run it with that "
     "flag off.",
     caveat="the TPUEstimator runs as a plain Estimator with the NPU session configuration: "
@@ -63,6 +65,11 @@ def _migratable(ctx: SpanContext, call: ast.Call) -> bool:
         return False
     if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 4:
         return False
+    if ctx.options is not None and not kept_rule(TPU_ESTIMATOR, ctx.options):
+        return False  # (deselected: the TPU rows stay)
+    first, last = ctx.source.span(call)
+    if b"msft:" in ctx.source.data[first : ctx.source.line_end(ctx.source.line_of(last))]:
+        return False  # (an opt-out comment on the call: left as written, with its rows)
     return all(kw.arg is not None for kw in call.keywords)
 
 
