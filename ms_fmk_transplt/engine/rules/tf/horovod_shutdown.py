@@ -148,8 +148,8 @@ def _insert(ctx: SpanContext, block: list[ast.stmt]) -> bool:
     line_start = source.offset(first.lineno, 0)
     if source.data[line_start : line_start + indent].strip(b" \t"):
         return False
-    pad = source.data[line_start : line_start + indent].decode()
-    text = "".join(f"{pad}{code}\n" for code in _SHUTDOWN)
+    pad, newline = source.data[line_start : line_start + indent].decode(), source.newline
+    text = "".join(f"{pad}{code}{newline}" for code in _SHUTDOWN)
     if isinstance(last, ast.Return):
         if last.col_offset != indent or (len(block) > 1 and block[-2].end_lineno == last.lineno):
             return False
@@ -157,8 +157,8 @@ def _insert(ctx: SpanContext, block: list[ast.stmt]) -> bool:
     else:
         end_line = last.end_lineno or last.lineno
         anchor, at = end_line + 1, source.line_end(end_line)
-        if at == len(source.data) and not source.data.endswith(b"\n"):
-            text = "\n" + text
+        if at == len(source.data) and not source.data.endswith((b"\n", b"\r")):
+            text = newline + text
     ctx.replace(at, at, text)
     message = "shutdown_resource(npu_sess, npu_shutdown), close_session(npu_sess) inserted"
     ctx.record_insert(anchor, HOROVOD_SHUTDOWN, message, "\n".join(_SHUTDOWN))
