@@ -45,6 +45,7 @@ class FileProgram:
     horovod: dict[str, str]  # parameters a caller passes Horovod in -> its kind ("tf1"/"keras")
     passes_horovod: tuple[str, ...]  # where the file passes Horovod on as a value
     compat_entry: bool = False  # the entry of a TF 2.x program running compat.v1 graph code
+    program_entry: bool = False  # the entry of a TensorFlow program (either version)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,12 @@ class ProgramFacts:
             self.horovod_params.get(path, {}),
             self.horovod_passed.get(path, ()),
             path in self.compat_entries,
+            path in self.tf_entries(),
         )
+
+    def tf_entries(self) -> frozenset[str]:
+        """The entry files of the TensorFlow programs (either version)."""
+        return frozenset(p.entry for p in self.programs if p.framework == "tensorflow")
 
     def fingerprint(self) -> str:
         """What of the model the migrated files depend on, as text ("" for a model that says
@@ -83,7 +89,8 @@ class ProgramFacts:
         horovod = sorted((p, sorted(n.items())) for p, n in self.horovod_params.items())
         passed = sorted(self.horovod_passed.items())
         entries = sorted(self.tf2_entries)
-        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r}"
+        tf_entries = sorted(self.tf_entries())
+        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r} {tf_entries!r}"
 
     def notes(self) -> list[str]:
         """What the run's log and terminal say of the model: each file programs of both

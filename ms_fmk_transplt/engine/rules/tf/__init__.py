@@ -11,6 +11,7 @@ from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
 from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows, fold
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import TfDistributedSpans
 from ms_fmk_transplt.engine.rules.tf.tf_files import anchor_words, read_file_facts
+from ms_fmk_transplt.engine.rules.tf.tpu_estimator import TfTpuSpans
 
 FAMILY = Family(
     "tf",
@@ -27,10 +28,13 @@ FAMILY = Family(
         "tf_edits",
         "tf_versions",
         "horovod_values",
+        "horovod_shutdown",
+        "tpu_estimator",
     ),
     (TF_MIGRATION, TF_ADAPTER),
     (
         TfEstimatorSpans,
+        TfTpuSpans,
         TfSessionSpans,
         TfDistributedSpans,
         TfNpuOpsSpans,

@@ -13,6 +13,7 @@ from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
 from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
+from ms_fmk_transplt.engine.rules.tf.tpu_estimator import runs_without_tpu
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice
@@ -100,6 +101,8 @@ class TfApiRows(SpanConcern):
         )
         if tip is None:
             return False
+        if runs_without_tpu(ctx, node, name):
+            return True  # (tf.tpu_estimator migrates the TPUEstimator: this runs as written)
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and tf_qname(ctx, parent).startswith(name + "."):
             return True  # the longer name gets the row

@@ -58,6 +58,14 @@ class TfFile:
     enables_compat: bool = True
     # the TensorFlow a notebook runs on, as the program model decided it ("": its style's)
     runtime: str = ""
+    program_entry: bool = False  # the program model's entry of a TensorFlow program
+    # the calls the __main__ guard's body makes as statements, and those of the module's body
+    # (tf.horovod pairs init_resource() with shutdown_resource() in the function they run)
+    guard_calls: list[ast.Call] = field(default_factory=list)
+    module_calls: list[ast.Call] = field(default_factory=list)
+    module_tail: ast.stmt | None = None  # the module's last statement
+    shutdown_paired: bool = False  # tf.horovod inserted shutdown_resource() once already
+    tpu_estimator_calls: list[ast.Call] = field(default_factory=list)  # calls named TPUEstimator
 
     @property
     def tf1(self) -> bool:
@@ -87,11 +95,16 @@ class TfFile:
             if self.main_guard is None and _is_main_guard(stmt):
                 first = stmt.body[0]  # type: ignore[attr-defined]
                 self.main_guard = (first.lineno, first.col_offset)
+                self.guard_calls += _statement_calls(stmt.body)  # type: ignore[attr-defined]
+        self.module_calls += _statement_calls(body)
+        self.module_tail = body[-1] if body else self.module_tail
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
             if isinstance(node, ast.keyword) and node.arg == "session_config":
                 if isinstance(node.value, ast.Name):
                     self.run_config_sessions.add(node.value.id)
+            if isinstance(node, ast.Call) and _last_name(node.func) == "TPUEstimator":
+                self.tpu_estimator_calls.append(node)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
@@ -102,6 +115,14 @@ class TfFile:
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                     built = last in ("ConfigProto", table.text("config_proto_wrapper"))
                     (config if built else other).add(target.id)
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _statement_calls(body: list[ast.stmt]) -> list[ast.Call]:
+    return [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
 
 
 def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -168,6 +189,7 @@ def tf_file(
         if program is not None and program.style
         else any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
+        program_entry=program is not None and program.program_entry,
     )
 
 
