@@ -71,7 +71,9 @@ NPU_LOSS_SCALE = declare(
     "`FixedLossScaleManager` and `ExponentialUpdateLossScaleManager` "
     "(`npu_loss_scale_manager.py`) subclass contrib's with the same arguments. All three are "
     f"exported by `npu_bridge.npu_init` ({_ADAPTER}); the adapter's own porting tool "
-    "(`convert_tf2npu/ast_impl.py`) makes the same renames.",
+    "(`convert_tf2npu/ast_impl.py`) makes the same kind of rename for "
+    "`tf.train.experimental.MixedPrecisionLossScaleOptimizer` and its loss scales (that one "
+    "takes a loss scale, not a manager: tf.gpu_setting lists it with the manager to use).",
     caveat="with several NPUs pass is_distributed=True, so that an overflow on one NPU skips "
     "the step on all of them; mixed precision itself is the adapter's precision_mode "
     '(NPURunConfig(precision_mode="allow_mix_precision"))',
