@@ -275,14 +275,14 @@ def _programs(
     """The program model (program_model.py), from the cache's entry for these files (the
     Python modules and what the other files say) when there is one: a warm run builds none."""
     if cache is None:
-        return program_facts(files, other, tables.tf_migration)
+        return program_facts(files, other, tables.tf_migration, None, tables.imports)
     other_text = repr(dataclasses.astuple(other)).encode("utf-8", "surrogateescape")
     key = cache.key("program model", digest + other_text)
     entry = cache.get(key)
     found = from_cached(entry.value) if entry is not None else None
     if found is not None:
         return found
-    programs = program_facts(files, other, tables.tf_migration, cache)
+    programs = program_facts(files, other, tables.tf_migration, cache, tables.imports)
     cache.put(key, to_cached(programs))
     return programs
 
