@@ -349,7 +349,10 @@ def test_a_loose_script_is_judged_by_the_input() -> None:
     """A file importing nothing but the standard library that no file imports: PyTorch code in
     an input holding PyTorch code or no framework at all, not in a TensorFlow-only input; a
     loose file importing a library (requests) is never PyTorch code."""
-    loose = {"snippet.py": "x = x.cuda()\n", "launch.py": "import os\nimport subprocess\n"}
+    loose = {
+        "snippet.py": "from __future__ import annotations\nx = x.cuda()\n",
+        "launch.py": "import os\nimport subprocess\n",
+    }
     client = {"report.py": "import requests\n"}
     assert _not_pytorch({**loose, **client}) == {"report.py"}
     assert _not_pytorch({**loose, "train.py": "import torch\n"}) == set()
