@@ -334,3 +334,113 @@ def test_horovod_shutdown_goes_to_the_program_entry_only(tmp_path: Path) -> None
     assert out["script.py"].endswith(f"[get_npu_rank_size()])\n{pair.format('')}")
     for quiet in ("lib.py", "exits.py"):
         assert "init_resource()" in out[quiet] and "shutdown_resource" not in out[quiet]
+
+
+# -- which files are of a PyTorch program (scan/pytorch_files.py) ---------------------------
+
+FRAMEWORK_FILES = FIXTURE.parent / "framework_files"
+
+
+def _not_pytorch(files: dict[str, str]) -> frozenset[str]:
+    modules = {path: text.encode() for path, text in files.items()}
+    tables = tables_for()
+    facts = build_programs(modules, {}, {}, {}, tables.tf_migration, None, tables.imports)
+    return facts.not_pytorch
+
+
+def test_files_linked_to_pytorch_code_are_pytorch() -> None:
+    """A helper that imports nothing, imported by a torch script; a module a torch module
+    imports; a script importing a torch module: PyTorch. A client's files (a library, no torch)
+    and the module only the client imports are not; nor a TensorFlow program's helper."""
+    files = {
+        "train.py": "import torch\nimport helpers\n",
+        "helpers.py": "DEVICE = 'cuda'\n",
+        "models/net.py": "import torch.nn as nn\nfrom models import blocks\n",
+        "models/blocks.py": "import os\nimport numpy\n",
+        "models/__init__.py": "",
+        "run.py": "from models.net import Net\n",
+        "client/infer.py": "import tritonclient.http\nfrom client import modes\n",
+        "client/modes.py": "CUDA = 'cuda'\n",
+        "client/__init__.py": "",
+        "tf_train.py": "import tensorflow as tf\nimport tf_utils\n",
+        "tf_utils.py": "import numpy as np\n",
+    }
+    assert _not_pytorch(files) == {
+        "client/infer.py",
+        "client/modes.py",
+        "client/__init__.py",
+        "tf_utils.py",
+    }
+
+
+def test_a_loose_script_is_judged_by_the_input() -> None:
+    """A file importing nothing but the standard library that no file imports: PyTorch code in
+    an input holding PyTorch code or no framework at all, not in a TensorFlow-only input; a
+    loose file importing a library (requests) is never PyTorch code."""
+    loose = {
+        "snippet.py": "from __future__ import annotations\nx = x.cuda()\n",
+        "launch.py": "import os\nimport subprocess\n",
+    }
+    client = {"report.py": "import requests\n"}
+    assert _not_pytorch({**loose, **client}) == {"report.py"}
+    assert _not_pytorch({**loose, "train.py": "import torch\n"}) == set()
+    tf_only = {**loose, "train.py": "import tensorflow as tf\n"}
+    assert _not_pytorch(tf_only) == {"snippet.py", "launch.py"}
+
+
+def test_the_model_keeps_the_files_of_no_pytorch_program() -> None:
+    facts = build_programs(
+        {"a.py": b"import numpy\n", "b.py": b"import torch\n"},
+        {},
+        {},
+        {},
+        tables_for().tf_migration,
+        None,
+        tables_for().imports,
+    )
+    assert facts.not_pytorch == {"a.py"}
+    assert from_cached(json.loads(json.dumps(to_cached(facts)))) == facts
+    assert "a.py" in facts.fingerprint()  # cached results depend on it
+
+
+def _rows(out: Path) -> dict[str, bytes]:
+    tree = next(out.glob("*_msft"))
+    return {
+        p.relative_to(tree).as_posix(): p.read_bytes()
+        for p in sorted(tree.rglob("*"))
+        if p.is_file() and p.suffix in (".py", ".csv")
+    }
+
+
+def _run(src: Path, out: Path, *args: str) -> dict[str, bytes]:
+    result = CliRunner().invoke(main, ["-q", "-i", str(src), "-o", str(out), *args])
+    assert result.exit_code == 0, result.output
+    return _rows(out)
+
+
+def test_the_pytorch_files_are_the_same_cold_warm_and_in_workers(tmp_path: Path) -> None:
+    """The fact comes from other files (who imports a helper): a run twice, cold then warm,
+    and in one process or two workers (16 files or more), gives the same rows; once the torch
+    script stops importing the helper, the helper's unchanged bytes are not served from the
+    cache (the fact is in the cache key): imported by the Triton client alone, it is left as
+    written, as the cold run leaves it."""
+    src = tmp_path / "proj"
+    shutil.copytree(FRAMEWORK_FILES, src)
+    for i in range(12):  # enough Python files for the worker pool
+        (src / f"extra_{i}.py").write_text(f"import torch\nx{i} = torch.ones(1).cuda()\n")
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    cold = _run(src, tmp_path / "cold", "-j", "1", *cache)
+    assert cold["helpers.py"] != (src / "helpers.py").read_bytes()  # migrated: train.py's
+    assert cold["triton/modes.py"] == (src / "triton/modes.py").read_bytes()
+    assert _run(src, tmp_path / "warm", "-j", "1", *cache) == cold
+    assert _run(src, tmp_path / "j2", "-j", "2", "--no-cache") == cold
+    assert _run(src, tmp_path / "j2warm", "-j", "2", *cache) == cold
+    train = (src / "train.py").read_text()
+    (src / "train.py").write_text(train.replace("from helpers import DEVICE, move\n", ""))
+    client = (src / "triton/client.py").read_text()
+    (src / "triton/client.py").write_text(
+        client.replace("import numpy", "import helpers\nimport numpy")
+    )
+    warm = _run(src, tmp_path / "after", "-j", "2", *cache)
+    assert warm == _run(src, tmp_path / "after_cold", "-j", "1", "--no-cache")
+    assert warm["helpers.py"] == (src / "helpers.py").read_bytes()  # of no program now

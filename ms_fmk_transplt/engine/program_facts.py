@@ -64,6 +64,14 @@ class ProgramFacts:
     # the entries of TF 2.x programs that run compat.v1 graph code themselves (tf2_compat):
     # npu_device.compat.enable_v1() goes there, not into the modules eager programs import
     compat_entries: frozenset[str] = frozenset()
+    # Python files of no PyTorch program (program_model.py): neither TensorFlow nor linked to
+    # PyTorch code by the project's imports; the PyTorch rules do not run on them
+    not_pytorch: frozenset[str] = frozenset()
+
+    def pytorch(self, path: str) -> bool:
+        """Whether the PyTorch rules run on the file: every file but those the model says
+        belong to no PyTorch program (a file it never saw, a notebook, is judged as before)."""
+        return path not in self.not_pytorch
 
     def for_file(self, path: str) -> FileProgram:
         return FileProgram(
@@ -82,15 +90,19 @@ class ProgramFacts:
     def fingerprint(self) -> str:
         """What of the model the migrated files depend on, as text ("" for a model that says
         nothing of TensorFlow)."""
+        others = f" not pytorch {sorted(self.not_pytorch)!r}" if self.not_pytorch else ""
         if not (self.tf_style or self.tf2_entries or self.horovod_params or self.horovod_passed):
-            return ""
+            return others.lstrip()
         compat = sorted(self.compat_entries)
         styles = sorted((path, style) for path, (style, _) in self.tf_style.items())
         horovod = sorted((p, sorted(n.items())) for p, n in self.horovod_params.items())
         passed = sorted(self.horovod_passed.items())
         entries = sorted(self.tf2_entries)
         tf_entries = sorted(self.tf_entries())
-        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r} {tf_entries!r}"
+        return (
+            f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r} {tf_entries!r}"
+            f"{others}"
+        )
 
     def notes(self) -> list[str]:
         """What the run's log and terminal say of the model: each file programs of both
@@ -126,6 +138,7 @@ def to_cached(facts: ProgramFacts) -> dict[str, object]:
         "horovod_params": facts.horovod_params,
         "horovod_passed": {path: list(calls) for path, calls in facts.horovod_passed.items()},
         "compat_entries": sorted(facts.compat_entries),
+        "not_pytorch": sorted(facts.not_pytorch),
     }
 
 
@@ -147,7 +160,8 @@ def _str_lists(value: object) -> dict[str, list[str]] | None:
 def from_cached(value: object) -> ProgramFacts | None:
     """to_cached's value read back; None for anything else (the model is built again)."""
     keys = {"programs", "tf_style", "tf2_entries", "shared", "horovod_params"}
-    if type(value) is not dict or set(value) != keys | {"horovod_passed", "compat_entries"}:
+    more = {"horovod_passed", "compat_entries", "not_pytorch"}
+    if type(value) is not dict or set(value) != keys | more:
         return None
     programs = []
     for item in value["programs"] if type(value["programs"]) is list else [None]:
@@ -159,8 +173,10 @@ def from_cached(value: object) -> ProgramFacts | None:
     styles, shared = _str_lists(value["tf_style"]), _str_lists(value["shared"])
     passed = _str_lists(value["horovod_passed"])
     entries, compat = _strs(value["tf2_entries"]), _strs(value["compat_entries"])
-    params = value["horovod_params"]
+    others, params = _strs(value["not_pytorch"]), value["horovod_params"]
     if styles is None or shared is None or passed is None or entries is None or compat is None:
+        return None
+    if others is None:
         return None
     if any(len(item) != 2 for item in styles.values()) or type(params) is not dict:
         return None
@@ -179,4 +195,5 @@ def from_cached(value: object) -> ProgramFacts | None:
         horovod,
         {path: tuple(v) for path, v in passed.items()},
         frozenset(compat),
+        frozenset(others),
     )

@@ -35,8 +35,13 @@ from ms_fmk_transplt.scan.project_files import (
     launched,
     pin_for,
 )
+from ms_fmk_transplt.scan.pytorch_files import not_pytorch
 from ms_fmk_transplt.scan.tf_module_scan import TfModule, scan_module
+from ms_fmk_transplt.tables.table_sections import ImportsTable
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+
+# (a model built without the run's tables: torch alone makes a file PyTorch code)
+NO_LIBRARIES = ImportsTable("", frozenset({"torch"}))
 
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""", re.M
@@ -280,9 +285,11 @@ def build_programs(
     packaging: dict[str, str],
     table: TfMigrationTable,
     cache: Cache | None = None,
+    libraries: ImportsTable = NO_LIBRARIES,
 ) -> ProgramFacts:
     """The programs of the input from its Python modules (path -> bytes), the pins of its
-    folders, its shell launchers and packaging files (path -> text)."""
+    folders, its shell launchers and packaging files (path -> text); ``libraries``: the
+    modules that make a file PyTorch code, and the standard library's (pytorch_files.py)."""
     imports = {path: _imports(source) for path, source in modules.items()}
     roots = {path: _roots(lines) for path, lines in imports.items()}
     tf_files = {path for path, lines in imports.items() if _is_tf(lines, table)}
@@ -336,7 +343,14 @@ def build_programs(
         if p.version == "2" and styles.get(p.entry, ("",))[0] == "tf2_compat"
     }
     return ProgramFacts(
-        tuple(programs), styles, frozenset(tf2_entries), shared, horovod, passed, frozenset(compat)
+        tuple(programs),
+        styles,
+        frozenset(tf2_entries),
+        shared,
+        horovod,
+        passed,
+        frozenset(compat),
+        not_pytorch(imports, graph, tf_files, libraries),
     )
 
 
@@ -346,12 +360,15 @@ def program_facts(
     table: TfMigrationTable,
     cache: Cache | None = None,
     notebooks: list[tuple[str, bytes]] | None = None,
+    libraries: ImportsTable = NO_LIBRARIES,
 ) -> ProgramFacts:
     """The programs of the input from its Python modules' paths and bytes and what its other
     files say (project_files.read_other_files); ``notebooks``: the code of each notebook
     (notebook_code.py)."""
     pins = folder_pins(other.pinned)
-    facts = build_programs(dict(files), pins, other.launchers, other.packaging, table, cache)
+    facts = build_programs(
+        dict(files), pins, other.launchers, other.packaging, table, cache, libraries
+    )
     found = notebook_styles(notebooks or [], pins, table, cache)
     if not found:
         return facts

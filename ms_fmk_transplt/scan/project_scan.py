@@ -287,14 +287,16 @@ def _programs(
     Python modules, the notebooks' code and what the other files say) when there is one: a
     warm run builds none."""
     if cache is None:
-        return program_facts(files, other, tables.tf_migration, notebooks=notebooks)
+        return program_facts(
+            files, other, tables.tf_migration, notebooks=notebooks, libraries=tables.imports
+        )
     other_text = repr(dataclasses.astuple(other)).encode("utf-8", "surrogateescape")
     key = cache.key("program model", digest + other_text + _digest(notebooks))
     entry = cache.get(key)
     found = from_cached(entry.value) if entry is not None else None
     if found is not None:
         return found
-    programs = program_facts(files, other, tables.tf_migration, cache, notebooks)
+    programs = program_facts(files, other, tables.tf_migration, cache, notebooks, tables.imports)
     cache.put(key, to_cached(programs))
     return programs
 

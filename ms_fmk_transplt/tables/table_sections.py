@@ -17,6 +17,9 @@ def _leaves(names: frozenset[str]) -> frozenset[str]:
 @dataclass(frozen=True)
 class ImportsTable:
     torch_npu_statement: str
+    # top-level modules that make a file PyTorch code: torch and libraries built on it
+    torch_libraries: frozenset[str] = frozenset()
+    standard_library: frozenset[str] = frozenset()  # the standard library's top-level modules
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,11 @@ def sections(raw: dict[str, Any]) -> dict[str, Any]:
         if k[0] != "$"
     }
     return {
-        "imports": ImportsTable(**{k: v for k, v in raw["imports"].items() if k[0] != "$"}),
+        "imports": ImportsTable(
+            raw["imports"]["torch_npu_statement"],
+            frozenset(raw["imports"]["torch_libraries"]),
+            frozenset(raw["imports"]["standard_library"]),
+        ),
         "tensor_methods": TensorMethodsTable(
             dict(tm["call"]),
             dict(tm["attribute"]),

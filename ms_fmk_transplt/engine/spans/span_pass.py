@@ -75,12 +75,12 @@ def supports(options: EngineOptions) -> bool:
 def span_concerns_for(ctx: SpanContext) -> tuple[type[SpanConcern], ...]:
     """The concerns of one file, in order (engine/rules/registry.py): a file that imports
     TensorFlow (``ctx.tf``) gets the tf family's, and the PyTorch ones only if it imports
-    torch."""
+    torch; a file the program model says is of no PyTorch program gets no PyTorch ones."""
     tf = ctx.tf
+    project = ctx.options.project  # a file of no PyTorch program gets none (program model)
+    pytorch = (tf is None or tf.torch) and (project is None or project.programs.pytorch(ctx.path))
     return registry.span_concerns(
-        ctx.options.specify_device and (tf is None or tf.torch),
-        tensorflow=tf is not None,
-        pytorch=tf is None or tf.torch,
+        ctx.options.specify_device and pytorch, tensorflow=tf is not None, pytorch=pytorch
     )
 
 
