@@ -92,11 +92,12 @@ class TfApiRows(SpanConcern):
         lists say (they miss ``tf.contrib.tpu``)."""
         ctx = self.ctx
         name = tf_qname(ctx, node)
-        tip = self.tpu.get(name) or next(
-            (t for p, t in self.tpu.items() if p.endswith(".") and name.startswith(p)), None
-        )
+        prefix = next((p for p in self.tpu if p.endswith(".") and name.startswith(p)), "")
+        tip = self.tpu.get(name) or self.tpu.get(prefix)
         if tip is None:
             return False
+        if name not in self.tpu and tf_facts(ctx).style == "tf2":  # not the NPUEstimator path
+            tip = self.tables.tf_migration.raw["tf2_tips"][short(prefix)]
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and tf_qname(ctx, parent).startswith(name + "."):
             return True  # the longer name gets the row
