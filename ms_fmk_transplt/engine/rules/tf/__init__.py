@@ -6,6 +6,7 @@ from ms_fmk_transplt.engine.rules.family_spec import TF_ADAPTER, TF_MIGRATION, F
 from ms_fmk_transplt.engine.rules.tf.adapter_import import finish
 from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
 from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
+from ms_fmk_transplt.engine.rules.tf.gpu_probes import TfGpuProbes
 from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
 from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
 from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows, fold
@@ -27,6 +28,7 @@ FAMILY = Family(
         "tf_edits",
         "tf_versions",
         "horovod_values",
+        "gpu_probes",
     ),
     (TF_MIGRATION, TF_ADAPTER),
     (
@@ -36,6 +38,7 @@ FAMILY = Family(
         TfNpuOpsSpans,
         TfOptionSpans,
         TfApiRows,
+        TfGpuProbes,
     ),
     framework="tensorflow",
     anchor_words=anchor_words,

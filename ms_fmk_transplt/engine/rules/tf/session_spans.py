@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.tf.gpu_probes import probe_tip
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
@@ -74,6 +75,9 @@ class TfSessionSpans(SpanConcern):
             self._session(node, name, self.table.sessions[name])
         setting = self.table.gpu_settings.get(name)
         if setting is not None and self._applies(node, setting):
+            probed = probe_tip(ctx, node) if name.endswith(".list_physical_devices") else None
+            if probed is not None:  # a branch on it or a division by its length
+                setting = Setting(probed[0], probed[1])
             self._row(node, short(name), setting)
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
