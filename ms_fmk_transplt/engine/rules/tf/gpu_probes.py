@@ -34,6 +34,34 @@ ONE_DEVICE = (
 )
 
 
+RESET = (
+    "{call} replaces the whole {field} of the session config, and with it the NpuOptimizer "
+    "custom optimizer npu_config_proto() put there (tf_adapter npu_bridge/npu_init.py): a "
+    "session given this config runs without the NPU optimizer unless the config goes through "
+    "npu_config_proto() again; use MergeFrom (it keeps the custom optimizers), or pass the "
+    "finished config through npu_config_proto(config_proto=config) (it adds the NpuOptimizer "
+    "only when it is missing)"
+)
+_RESETS = ("CopyFrom", "ParseFromString", "Clear")
+_FIELDS = ("rewrite_options", "graph_options")
+
+
+def config_reset(ctx: SpanContext, node: ast.Call) -> tuple[str, str] | None:
+    """The tip of ``config.graph_options.rewrite_options.CopyFrom(...)`` (or of graph_options,
+    or ParseFromString / Clear) in TF 1.x code whose session configs the migration gives the
+    NpuOptimizer, as (the row's API, its tip); None for any other call."""
+    tf, func = tf_of(ctx), node.func
+    if tf is None or not tf.tf1 or tf.configures_npu or not isinstance(func, ast.Attribute):
+        return None
+    field = func.value
+    if func.attr not in _RESETS or not isinstance(field, ast.Attribute):
+        return None
+    if field.attr not in _FIELDS:
+        return None
+    api = f"{field.attr}.{func.attr}"
+    return api, RESET.format(call=api + "()", field=field.attr)
+
+
 def probe_tip(ctx: SpanContext, node: ast.AST) -> tuple[str, str] | None:
     """(action, tip) of a GPU device list used as a branch's test or a divisor (``None``: used
     otherwise, a loop over it does nothing on the NPU, the table's caveat stands)."""

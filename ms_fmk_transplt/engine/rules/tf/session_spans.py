@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.engine.rules.tf.gpu_probes import probe_tip
+from ms_fmk_transplt.engine.rules.tf.gpu_probes import config_reset, probe_tip
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
@@ -79,6 +79,9 @@ class TfSessionSpans(SpanConcern):
             if probed is not None:  # a branch on it or a division by its length
                 setting = Setting(probed[0], probed[1])
             self._row(node, short(name), setting)
+        reset = config_reset(ctx, node)
+        if reset is not None:  # the NpuOptimizer npu_config_proto() added is wiped
+            tf_row(ctx, node, GPU_SETTING, reset[0], "manual", reset[1])
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
             if kw_setting is not None and self._keyword_applies(kw, kw_setting):
