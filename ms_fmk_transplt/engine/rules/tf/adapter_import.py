@@ -33,8 +33,8 @@ ADAPTER_IMPORT = declare(
     "TF 2.x adapter's form instead, as the adapter's compat.v1 porting guide writes it: `import "
     "npu_device`, `from npu_device.compat.v1.npu_init import *`, `npu_device.compat.enable_v1()` "
     "(npu_bridge exists only for TF 1.15; the last only at a program's entry, and not where "
-    "eager-only code runs or in a library module nobody imports: tf.compat_mode). It is bookkeeping: the conversion rate does not count "
-    "it.",
+    "eager-only code runs or in a library module nobody imports: tf.compat_mode). It is "
+    "bookkeeping: the conversion rate does not count it.",
     bookkeeping=True,
     fixed=INSERTED_LINES,
 )
