@@ -67,7 +67,8 @@ def probe_tip(ctx: SpanContext, node: ast.AST) -> tuple[str, str] | None:
     otherwise, a loop over it does nothing on the NPU, the table's caveat stands)."""
     if not isinstance(node, ast.Call):
         return None
-    branches, divisions = _uses(ctx, node)
+    leaves = {name.rsplit(".", 1)[-1] for name in ctx.tables.tf_migration.gpu_settings}
+    branches, divisions = _uses(ctx, node, leaves | {"get_memory_growth"})
     parts = []
     if divisions:
         parts.append(DIVISOR.format(lines=_where(divisions)))
@@ -76,9 +77,11 @@ def probe_tip(ctx: SpanContext, node: ast.AST) -> tuple[str, str] | None:
     return ("manual", "; ".join(parts)) if parts else None
 
 
-def _uses(ctx: SpanContext, call: ast.Call) -> tuple[list[str], list[str]]:
+def _uses(ctx: SpanContext, call: ast.Call, settings: set[str]) -> tuple[list[str], list[str]]:
     """The code of the tests the probe's value is in and of the divisions by it: the call
-    itself, or the name a plain assignment binds it to, read in the same scope."""
+    itself, or the name a plain assignment binds it to, read in the same scope. An ``if``
+    whose only arm makes GPU settings (``set_visible_devices``: ``settings``, their last names)
+    does nothing on the NPU either: no branch."""
     branches: list[str] = []
     divisions: list[str] = []
     chain: list[ast.AST] = [call]
@@ -87,7 +90,7 @@ def _uses(ctx: SpanContext, call: ast.Call) -> tuple[list[str], list[str]]:
         if parent is None:
             break
         chain.append(parent)
-    _classify(chain, branches, divisions)
+    _classify(chain, branches, divisions, settings)
     parent = chain[1] if len(chain) > 1 else None
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
         target = parent.targets[0]
@@ -95,11 +98,13 @@ def _uses(ctx: SpanContext, call: ast.Call) -> tuple[list[str], list[str]]:
             scope = ctx.scope_of(call).node
             for read, path in _reads(scope, target.id):
                 if read.lineno > parent.lineno:
-                    _classify([read, *path], branches, divisions)
+                    _classify([read, *path], branches, divisions, settings)
     return list(dict.fromkeys(branches)), list(dict.fromkeys(divisions))
 
 
-def _classify(chain: list[ast.AST], branches: list[str], divisions: list[str]) -> None:
+def _classify(
+    chain: list[ast.AST], branches: list[str], divisions: list[str], settings: set[str]
+) -> None:
     """``chain``: a use of the value, then its parents nearest first."""
     for child, parent in zip(chain, chain[1:]):
         if isinstance(parent, ast.stmt) and not isinstance(parent, (ast.If, ast.While, ast.Assert)):
@@ -113,11 +118,30 @@ def _classify(chain: list[ast.AST], branches: list[str], divisions: list[str]) -
                 divisions.append(_code(parent))
             return
         if isinstance(parent, _TESTED):
-            if child is parent.test:
+            if child is parent.test and not _settings_only(parent, settings):
                 branches.append(_code(parent.test))
             return
         if not isinstance(parent, (ast.UnaryOp, ast.BoolOp, ast.Compare)):
             return
+
+
+def _settings_only(test: ast.AST, settings: set[str]) -> bool:
+    """An ``if`` without ``else`` whose body only makes GPU settings (loops over them, asserts
+    of them)."""
+    if not isinstance(test, ast.If) or test.orelse:
+        return False
+    return all(_setting(stmt, settings) for stmt in test.body)
+
+
+def _setting(stmt: ast.stmt, settings: set[str]) -> bool:
+    if isinstance(stmt, ast.For) and not stmt.orelse:
+        return all(_setting(s, settings) for s in stmt.body)
+    value = stmt.value if isinstance(stmt, ast.Expr) else getattr(stmt, "test", None)
+    if not isinstance(stmt, (ast.Expr, ast.Assert)) or not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in settings
 
 
 def _reads(scope: ast.AST, name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
