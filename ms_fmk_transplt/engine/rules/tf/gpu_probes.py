@@ -127,7 +127,7 @@ def _classify(
 
 def _settings_only(test: ast.AST, settings: set[str]) -> bool:
     """An ``if`` without ``else`` whose body only makes GPU settings (loops over them, asserts
-    of them)."""
+    of them, a device of the list picked for them)."""
     if not isinstance(test, ast.If) or test.orelse:
         return False
     return all(_setting(stmt, settings) for stmt in test.body)
@@ -136,6 +136,8 @@ def _settings_only(test: ast.AST, settings: set[str]) -> bool:
 def _setting(stmt: ast.stmt, settings: set[str]) -> bool:
     if isinstance(stmt, ast.For) and not stmt.orelse:
         return all(_setting(s, settings) for s in stmt.body)
+    if isinstance(stmt, ast.Assign):  # visible = gpus[local_rank]: a device of the list
+        return isinstance(stmt.value, ast.Subscript) and isinstance(stmt.value.value, ast.Name)
     value = stmt.value if isinstance(stmt, ast.Expr) else getattr(stmt, "test", None)
     if not isinstance(stmt, (ast.Expr, ast.Assert)) or not isinstance(value, ast.Call):
         return False
