@@ -306,3 +306,31 @@ def test_a_module_importing_tensorflow_through_horovod_keras_alone_is_tensorflow
     facts = build_programs(modules, {}, {}, {}, tables_for().tf_migration)
     assert {p.entry: p.framework for p in facts.programs} == {"main.py": "tensorflow"}
     assert facts.style("trainer.py") == "tf2"
+
+
+def test_horovod_shutdown_goes_to_the_program_entry_only(tmp_path: Path) -> None:
+    """tf.horovod_shutdown: the program model's entries (module-level code nobody imports) get
+    shutdown_resource() where they end; a library module they import, whose module-level
+    hvd.init() became init_resource() too, gets none, nor an entry that ends by exiting."""
+    head = "import tensorflow as tf\nimport horovod.tensorflow as hvd\n"
+    files = {
+        "run.py": head + "import lib\n\n\ndef main():\n    hvd.init()\n"
+        "    tf.Session().run(lib.op())\n\n\nmain()\n",
+        "script.py": head + "hvd.init()\nx = tf.placeholder(tf.float32, [hvd.size()])",
+        "lib.py": head + "hvd.init()\n\n\ndef op():\n    return tf.placeholder(tf.int32)\n",
+        # an entry whose __main__ block ends by exiting: nothing after sys.exit() would run
+        "exits.py": "import sys\n" + head + "import lib\n\nif __name__ == '__main__':\n"
+        "    hvd.init()\n    sys.exit(tf.Session().run(lib.op()))\n",
+    }
+    src = tmp_path / "proj"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["-q", "-i", str(src), "-o", str(tmp_path), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    out = {n: (tmp_path / "proj_msft" / n).read_text(encoding="utf-8") for n in files}
+    pair = "shutdown_resource(npu_sess, npu_shutdown)\n{0}close_session(npu_sess)\n"
+    assert out["run.py"].endswith(f"lib.op())\n    {pair.format('    ')}\n\nmain()\n")
+    assert out["script.py"].endswith(f"[get_npu_rank_size()])\n{pair.format('')}")
+    for quiet in ("lib.py", "exits.py"):
+        assert "init_resource()" in out[quiet] and "shutdown_resource" not in out[quiet]

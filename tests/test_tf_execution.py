@@ -232,6 +232,45 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "ok",
         "True",
     ),
+    "dropout_rate_as_keep_prob": (  # tf.npu_ops: rate=a + b -> keep_prob=1 - (a + b)
+        "from npu_bridge.npu_init import *\n"
+        "with tf.Graph().as_default():\n"
+        "    tf.compat.v1.set_random_seed(7)\n"
+        "    x, base, step = tf.ones([64, 64]), 0.25, 0.25\n"
+        "    a = npu_ops.dropout(x, keep_prob=1 - (base + step), seed=5)\n"
+        "    b = tf.compat.v1.nn.dropout(x, rate=base + step, seed=5)\n"
+        "    with tf.compat.v1.Session(config=npu_config_proto()) as s:\n"
+        "        va, vb = s.run([a, b])\n"
+        "result = bool((va == vb).all()) and float(va.max())",
+        "ok",
+        "2.0",
+    ),
+    "tpu_estimator_without_tpu": (  # tf.tpu_estimator's form runs, batch size from params
+        "from npu_bridge.npu_init import *\n"
+        "import tempfile\n"
+        "tpu, v1, seen = tf.compat.v1.estimator.tpu, tf.compat.v1, []\n"
+        "def input_fn(params):\n"
+        "    seen.append(params['batch_size'])\n"
+        "    data = ({'x': tf.ones([64, 4])}, tf.zeros([64], tf.int32))\n"
+        "    return tf.data.Dataset.from_tensor_slices(data).repeat().batch(\n"
+        "        params['batch_size'], drop_remainder=True)\n"
+        "def model_fn(features, labels, mode, params):\n"
+        "    logits = v1.layers.dense(features['x'], 2)\n"
+        "    loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+        "    step = v1.train.get_global_step()\n"
+        "    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)\n"
+        "    return tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op,\n"
+        "                                scaffold_fn=lambda: v1.train.Scaffold())\n"
+        "run_config = tpu.RunConfig(model_dir=tempfile.mkdtemp(),\n"
+        "                           tpu_config=tpu.TPUConfig(iterations_per_loop=5))\n"
+        "est = tpu.TPUEstimator(use_tpu=False, model_fn=model_fn, train_batch_size=16,\n"
+        "                       config=npu_run_config_init(run_config=run_config),\n"
+        "                       eval_on_tpu=False, export_to_tpu=False)\n"
+        "est.train(input_fn=input_fn, max_steps=3)\n"
+        "result = (seen, int(est.get_variable_value('global_step')))",
+        "ok",
+        "([16], 3)",
+    ),
     "init_resource_then_rank": (
         "from npu_bridge.npu_init import *\n"
         "with tf.Graph().as_default():\n"

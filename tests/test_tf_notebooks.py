@@ -4,10 +4,14 @@ inserted once after the notebook's first TensorFlow import, and the PyTorch rule
 
 from __future__ import annotations
 
+import csv
 import json
+from pathlib import Path
 
+from click.testing import CliRunner
 from helpers import tables_for
 
+from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.events import FileStatus
 from ms_fmk_transplt.run.notebook import migrate_notebook
 
@@ -70,3 +74,45 @@ def test_a_notebook_importing_torch_and_tensorflow_is_migrated_as_pytorch() -> N
     result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
     assert result.framework == ""
     assert _sources(result.output)[1] == "x = torch.ones(2).npu()\n"
+
+
+def test_shell_lines_continued_by_a_backslash_are_one_ipython_line() -> None:
+    # a `!` / `%` line ending in a backslash goes on on the next lines (IPython reads them as
+    # one shell line, whatever their indentation); a backslash ending a Python line is Python's
+    shell = (
+        "!python tools/voc2012.py \\\n  --data_dir './data' \\\n\t--split train\n%env A=1 \\\nB=2\n"
+    )
+    python = "sess = \\\n    tf.Session()\nsteps = 1 + \\\n  2\n"
+    data = _notebook("import tensorflow as tf\n", shell + python)
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    assert result.status == FileStatus.CHANGED
+    assert not [n for n in result.notices if n.rule.startswith("parse.")]
+    assert _sources(result.output)[1] == shell + (
+        "sess = \\\n    tf.Session(config=npu_config_proto())\nsteps = 1 + \\\n  2\n"
+    )
+    rows = [(e.file, e.rule, e.out_start_line) for e in result.events if e.file.endswith("1")]
+    assert rows == [("nb.ipynb#cell1", "tf.session_config", 7)]
+
+
+def test_a_notebook_is_read_against_the_support_list_of_the_tensorflow_it_runs_on(
+    tmp_path: Path,
+) -> None:
+    """The same notebook (compat.v1 sessions, tf.executing_eagerly) under a TF 2.x pin and a TF
+    1.x pin: the 1.15 list, which marks executing_eagerly unsupported, applies to the TF 1.x
+    one only (a TF 2.x program's compat.v1 code runs on TF 2.x: the 2.6 list)."""
+    data = _notebook(
+        "import tensorflow as tf\n",
+        "sess = tf.compat.v1.Session()\nif tf.executing_eagerly():\n    print(1)\n",
+    )
+    project = tmp_path / "project"
+    for folder, pin in (("tf2", "tensorflow==2.6.0\n"), ("tf1", "tensorflow-gpu==1.15.5\n")):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "demo.ipynb").write_bytes(data)
+        (project / folder / "requirements.txt").write_text(pin)
+    result = CliRunner().invoke(main, ["-q", "--no-cache", "-i", str(project), "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "project_msft" / "unsupported_op.csv").open(encoding="utf-8") as fh:
+        rows = [(r["File"], r["OP"], r["Rule"]) for r in csv.DictReader(fh)]
+    assert rows == [("tf1/demo.ipynb#cell1", "tf.executing_eagerly", "tf.unsupported_api")]
+    migrated = _sources((tmp_path / "project_msft" / "tf2" / "demo.ipynb").read_bytes())
+    assert migrated[1].startswith("sess = tf.compat.v1.Session(config=npu_config_proto())\n")

@@ -58,6 +58,7 @@ OPTION_KEYS = {
     "target_version",
     "kit",
     "tf_program",  # {"style": ..., "found_by": ...}: what a program model says of the case
+    "npu_options",  # {name: value}: --npu-option, typed as the command line's are
 }
 EXPECT = {
     "fires": "the rule of the folder fires (the default)",
@@ -108,6 +109,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         rank_guards=data.get("rank_guards", True),
         kit=data.get("kit", ""),
         project=_tf_program(case.name, data["tf_program"]) if "tf_program" in data else None,
+        npu_options=tuple(data.get("npu_options", {}).items()),
     )
     return options, data.get("fault", "")
 

@@ -43,6 +43,9 @@ class EngineOptions:
     # TensorFlow code whatever it imports itself (notebook.py adds the adapter's lines once)
     tf_notebook_style: str = ""
     tf_notebook_imports: tuple[tuple[str, str], ...] = ()  # the notebook's imported names
+    # the TensorFlow the notebook runs on as the program model decided it ("tf1" / "tf2"; ""
+    # without a model: its style's): which support list its cells are read against
+    tf_notebook_version: str = ""
 
 
 DEFAULT_OPTIONS = EngineOptions()

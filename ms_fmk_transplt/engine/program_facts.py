@@ -50,6 +50,7 @@ class FileProgram:
     # a TF 2.x compat.v1 module nobody imports, an entry by its module-level code only (a
     # library registering its classes): the compat mode is its importer's to turn on
     compat_library: bool = False
+    program_entry: bool = False  # the entry of a TensorFlow program (either version)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,12 @@ class ProgramFacts:
             path in self.compat_entries,
             self.style(path) == "tf2_compat"
             and any(p.entry == path and p.found_by.startswith(MODULE_LEVEL) for p in self.programs),
+            path in self.tf_entries(),
         )
+
+    def tf_entries(self) -> frozenset[str]:
+        """The entry files of the TensorFlow programs (either version)."""
+        return frozenset(p.entry for p in self.programs if p.framework == "tensorflow")
 
     def fingerprint(self) -> str:
         """What of the model the migrated files depend on, as text ("" for a model that says
@@ -90,7 +96,8 @@ class ProgramFacts:
         horovod = sorted((p, sorted(n.items())) for p, n in self.horovod_params.items())
         passed = sorted(self.horovod_passed.items())
         entries = sorted(self.tf2_entries)
-        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r}"
+        tf_entries = sorted(self.tf_entries())
+        return f"tf styles {styles!r} {entries!r} {horovod!r} {passed!r} {compat!r} {tf_entries!r}"
 
     def notes(self) -> list[str]:
         """What the run's log and terminal say of the model: each file programs of both

@@ -1,6 +1,7 @@
 """Jupyter notebooks (.ipynb): code cells are migrated one by one; markdown, outputs and metadata
-are untouched. IPython lines (``%magic``, ``!shell``) are masked while a cell is migrated and
-put back unchanged; cells starting with a cell magic (``%%bash``...) are left alone.
+are untouched. IPython lines (``%magic``, ``!shell``, with the lines a trailing backslash
+continues them on) are masked while a cell is migrated and put back unchanged; cells starting
+with a cell magic (``%%bash``...) are left alone.
 ``import torch_npu`` is added once, after the first ``import torch`` of the notebook (or at the
 top of the first code cell). A notebook that imports TensorFlow and no torch is a TensorFlow
 notebook: every cell is migrated as TensorFlow code of the notebook's style, and the adapter's
@@ -33,16 +34,11 @@ from ms_fmk_transplt.events import (
     Operation,
     cell_location,
 )
+from ms_fmk_transplt.scan.notebook_code import cell_source, mask_ipython_lines
 from ms_fmk_transplt.tables import Tables
 
-_MASK = "pass  # msft: ipython line"
 _TORCH_IMPORT = re.compile(r"^(import torch\b|from torch\b)")
 _TF_IMPORT = re.compile(r"^(import|from) (tensorflow|tf_keras|horovod\.(tensorflow|keras))\b")
-
-
-def _source(cell: dict[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
 
 
 def _lines(text: str) -> list[str]:
@@ -105,17 +101,20 @@ def migrate_notebook(
         return skipped(path, data, 1, SYNTAX_ERROR, message, tables)
     cells = nb["cells"]
     style = _tensorflow_style(cells, tables)
+    options = options or EngineOptions()
+    decided = options.project.programs.style(path) if options.project and style else ""
     options = dataclasses.replace(
-        options or EngineOptions(),
+        options,
         insert_torch_npu=False,
         tf_notebook_style=style,
         tf_notebook_imports=_imports(cells) if style else (),
+        tf_notebook_version=("tf1" if decided == "tf1" else "tf2") if decided else "",
     )
     events: list[ChangeEvent] = []
     notices: list[Notice] = []
     changed = False
     for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code" or _source(cell).lstrip().startswith("%%"):
+        if cell.get("cell_type") != "code" or cell_source(cell).lstrip().startswith("%%"):
             continue
         result = _migrate_cell(cell, cell_location(path, index), tables, options)
         notices += result.notices
@@ -151,14 +150,8 @@ def _migrate_cell(
 ) -> FileResult:
     """One code cell, its IPython lines masked while it is migrated and put back after; the
     cell's source is replaced when it changed."""
-    lines = _lines(_source(cell))
-    masked = {}
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")):
-            masked[i] = line
-            ending = line[len(line.rstrip("\r\n")) :]
-            lines[i] = line[: len(line) - len(stripped)] + _MASK + ending
+    lines = _lines(cell_source(cell))
+    masked = mask_ipython_lines(lines)
     result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
     if result.status == FileStatus.CHANGED:
         new_lines = _lines(result.output.decode("utf-8"))
@@ -204,7 +197,7 @@ def _set_source(cell: dict[str, Any], text: str) -> None:
 
 def _tensorflow_style(cells: list[dict[str, Any]], tables: Tables) -> str:
     """ "tf1" / "tf2" for a notebook that imports TensorFlow and no torch, else ""."""
-    code = [_source(c) for c in cells if c.get("cell_type") == "code"]
+    code = [cell_source(c) for c in cells if c.get("cell_type") == "code"]
     lines = [line.lstrip() for text in code for line in _lines(text)]
     if not any(_TF_IMPORT.match(x) for x in lines) or any(_TORCH_IMPORT.match(x) for x in lines):
         return ""
@@ -218,7 +211,7 @@ def _imports(cells: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
-        for line in _lines(_source(cell)):
+        for line in _lines(cell_source(cell)):
             if not line.startswith(("import ", "from ")):
                 continue
             try:
@@ -237,12 +230,12 @@ def _imports(cells: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
 
 
 def _tf2_open_needed(cells: list[dict[str, Any]]) -> bool:
-    return not any("npu_device" in _source(c) for c in cells if c.get("cell_type") == "code")
+    return not any("npu_device" in cell_source(c) for c in cells if c.get("cell_type") == "code")
 
 
 def _insert_torch_npu(cells: list[dict[str, Any]], path: str, tables: Tables) -> list[ChangeEvent]:
     code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
-    if any("import torch_npu" in _source(c) for _, c in code):
+    if any("import torch_npu" in cell_source(c) for _, c in code):
         return []
     statement = tables.imports.torch_npu_statement
     message = "import torch_npu inserted (registers the NPU device with torch)"
@@ -262,13 +255,15 @@ def _insert_after(
         return []
     target, line = code[0][0], 0
     for i, cell in code:
-        hit = next((n for n, text in enumerate(_lines(_source(cell))) if anchor.match(text)), None)
+        hit = next(
+            (n for n, text in enumerate(_lines(cell_source(cell))) if anchor.match(text)), None
+        )
         if hit is not None:
             target, line = i, hit + 1
             break
     events = []
     for statement, rule, message in statements:
-        lines = _lines(_source(cells[target]))
+        lines = _lines(cell_source(cells[target]))
         if line and not lines[line - 1].endswith("\n"):
             lines[line - 1] += "\n"
         lines.insert(line, statement + ("\n" if line < len(lines) else ""))

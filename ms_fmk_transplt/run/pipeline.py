@@ -22,6 +22,7 @@ from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
 from ms_fmk_transplt.run import main_script, shards
+from ms_fmk_transplt.run.npu_option_notes import npu_option_notes
 from ms_fmk_transplt.run.staging import (
     assemble,
     check_output_name,
@@ -111,7 +112,7 @@ def _npu_options(options: RunOptions, tables: Tables) -> tuple[tuple[str, object
             value = table.parse_value(name, text.strip())
         except ValueError as exc:
             raise UserError("--npu-option", str(exc)) from None
-        places = ("NPURunConfig", "npu_device")
+        places = ("NPURunConfig", "npu_device", "session")
         problems = [table.problem(name, value, place) for place in places]
         if all(problems):
             raise UserError("--npu-option", str(problems[0]))
@@ -232,6 +233,8 @@ def _migrate_and_report(
 
     cache = _make_cache(result.options, result.fingerprint)
     migrate_tree(project, staging, result, cache, progress)
+    if result.options.shard is None:  # (a part's files are not the run's: said by the merge)
+        result.notes.extend(npu_option_notes(result))
     start = time.perf_counter()
     result = write_reports(staging, result)
     result.timings["reports"] = time.perf_counter() - start
@@ -252,6 +255,7 @@ def _merge_parts(
         for severity, message in data["notes"]:
             if (Severity(severity), message) not in result.notes:
                 result.notes.append((Severity(severity), message))
+    result.notes.extend(npu_option_notes(result))
     if not result.options.analyse:
         shards.gather(parts, staging)
     return write_reports(staging, result)

@@ -20,6 +20,7 @@ imports TensorFlow (its evidence, cached by content)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 
@@ -345,8 +346,35 @@ def program_facts(
     other: OtherFiles,
     table: TfMigrationTable,
     cache: Cache | None = None,
+    notebooks: list[tuple[str, bytes]] | None = None,
 ) -> ProgramFacts:
     """The programs of the input from its Python modules' paths and bytes and what its other
-    files say (project_files.read_other_files)."""
+    files say (project_files.read_other_files); ``notebooks``: the code of each notebook
+    (notebook_code.py)."""
     pins = folder_pins(other.pinned)
-    return build_programs(dict(files), pins, other.launchers, other.packaging, table, cache)
+    facts = build_programs(dict(files), pins, other.launchers, other.packaging, table, cache)
+    found = notebook_styles(notebooks or [], pins, table, cache)
+    if not found:
+        return facts
+    return dataclasses.replace(facts, tf_style={**facts.tf_style, **found})
+
+
+def notebook_styles(
+    notebooks: list[tuple[str, bytes]],
+    pins: dict[str, Pin],
+    table: TfMigrationTable,
+    cache: Cache | None = None,
+) -> dict[str, tuple[str, str]]:
+    """Each TensorFlow notebook's (no torch) style and why, decided as a program's version is:
+    the pin nearest above it, else the names its code uses. A notebook is a program of its
+    own: it decides which support list its cells are read against (tf.unsupported_api);
+    how its cells are rewritten follows its own code (run/notebook.py)."""
+    styles: dict[str, tuple[str, str]] = {}
+    for path, code in notebooks:
+        imports = _imports(code)
+        if not _is_tf(imports, table) or "torch" in _roots(imports):
+            continue
+        evidence = {path: scan_module(path, code, table, cache).evidence}
+        version, why = decide_version(path.rpartition("/")[0], [path], pins, evidence)
+        styles[path] = (_style(version or "1", path, evidence), f"notebook: {why}")
+    return styles

@@ -19,6 +19,7 @@ from ms_fmk_transplt.engine.tree_nodes import import_bindings
 from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.discover import Project
+from ms_fmk_transplt.scan.notebook_code import notebook_code
 from ms_fmk_transplt.scan.program_model import program_facts
 from ms_fmk_transplt.scan.project_files import OtherFiles, read_other_files
 from ms_fmk_transplt.tables import Tables
@@ -27,10 +28,18 @@ from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable, registere
 MAX_BYTES = 2 * 2**20  # larger files are generated code, not modules others import kernels from
 
 
-def _sources(project: Project, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """The Python files to read; ``paths`` receives the path of every file of the input."""
+def _sources(
+    project: Project, paths: list[str], notebooks: list[tuple[str, bytes]]
+) -> Iterator[tuple[str, bytes]]:
+    """The Python files to read; ``paths`` receives the path of every file of the input,
+    ``notebooks`` the code of each notebook (notebook_code.py)."""
     for rel_path in project.files():
         paths.append(rel_path.as_posix())
+        if rel_path.suffix == ".ipynb":
+            data = read_small_regular(project.root / rel_path, MAX_BYTES)
+            code = notebook_code(data) if data is not None else None
+            if code is not None:
+                notebooks.append((rel_path.as_posix(), code))
         if rel_path.suffix != ".py":
             continue
         source = read_small_regular(project.root / rel_path, MAX_BYTES)
@@ -238,13 +247,14 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
     unchanged modules from their own entries). The project's own top-level modules come from
     the paths of its files, on every run."""
     paths: list[str] = []
-    files = list(_sources(project, paths))
+    notebooks: list[tuple[str, bytes]] = []
+    files = list(_sources(project, paths, notebooks))
     single = project.single_file is not None
     own = own_modules(paths, "" if single else project.root.name)
     digest = _digest(files) if cache is not None else b""
     facts = _scanned(files, tables, cache, digest)
     other = read_other_files(project.root, paths)
-    programs = _programs(files, other, tables, cache, digest)
+    programs = _programs(files, other, tables, cache, digest, notebooks)
     extensions = facts.extensions
     if other.extensions:  # (the CUDA modules CMake builds: no Python module has their name)
         modules = {module_name(rel_path) for rel_path, _ in files}
@@ -271,18 +281,20 @@ def _programs(
     tables: Tables,
     cache: Cache | None,
     digest: bytes,
+    notebooks: list[tuple[str, bytes]],
 ) -> ProgramFacts:
     """The program model (program_model.py), from the cache's entry for these files (the
-    Python modules and what the other files say) when there is one: a warm run builds none."""
+    Python modules, the notebooks' code and what the other files say) when there is one: a
+    warm run builds none."""
     if cache is None:
-        return program_facts(files, other, tables.tf_migration)
+        return program_facts(files, other, tables.tf_migration, notebooks=notebooks)
     other_text = repr(dataclasses.astuple(other)).encode("utf-8", "surrogateescape")
-    key = cache.key("program model", digest + other_text)
+    key = cache.key("program model", digest + other_text + _digest(notebooks))
     entry = cache.get(key)
     found = from_cached(entry.value) if entry is not None else None
     if found is not None:
         return found
-    programs = program_facts(files, other, tables.tf_migration, cache)
+    programs = program_facts(files, other, tables.tf_migration, cache, notebooks)
     cache.put(key, to_cached(programs))
     return programs
 

@@ -43,12 +43,14 @@ from ms_fmk_transplt.engine.rules.parse.parse_errors import (
     undecodable,
 )
 from ms_fmk_transplt.engine.rules.tf.adapter_import import tf_statements
+from ms_fmk_transplt.engine.rules.tf.estimator_spans import applied_npu_options
 from ms_fmk_transplt.engine.rules.tf.horovod_values import (
     Pass,
     horovod_passes,
     module_functions,
     receiving_parameter,
 )
+from ms_fmk_transplt.engine.rules.tf.session_spans import SESSION_LOOP
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
 from ms_fmk_transplt.engine.rules.tf.tf_versions import KINDS, Evidence, api_evidence, bindings
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
@@ -59,6 +61,8 @@ from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 
 __all__ = [
+    "applied_npu_options",
+    "SESSION_LOOP",
     "already_distributed_rule",
     "no_dataloader_rule",
     "DECODE_ERROR",

@@ -12,6 +12,7 @@ from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
 from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows, fold
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import TfDistributedSpans
 from ms_fmk_transplt.engine.rules.tf.tf_files import anchor_words, read_file_facts
+from ms_fmk_transplt.engine.rules.tf.tpu_estimator import TfTpuSpans
 
 FAMILY = Family(
     "tf",
@@ -28,11 +29,14 @@ FAMILY = Family(
         "tf_edits",
         "tf_versions",
         "horovod_values",
+        "horovod_shutdown",
+        "tpu_estimator",
         "gpu_probes",
     ),
     (TF_MIGRATION, TF_ADAPTER),
     (
         TfEstimatorSpans,
+        TfTpuSpans,
         TfSessionSpans,
         TfDistributedSpans,
         TfNpuOpsSpans,

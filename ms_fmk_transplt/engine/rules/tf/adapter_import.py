@@ -11,7 +11,7 @@ import ast
 from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
-from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements
+from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements, option_set
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import horovod_import_rows
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, literal
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
@@ -164,7 +164,7 @@ class TfAdapterInsert(TorchNpuInsert):
             if tf.entry and b"npu_device.open(" not in data:
                 for name, value in self._device_options():
                     line = f"npu_device.global_options().{name} = {literal(value)}"
-                    opening.append((line, NPU_DEVICE, f"--npu-option {name} set"))
+                    opening.append((line, NPU_DEVICE, option_set([name])))
                 statement = self.table.text("npu_device_open")
                 opening.append((statement, NPU_DEVICE, "NPU device opened as the default"))
         if opening and not self._in_main_guard(opening):
@@ -188,7 +188,7 @@ class TfAdapterInsert(TorchNpuInsert):
         ]
         for name, value in self._device_options():
             line = f"npu_device.global_options().{name} = {literal(value)}"
-            lines.append((line, NPU_DEVICE, f"--npu-option {name} set"))
+            lines.append((line, NPU_DEVICE, option_set([name])))
         opened = self.table.text("npu_device_open")
         lines.append((opened, NPU_DEVICE, "NPU device opened as the default"))
         if not self._in_main_guard(lines):

@@ -8,6 +8,7 @@ session running initialize_system (rule tf.npu_option, declared here)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, tf_row
@@ -146,3 +147,8 @@ def check_requirements(ctx: SpanContext) -> None:
             api = f"{place} options"
             entry = Entry(api, CATEGORY, "manual", problem)
             ctx.unsupported(tf.option_lines[place], api, entry, problem, NPU_OPTION)
+
+
+def option_set(names: Iterable[str]) -> str:
+    """The message of a change that sets these --npu-option values."""
+    return f"--npu-option {', '.join(names)} set"

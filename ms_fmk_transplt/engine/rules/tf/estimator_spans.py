@@ -7,8 +7,11 @@ tf.run_config, tf.run_config_argument, tf.estimator, tf.canned_estimator, declar
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     literal,
@@ -22,6 +25,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.call_args import source_args
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.events import ChangeEvent
 
 RUN_CONFIG = declare(
     "tf.run_config",
@@ -159,7 +163,8 @@ class TfEstimatorSpans(SpanConcern):
             ctx,
             node,
             RUN_CONFIG,
-            "NPUEstimator needs a config: config=NPURunConfig() added",
+            "NPUEstimator needs a config: config=NPURunConfig() added"
+            + (f"; {option_set(k for k, _ in options)}" if options else ""),
             before,
             ctx.snippet(node),
         )
@@ -185,3 +190,23 @@ class TfEstimatorSpans(SpanConcern):
             before,
             ctx.snippet(node),
         )
+
+
+# how the changes that set an option say so: "--npu-option NAME set" (npu_device, a session's
+# NpuOptimizer, an NPURunConfig added to an Estimator) and "NAME= added" (an NPURunConfig's
+# keywords, tf.run_config)
+_SET = re.compile(r"--npu-option ([\w, ]+) set")
+_ADDED = re.compile(r"(\w+)= added")
+
+
+def applied_npu_options(events: Iterable[ChangeEvent]) -> set[str]:
+    """The --npu-option names the changes of a run set somewhere (in any config)."""
+    found: set[str] = set()
+    for event in events:
+        if not event.rule.startswith("tf."):
+            continue
+        for match in _SET.finditer(event.message):
+            found.update(n.strip() for n in match.group(1).split(","))
+        if event.rule == RUN_CONFIG:
+            found.update(_ADDED.findall(event.message))
+    return found

@@ -1,6 +1,7 @@
 """Span pass, TensorFlow operators onto the adapter's faster NPU ones: ``tf.nn.dropout(x,
-keep_prob)`` -> ``npu_ops.dropout`` in TF 1.x code (not gelu: the adapter's Gelu operator is the
-tanh approximation, ``tf.nn.gelu``'s default is the exact form); Keras's ``LossScaleOptimizer``
+keep_prob)`` -> ``npu_ops.dropout`` in TF 1.x code, ``rate=r`` -> ``keep_prob=1 - r`` (not
+gelu: the adapter's Gelu operator is the tanh approximation, ``tf.nn.gelu``'s default is the
+exact form); Keras's ``LossScaleOptimizer``
 -> ``npu_device.train.optimizer.NpuLossScaleOptimizer`` in TF 2.x code (rules tf.npu_ops and
 tf.loss_scale, declared here)."""
 
@@ -23,7 +24,8 @@ from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
 NPU_OPS = declare(
     "tf.npu_ops",
-    "`tf.nn.dropout(x, keep_prob)` -> `npu_ops.dropout(x, keep_prob)` (TF 1.x)",
+    "`tf.nn.dropout(x, keep_prob)` -> `npu_ops.dropout(x, keep_prob)`, `rate=r` -> "
+    "`keep_prob=1 - r` (TF 1.x)",
     "The adapter documents its dropout as the faster NPU implementation (a fused mask operator "
     "instead of the random-uniform graph). gelu is not rewritten: the adapter's Gelu operator "
     "computes the tanh approximation, while `tf.nn.gelu` defaults to the exact form. Only the "
@@ -31,7 +33,14 @@ NPU_OPS = declare(
     "rewritten: dropout given `keep_prob` (by name, or positionally to `tf.compat.v1.nn.dropout`, "
     "or to `tf.nn.dropout` in a file that calls TF 1.x-only APIs such as `tf.Session` or "
     "`tf.placeholder` and so runs TF 1.x; under TF 2.x `tf.nn.dropout`'s second parameter is "
-    "`rate`, which is left alone).",
+    "`rate`, which is left alone), or given `rate=r` by name, which becomes `keep_prob=1 - r` "
+    "(`r` parenthesized unless it is one operand; the adapter's `npu_ops.dropout(x, keep_prob, "
+    "noise_shape, seed, name)`, tf_adapter/python/npu_bridge/estimator/npu_ops.py, takes no "
+    "rate; Huawei's convert_tf2npu/ast_impl.py maps it the same way). Left as written: a call "
+    "given a `noise_shape` (a broadcast mask; convert_tf2npu leaves these too), one given both "
+    "`keep_prob` and `rate` "
+    "(TensorFlow raises), and the layer forms `tf.layers.dropout` / Keras `Dropout`, whose "
+    "`training` flag decides at run time whether they drop at all.",
     caveat="the NPU operator draws its own random mask: results match in distribution, not bit "
     "for bit",
 )
@@ -107,13 +116,27 @@ class TfNpuOpsSpans(SpanConcern):
         ctx = self.ctx
         if any(isinstance(a, ast.Starred) for a in node.args):
             return
-        keywords = {kw.arg for kw in node.keywords}
+        keywords = {kw.arg: kw for kw in node.keywords}
         if None in keywords:
             return
+        before = ctx.snippet(node)
         if "keep_prob" in entry:
-            if "rate" in keywords:
-                return
-            if "keep_prob" not in keywords and (len(node.args) < 2 or not v1):
+            if "noise_shape" in keywords or len(node.args) > 2:
+                return  # (a broadcast noise shape: convert_tf2npu leaves these too)
+            rate = keywords.get("rate")
+            if rate is not None:
+                if "keep_prob" in keywords or len(node.args) > 1:
+                    return  # (both given: TensorFlow raises)
+                start, end = ctx.source.span(rate)
+                ctx.replace(start, end, f"keep_prob={_one_minus(ctx.snippet(rate.value), rate)}")
+            elif "keep_prob" not in keywords and (len(node.args) < 2 or not v1):
                 return
         new = str(entry["call"])
-        rename_callee(ctx, node, new, NPU_OPS, f"{short(name)} -> {new}")
+        rename_callee(ctx, node, new, NPU_OPS, f"{short(name)} -> {new}", before=before)
+
+
+def _one_minus(text: str, rate: ast.keyword) -> str:
+    """``1 - rate``, the rate parenthesized unless it is one operand (a name, an attribute, a
+    call, a subscript, a non-negative number)."""
+    atomic = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+    return f"1 - {text}" if isinstance(rate.value, atomic) else f"1 - ({text})"

@@ -7,12 +7,15 @@ other settings), a session created without a config gets one; GPU-only settings
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
 from ms_fmk_transplt.engine.rules.tf.gpu_probes import config_reset, probe_tip
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
+    literal,
     short,
     tf_qname,
     tf_record,
@@ -40,7 +43,11 @@ SESSION_CONFIG = declare(
     "of the file is wrapped where it is passed. Wrapping twice is harmless (the optimizer is "
     "added once); a config already made by `npu_config_proto` is not wrapped again, and a file "
     "that adds the `NpuOptimizer` custom optimizer itself (the adapter's documented way, "
-    '`custom_op.name = "NpuOptimizer"`) is left alone.',
+    '`custom_op.name = "NpuOptimizer"`) is left alone. With `--npu-option`, a ConfigProto the '
+    "file assigns to a name gets the options a session reads (the table's session options but "
+    "`iterations_per_loop`, which needs `util.set_iteration_per_loop` in the training loop) on "
+    "the lines after it, on the NpuOptimizer's `parameter_map` (`.s = tf.compat.as_bytes(...)`, "
+    "`.b`, `.i`); not one passed as a RunConfig's `session_config=` (NPURunConfig takes them).",
 )
 GPU_SETTING = declare(
     "tf.gpu_setting",
@@ -50,9 +57,32 @@ GPU_SETTING = declare(
     "set_memory_growth`, `set_visible_devices`, virtual/logical device configurations, XLA JIT "
     "(`global_jit_level`, `set_jit`, `jit_compile=True`, `jit_scope`), GPU probes "
     "(`tf.test.is_gpu_available`) and GPU device scopes. Harmless ones are caveats (they do "
-    "nothing on the NPU), the others manual, each with what to use instead.",
+    "nothing on the NPU), the others manual, each with what to use instead. A setting given "
+    "as the value of another (`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
     kind=OPEN_WORK,
 )
+
+
+_TF_MODULES = ("tensorflow", "tensorflow.compat.v1")
+_NPU_OPTIMIZER = "npu_optimizer"  # (the adapter's own name for it in npu_config_proto)
+# a session runs iterations_per_loop steps per run only with npu_bridge's
+# util.set_iteration_per_loop(sess, train_op, n) in its training loop: not set there
+SESSION_LOOP = frozenset({"iterations_per_loop"})
+_FIELD = {"bool": "b", "int": "i", "str": "s", "path": "s"}  # how npu_attrs.cc reads each kind
+
+
+def session_options(ctx: SpanContext) -> list[tuple[str, object, str]]:
+    """The --npu-option values a session config takes (the table's ``session`` options), with
+    the parameter_map field each is read from."""
+    table = ctx.tables.tf_adapter.options
+    return [
+        (name, value, _FIELD[table[name].kind])
+        for name, value in ctx.options.npu_options
+        if name in table
+        and "session" in table[name].places
+        and table[name].kind in _FIELD
+        and name not in SESSION_LOOP
+    ]
 
 
 class TfSessionSpans(SpanConcern):
@@ -84,8 +114,12 @@ class TfSessionSpans(SpanConcern):
             tf_row(ctx, node, GPU_SETTING, reset[0], "manual", reset[1])
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
-            if kw_setting is not None and self._keyword_applies(kw, kw_setting):
-                self._row(kw, f"{kw.arg}=", kw_setting)
+            if kw_setting is None or not self._keyword_applies(kw, kw_setting):
+                continue
+            value = kw.value
+            if isinstance(value, ast.Call) and tf_qname(ctx, value.func) in self.table.gpu_settings:
+                continue  # gpu_options=tf.GPUOptions(...): one row, the call's
+            self._row(kw, f"{kw.arg}=", kw_setting)
 
     def leave_SimpleString(self, part: StringPart) -> None:
         """``"CUDA_VISIBLE_DEVICES"`` in a TensorFlow file (its PyTorch rules do not run there)."""
@@ -144,6 +178,64 @@ class TfSessionSpans(SpanConcern):
             before,
             ctx.snippet(node),
         )
+        if isinstance(parent, ast.Assign):
+            self._session_options(parent, node)
+
+    def _session_options(self, stmt: ast.Assign, node: ast.Call) -> None:
+        """The --npu-option values a session takes, on the NpuOptimizer of a config the file
+        assigns to a name (``config = npu_config_proto(config_proto=ConfigProto())``): one line
+        each after the assignment, as the adapter documents them
+        (``parameter_map["precision_mode"].s = tf.compat.as_bytes("...")``, ``.b``, ``.i``).
+        A config with no name (``Session(config=npu_config_proto())``) has no line to take them;
+        one passed as a RunConfig's ``session_config=`` gets them from NPURunConfig (NPUEstimator
+        writes its options into the session config's NpuOptimizer)."""
+        ctx = self.ctx
+        options = session_options(ctx)
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        if not options or stmt.value is not node or not isinstance(target, ast.Name):
+            return
+        if target.id in tf_facts(ctx).run_config_sessions:
+            return  # (a RunConfig's session_config: NPURunConfig takes the options)
+        source = ctx.source
+        start = source.starts[stmt.lineno - 1]
+        indent = source.data[start : source.offset(stmt.lineno, stmt.col_offset)]
+        tail = source.data[source.offset(stmt.end_lineno or 0, stmt.end_col_offset or 0) :]
+        tail = tail[: max(tail.find(b"\n"), 0)].strip()
+        if indent.strip(b" \t") or (tail and not tail.startswith(b"#")):
+            return  # (not alone on its lines: `if x: config = ...`, `config = ...; y = 1`)
+        if (stmt.end_lineno or 0) >= len(source.starts):
+            return  # (the file's last line, without a line break after it)
+        as_bytes = self._as_bytes()
+        custom = _NPU_OPTIMIZER
+        lines = [
+            (
+                f"{custom} = [o for o in {target.id}.graph_options.rewrite_options."
+                'custom_optimizers if o.name == "NpuOptimizer"][0]',
+                "the NpuOptimizer of the session config, for --npu-option",
+            )
+        ]
+        for name, value, field in options:
+            shown = as_bytes(value) if field == "s" else literal(value)
+            lines.append(
+                (f'{custom}.parameter_map["{name}"].{field} = {shown}', option_set([name]))
+            )
+        anchor = (stmt.end_lineno or 0) + 1
+        newline = source.newline
+        text = "".join(indent.decode() + code + newline for code, _ in lines)
+        ctx.replace(source.starts[anchor - 1], source.starts[anchor - 1], text, checked=True)
+        for code, message in lines:
+            ctx.record_insert(anchor, SESSION_CONFIG, message, code)
+
+    def _as_bytes(self) -> Callable[[object], str]:
+        """How a string value is written: ``tf.compat.as_bytes("...")`` through the file's name
+        of TensorFlow, else ``"...".encode()``."""
+        alias = next(
+            (n for n, path in self.ctx.import_bound.items() if path in _TF_MODULES and n),
+            None,
+        )
+        if alias is None:
+            return lambda value: f"{literal(value)}.encode()"
+        return lambda value: f"{alias}.compat.as_bytes({literal(value)})"
 
     def _session(self, node: ast.Call, name: str, position: int) -> None:
         ctx = self.ctx

@@ -14,6 +14,7 @@ from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
 from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
+from ms_fmk_transplt.engine.rules.tf.tpu_estimator import runs_without_tpu
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice
@@ -25,7 +26,10 @@ UNSUPPORTED_API = declare(
     "The adapter publishes which TensorFlow APIs it supports, per TensorFlow version (1.15 for "
     "TF 1.x code, 2.6 for TF 2.x code); an API it lists as unsupported (no migration path: "
     "`tf.contrib` parts, TPU and GPU-specific APIs, ...) is left as written and listed with the "
-    "list's note. TF 1.x-style files are looked up in the 1.15 list, others in the 2.6 list.",
+    "list's note. The files of TF 1.x programs are looked up in the 1.15 list, those of TF 2.x "
+    "programs in the 2.6 list, their `tf.compat.v1` code included (it runs on TF 2.x, and the "
+    "2.6 list names the compat.v1 APIs it lacks); a notebook by the version the program model "
+    "gives it (its pin, else its names), a file checked alone by its own code.",
     kind=OPEN_WORK,
 )
 CUSTOM_KERNEL = declare(
@@ -99,6 +103,8 @@ class TfApiRows(SpanConcern):
             return False
         if name not in self.tpu and tf_facts(ctx).style == "tf2":  # not the NPUEstimator path
             tip = self.tables.tf_migration.raw["tf2_tips"][short(prefix)]
+        if runs_without_tpu(ctx, node, name):
+            return True  # (tf.tpu_estimator migrates the TPUEstimator: this runs as written)
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and tf_qname(ctx, parent).startswith(name + "."):
             return True  # the longer name gets the row

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.tf.horovod_shutdown import pair_shutdown
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     append_argument,
@@ -38,8 +39,9 @@ HOROVOD = declare(
     "`npu_keras_optimizer(opt)`), `hvd.BroadcastGlobalVariablesHook(0)` -> "
     "`NPUBroadcastGlobalVariablesHook(0, get_npu_rank_id())`. Launch one process per NPU with "
     "the rank table the adapter reads (RANK_TABLE_FILE, RANK_ID, RANK_SIZE) instead of horovodrun.",
-    caveat="init_resource() opens a session for initialize_system: run shutdown_resource("
-    "npu_sess, npu_shutdown) and close_session(npu_sess) when training ends; Horovod's extra "
+    caveat="init_resource() opens a session for initialize_system: where no "
+    "tf.horovod_shutdown row closes it, run shutdown_resource(npu_sess, npu_shutdown) and "
+    "close_session(npu_sess) when training ends; Horovod's extra "
     "arguments (compression, op, ...) are not taken by the adapter's wrappers",
 )
 DISTRIBUTED_API = declare(
@@ -138,6 +140,7 @@ class TfDistributedSpans(SpanConcern):
             tf_record(
                 ctx, node, HOROVOD, f"{api}() -> {entry['statement']}", before, entry["statement"]
             )
+            pair_shutdown(ctx, tf_facts(ctx), stmt, HOROVOD)
             return
         call = entry.get("keras_call", entry["call"]) if kind == "keras" else entry["call"]
         if any(isinstance(a, ast.Starred) for a in node.args):

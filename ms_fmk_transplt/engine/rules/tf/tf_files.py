@@ -39,6 +39,8 @@ class TfFile:
     )
     config_bound: set[str] = field(default_factory=set)  # names bound to ConfigProto(...) calls
     other_bound: set[str] = field(default_factory=set)  # ... and names bound to anything else
+    # names passed as a RunConfig's session_config= (NPUEstimator sets its options there)
+    run_config_sessions: set[str] = field(default_factory=set)
     main_guard: tuple[int, int] | None = None  # (line, column) of the __main__ guard's body
     needs_npu_device: bool = False  # a change names npu_device (TF 2.x)
     # the adapter options the code sets, per place (NPURunConfig, session, ...), and where first
@@ -55,6 +57,16 @@ class TfFile:
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
     compat_library: bool = False  # compat.v1 code of a module nobody imports (FileProgram)
+    # the TensorFlow a notebook runs on, as the program model decided it ("": its style's)
+    runtime: str = ""
+    program_entry: bool = False  # the program model's entry of a TensorFlow program
+    # the calls the __main__ guard's body makes as statements, and those of the module's body
+    # (tf.horovod pairs init_resource() with shutdown_resource() in the function they run)
+    guard_calls: list[ast.Call] = field(default_factory=list)
+    module_calls: list[ast.Call] = field(default_factory=list)
+    module_tail: ast.stmt | None = None  # the module's last statement
+    shutdown_paired: bool = False  # tf.horovod inserted shutdown_resource() once already
+    tpu_estimator_calls: list[ast.Call] = field(default_factory=list)  # calls named TPUEstimator
 
     @property
     def tf1(self) -> bool:
@@ -64,8 +76,8 @@ class TfFile:
 
     @property
     def version(self) -> str:
-        """The TensorFlow the file runs on: "tf1" or "tf2"."""
-        return "tf1" if self.style == "tf1" else "tf2"
+        """The TensorFlow the file runs on: "tf1" or "tf2" (TF 2.x compat.v1 code is TF 2.x)."""
+        return self.runtime or ("tf1" if self.style == "tf1" else "tf2")
 
     @property
     def config_names(self) -> set[str]:
@@ -84,8 +96,16 @@ class TfFile:
             if self.main_guard is None and _is_main_guard(stmt):
                 first = stmt.body[0]  # type: ignore[attr-defined]
                 self.main_guard = (first.lineno, first.col_offset)
+                self.guard_calls += _statement_calls(stmt.body)  # type: ignore[attr-defined]
+        self.module_calls += _statement_calls(body)
+        self.module_tail = body[-1] if body else self.module_tail
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "session_config":
+                if isinstance(node.value, ast.Name):
+                    self.run_config_sessions.add(node.value.id)
+            if isinstance(node, ast.Call) and _last_name(node.func) == "TPUEstimator":
+                self.tpu_estimator_calls.append(node)
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
@@ -96,6 +116,14 @@ class TfFile:
                     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                     built = last in ("ConfigProto", table.text("config_proto_wrapper"))
                     (config if built else other).add(target.id)
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _statement_calls(body: list[ast.stmt]) -> list[ast.Call]:
+    return [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
 
 
 def _roots(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -163,6 +191,7 @@ def tf_file(
         if program is not None and program.style
         else any(m in source for m in table.tf1_runtime_markers),
         configures_npu=b'"NpuOptimizer"' in source or b"'NpuOptimizer'" in source,
+        program_entry=program is not None and program.program_entry,
     )
 
 
@@ -202,6 +231,7 @@ def read_file_facts(
     tf = tf_file(facts.imports, source, ctx.tables.tf_migration, notebook, program)
     if tf is not None and notebook:
         tf.notebook_imports = dict(ctx.options.tf_notebook_imports)
+        tf.runtime = ctx.options.tf_notebook_version
     if tf is not None:  # (a large file's earlier pieces are parsed again, one at a time)
         for piece, tree in kept:
             tf.add_tree(tree or parse_piece(source, piece), ctx.tables.tf_migration)
