@@ -144,6 +144,7 @@ def written_names(migration: dict[str, object]) -> tuple[set[str], set[str]]:
             bridge.update(re.findall(r"(\w+)\(", text))
     bridge.update(f"{raw['strategy_module']}.{s}" for s in raw["strategies"].values())
     bridge.update(e["call"] for e in raw["npu_ops"].values())
+    bridge.update(raw["loss_scale_tf1"].values())
     device = {p for p in raw["loss_scale"].values()}
     device.update(
         e.get("call", e.get("advise")) for e in raw["horovod_tf2"].values() if isinstance(e, dict)

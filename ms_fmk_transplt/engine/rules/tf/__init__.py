@@ -6,6 +6,7 @@ from ms_fmk_transplt.engine.rules.family_spec import TF_ADAPTER, TF_MIGRATION, F
 from ms_fmk_transplt.engine.rules.tf.adapter_import import finish
 from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
 from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
+from ms_fmk_transplt.engine.rules.tf.gpu_only_apis import TfGpuOnlyApis
 from ms_fmk_transplt.engine.rules.tf.gpu_probes import TfGpuProbes
 from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
 from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
@@ -24,6 +25,7 @@ FAMILY = Family(
         "npu_ops_spans",
         "adapter_options",
         "tf_api_rows",
+        "gpu_only_apis",
         "adapter_import",
         "tf_files",
         "tf_edits",
@@ -43,6 +45,7 @@ FAMILY = Family(
         TfOptionSpans,
         TfApiRows,
         TfGpuProbes,
+        TfGpuOnlyApis,
     ),
     framework="tensorflow",
     anchor_words=anchor_words,

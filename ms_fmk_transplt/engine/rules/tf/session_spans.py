@@ -40,7 +40,14 @@ SESSION_CONFIG = declare(
     "`ConfigProto(...)` call is wrapped; `Session`, `InteractiveSession`, "
     "`MonitoredTrainingSession` and `SingularMonitoredSession` created without a config get "
     "`config=npu_config_proto()`; a config given as an expression not built by a ConfigProto call "
-    "of the file is wrapped where it is passed. Wrapping twice is harmless (the optimizer is "
+    "of the file is wrapped where it is passed. The same holds for `session.Session` of "
+    "`tensorflow.python.client`, `ChiefSessionCreator` / `WorkerSessionCreator` (`config`), "
+    "slim's `learning.train` (`session_config`), and `managed_session()` / "
+    "`prepare_or_wait_for_session()` of a `tf.train.Supervisor` the file binds to a name (as "
+    "the adapter's porting tool, convert_tf2npu/ast_impl.py, does); a `MonitoredSession()` "
+    "without a session creator gets `session_creator=ChiefSessionCreator(config="
+    "npu_config_proto())`, the creator it makes by default with the config added. Wrapping "
+    "twice is harmless (the optimizer is "
     "added once); a config already made by `npu_config_proto` is not wrapped again, and a file "
     "that adds the `NpuOptimizer` custom optimizer itself (the adapter's documented way, "
     '`custom_op.name = "NpuOptimizer"`) is left alone. With `--npu-option`, a ConfigProto the '
@@ -49,6 +56,20 @@ SESSION_CONFIG = declare(
     "the lines after it, on the NpuOptimizer's `parameter_map` (`.s = tf.compat.as_bytes(...)`, "
     "`.b`, `.i`); not one passed as a RunConfig's `session_config=` (NPURunConfig takes them).",
 )
+SESSION_WITHOUT_CONFIG = declare(
+    "tf.session_without_config",
+    "a session maker the NPU config cannot be added to where it is written: one row",
+    "The adapter's graph runs on the NPU only in a session whose config carries its "
+    "`NpuOptimizer` (`npu_config_proto()`, tf.session_config). Where the tool cannot add it "
+    "itself, the maker is listed with where the config goes: a `tf.train.Supervisor` not bound "
+    "to a plain name (its `managed_session()` / `prepare_or_wait_for_session()` calls cannot be "
+    "found: the adapter's own porting tool, `convert_tf2npu/ast_impl.py` of "
+    "https://github.com/Ascend/tensorflow, gives `managed_session` the config), a "
+    "`MonitoredSession()` imported by its bare name (its default `ChiefSessionCreator()` has "
+    "no config, and the tool does not spell a name the file does not import). Without it the "
+    "session runs the graph on the host CPU, or fails on the NPU's operators.",
+    kind=OPEN_WORK,
+)
 GPU_SETTING = declare(
     "tf.gpu_setting",
     "a GPU-only TensorFlow setting (gpu_options, memory growth, visible devices, XLA JIT): one row",
@@ -56,9 +77,17 @@ GPU_SETTING = declare(
     "(allow_growth, memory fraction, visible_device_list), `tf.config.experimental."
     "set_memory_growth`, `set_visible_devices`, virtual/logical device configurations, XLA JIT "
     "(`global_jit_level`, `set_jit`, `jit_compile=True`, `jit_scope`), GPU probes "
-    "(`tf.test.is_gpu_available`) and GPU device scopes. Harmless ones are caveats (they do "
-    "nothing on the NPU), the others manual, each with what to use instead. A setting given "
-    "as the value of another (`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
+    "(`tf.test.is_gpu_available`) and GPU device scopes or prefetches (`tf.device`, "
+    "`prefetch_to_device`, `copy_to_device` given a GPU, also a name built by `%`, `+`, "
+    "`.format` or an f-string), GPU automatic mixed precision (`TF_ENABLE_AUTO_MIXED_PRECISION*`, "
+    "`rewrite_options.auto_mixed_precision`, `MixedPrecisionLossScaleOptimizer`, "
+    "`enable_mixed_precision_graph_rewrite`: on the NPU mixed precision is the adapter's "
+    '`precision_mode="allow_mix_precision"`, seed 000, NPURunConfig), XLA flags (`XLA_FLAGS`, '
+    "`TF_XLA_FLAGS`, `experimental_compile=True`, contrib's `experimental_jit_scope` and "
+    "`xla.compile`: `npu_config_proto()` turns XLA JIT off, tf_adapter/python/npu_bridge/"
+    "npu_init.py). Harmless ones are caveats (they do nothing on the NPU), the others manual, "
+    "each with what to use instead. A setting given as the value of another "
+    "(`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
     kind=OPEN_WORK,
 )
 
@@ -91,6 +120,18 @@ class TfSessionSpans(SpanConcern):
         self.table = self.tables.tf_migration
         self.wrapper = self.table.text("config_proto_wrapper")
         self.strings = {k: Setting(v[0], v[1]) for k, v in self.table.raw["gpu_strings"].items()}
+        raw = self.table.raw
+        self.keywords: dict[str, tuple[str, int]] = {
+            k: (v[0], int(v[1])) for k, v in raw["session_keywords"].items()
+        }
+        self.creators: dict[str, tuple[str, int, str]] = {
+            k: (v[0], int(v[1]), v[2]) for k, v in raw["session_creators"].items()
+        }
+        self.methods: dict[str, dict[str, int]] = raw["session_methods"]
+        self.made: dict[str, str] = {}  # names bound to a session_methods class's object
+        # (scope, name) -> the literal text the scope binds the name to (None: also to
+        # something else), for _parts
+        self.texts: dict[tuple[int, str], list[str] | None] = {}
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -103,6 +144,8 @@ class TfSessionSpans(SpanConcern):
             self._wrap_config(node)
         elif name in self.table.sessions:
             self._session(node, name, self.table.sessions[name])
+        else:
+            self._other_session(node, name)
         setting = self.table.gpu_settings.get(name)
         if setting is not None and self._applies(node, setting):
             probed = probe_tip(ctx, node) if name.endswith(".list_physical_devices") else None
@@ -134,6 +177,7 @@ class TfSessionSpans(SpanConcern):
     def leave_Attribute(self, node: ast.Attribute) -> None:
         if tf_of(self.ctx) is None:
             return
+        self._setting_value(node)
         setting = self.table.gpu_attributes.get(node.attr)
         if setting is None or isinstance(node.ctx, ast.Del):
             return
@@ -142,15 +186,41 @@ class TfSessionSpans(SpanConcern):
             return  # one row for config.gpu_options.x.y (its outer setting)
         self._row(node, self.ctx.snippet(node, updated=False), setting)
 
+    def _setting_value(self, node: ast.Attribute) -> None:
+        """A setting named but not called here (``jit_scope = tf.contrib.compiler.jit.
+        experimental_jit_scope``), when any call of it is one (no argument to check)."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return  # (leave_Call)
+        if isinstance(parent, ast.Attribute):
+            return  # a longer name
+        name = tf_qname(self.ctx, node)
+        setting = self.table.gpu_settings.get(name)
+        if setting is not None and not setting.argument:
+            self._row(node, short(name), setting)
+
     def _applies(self, node: ast.Call, setting: Setting) -> bool:
         if not setting.argument:
             return True
-        text = " ".join(
-            str(a.value.value)
-            for a in source_args(node)
-            if isinstance(a.value, ast.Constant) and isinstance(a.value.value, str)
-        )
-        return str(setting.argument).lower() in text.lower()
+        parts = [s for a in source_args(node) for s in self._parts(a.value)]
+        return str(setting.argument).lower() in " ".join(parts).lower()
+
+    def _parts(self, value: ast.expr) -> list[str]:
+        """An argument's literal text (literal_parts); a name's, if the file binds it to
+        literal text only (``dev = "/gpu:%d" % i``, then ``tf.device(dev)``)."""
+        if isinstance(value, ast.Name):
+            return self.texts.get((id(self.ctx.scope), value.id)) or []
+        return literal_parts(value)
+
+    def leave_Assign(self, node: ast.Assign) -> None:
+        if tf_of(self.ctx) is None:
+            return
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                parts = literal_parts(node.value)
+                key = (id(self.ctx.scope), target.id)  # (a name of the same scope only)
+                known = self.texts.get(key, [])
+                self.texts[key] = [*known, *parts] if parts and known is not None else None
 
     @staticmethod
     def _keyword_applies(kw: ast.keyword, setting: Setting) -> bool:
@@ -160,6 +230,58 @@ class TfSessionSpans(SpanConcern):
 
     def _row(self, node: ast.AST, api: str, setting: Setting) -> None:
         tf_row(self.ctx, node, GPU_SETTING, api, setting.action, setting.tip)
+
+    def _other_session(self, node: ast.Call, name: str) -> None:
+        """A session given its config by another keyword (slim's ``session_config``), by a
+        method of an object the file made (``sv.managed_session()``), or created by a default
+        session creator (``MonitoredSession()``)."""
+        ctx = self.ctx
+        if name in self.keywords:
+            keyword, position = self.keywords[name]
+            label = ".".join(name.rsplit(".", 2)[-2:])
+            self._session(node, name, position, keyword, label)
+        elif name in self.creators:
+            self._creator(node, name)
+        elif name in self.methods:
+            parent = ctx.parent(node)
+            targets = parent.targets if isinstance(parent, ast.Assign) else []
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                self.made[targets[0].id] = name
+            else:
+                tip = self._method_tip(name)
+                tf_row(ctx, node, SESSION_WITHOUT_CONFIG, short(name), "manual", tip)
+        elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            made = self.made.get(node.func.value.id)
+            method = self.methods.get(made or "", {}).get(node.func.attr)
+            if made is not None and method is not None:
+                label = f"{made.rsplit('.', 1)[1]}.{node.func.attr}"
+                self._session(node, made, method, label=label)
+
+    def _method_tip(self, name: str) -> str:
+        methods = " / ".join(f"{m}(config={self.wrapper}())" for m in self.methods[name])
+        return (
+            f"its sessions get the NPU config only if it is given one: call {methods} "
+            "(npu_config_proto wraps a ConfigProto you pass: config_proto=...)"
+        )
+
+    def _creator(self, node: ast.Call, name: str) -> None:
+        """``MonitoredSession()`` without a session creator makes ``ChiefSessionCreator()``,
+        without a config: it gets one of the module's spelling, or a row."""
+        ctx = self.ctx
+        keyword, position, creator = self.creators[name]
+        if any(kw.arg in (keyword, None) for kw in node.keywords) or len(node.args) > position:
+            return  # a creator of its own (its config is the creator's call's), or **kwargs
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            tip = f"give it {keyword}={creator}(config={self.wrapper}()): its default has no config"
+            tf_row(ctx, node, SESSION_WITHOUT_CONFIG, short(name), "manual", tip)
+            return
+        before = ctx.snippet(node)
+        module = ctx.code(func.value)
+        value = f"{module}.{creator}(config={self.wrapper}())"
+        add_keywords(ctx, node, [(keyword, value)], literal_values=False)
+        message = f"{func.attr}: {keyword}={creator}(config={self.wrapper}()) added"
+        tf_record(ctx, node, SESSION_CONFIG, message, before, ctx.snippet(node))
 
     def _wrap_config(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -237,21 +359,23 @@ class TfSessionSpans(SpanConcern):
             return lambda value: f"{literal(value)}.encode()"
         return lambda value: f"{alias}.compat.as_bytes({literal(value)})"
 
-    def _session(self, node: ast.Call, name: str, position: int) -> None:
+    def _session(
+        self, node: ast.Call, name: str, position: int, keyword: str = "config", label: str = ""
+    ) -> None:
         ctx = self.ctx
         args = source_args(node)
-        config = next((a for a in args if a.keyword == "config"), None)
+        config = next((a for a in args if a.keyword == keyword), None)
         if config is None and len(node.args) > position:
             config_value: ast.expr | None = node.args[position]
         else:
             config_value = config.value if config is not None else None
         before = ctx.snippet(node)
-        short = name.rsplit(".", 1)[1]
+        short = label or name.rsplit(".", 1)[1]
         if config_value is None:
             if any(a.star for a in args):
                 return  # *args / **kwargs may hold the config
-            add_keywords(ctx, node, [("config", f"{self.wrapper}()")], literal_values=False)
-            message = f"{short}: config={self.wrapper}() added"
+            add_keywords(ctx, node, [(keyword, f"{self.wrapper}()")], literal_values=False)
+            message = f"{short}: {keyword}={self.wrapper}() added"
         elif self._built_here(config_value):
             return
         else:
@@ -270,3 +394,30 @@ class TfSessionSpans(SpanConcern):
         if isinstance(value, ast.Name) and tf_of(ctx) is not None:
             return value.id in tf_facts(ctx).config_names
         return False
+
+
+def literal_parts(value: ast.expr) -> list[str]:
+    """The literal text an argument is built from: a string, the parts of an f-string, of a
+    ``%`` / ``+`` expression, the template of ``"...".format(...)``, both branches of a
+    conditional expression, a dict's keys (``{"auto_mixed_precision": True}``); not what other
+    calls return."""
+    if isinstance(value, ast.Constant):
+        return [value.value] if isinstance(value.value, str) else []
+    if isinstance(value, ast.JoinedStr):
+        return [p for v in value.values for p in literal_parts(v)]
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mod, ast.Add)):
+        return [*literal_parts(value.left), *literal_parts(value.right)]
+    if isinstance(value, ast.IfExp):
+        return [*literal_parts(value.body), *literal_parts(value.orelse)]
+    if isinstance(value, ast.Dict):  # (a key set to False turns a setting off: not one)
+        pairs = zip(value.keys, value.values)
+        on = [k for k, v in pairs if k is not None and not _false(v)]
+        return [p for k in on for p in literal_parts(k)]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "format":
+            return literal_parts(value.func.value)
+    return []
+
+
+def _false(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value in (False, 0, "off", "OFF")

@@ -10,6 +10,7 @@ import dataclasses
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_file
+from ms_fmk_transplt.engine.rules.tf.gpu_only_apis import CUDNN_RNN, NCCL, TENSORRT
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
 from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
@@ -43,7 +44,9 @@ CUSTOM_KERNEL = declare(
 
 # rules whose rows are folded into one per file and API (engine/migrate.py): a TF 2.x file
 # reading hvd.rank() sixteen times, a Keras model subclassing a listed layer in every class
-TF_FOLDED_PER_API = frozenset({UNSUPPORTED_API, CUSTOM_KERNEL, DISTRIBUTED_API, GPU_SETTING})
+TF_FOLDED_PER_API = frozenset(
+    {UNSUPPORTED_API, CUSTOM_KERNEL, DISTRIBUTED_API, GPU_SETTING, NCCL, CUDNN_RNN, TENSORRT}
+)
 
 
 class TfApiRows(SpanConcern):

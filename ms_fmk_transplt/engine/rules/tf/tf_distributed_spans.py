@@ -47,9 +47,12 @@ HOROVOD = declare(
 DISTRIBUTED_API = declare(
     "tf.distributed_api",
     "a Horovod or tf.distribute API without a direct adapter counterpart: one row",
-    "Horovod's collectives (`allreduce`, `broadcast`, ...), its callbacks and TF 2.x "
-    "`tf.distribute` strategies are left as written and listed with the adapter's way to do the "
-    "same (npu_bridge.hccl's hccl_ops, npu_device.distribute).",
+    "Horovod's collectives (`allreduce`, `broadcast`, ...), its callbacks, TF 2.x "
+    "`tf.distribute` strategies and the `tf.contrib.distribute` strategies without an NPU "
+    "counterpart (`OneDeviceStrategy`, `ParameterServerStrategy`: the adapter's ps mode takes "
+    "`tf.distribute.experimental.ParameterServerStrategy` as `NPURunConfig(distribute=...)`, "
+    "tf_adapter/python/npu_bridge/estimator/npu/npu_config.py) are left as written and listed "
+    "with the adapter's way to do the same (npu_bridge.hccl's hccl_ops, npu_device.distribute).",
     kind=OPEN_WORK,
 )
 DISTRIBUTE_STRATEGY = declare(
@@ -57,7 +60,12 @@ DISTRIBUTE_STRATEGY = declare(
     "`tf.distribute.MirroredStrategy()` -> `npu_strategy.NPUStrategy()` (TF 1.x Estimator code)",
     "In TF 1.x code (an Estimator's train_distribute) the adapter's strategy is "
     "`npu_strategy.NPUStrategy()`: one process per NPU, gradients all-reduced over HCCL. The "
-    "strategy's arguments (devices, cross_device_ops) are GPU placement and are dropped.",
+    "strategy's arguments (devices, cross_device_ops) are GPU placement and are dropped. "
+    "`tf.contrib.distribute`'s `MirroredStrategy` and `CollectiveAllReduceStrategy` are "
+    "replaced the same way: `NPURunConfig` hands `train_distribute` to the Estimator unchanged "
+    "(tf_adapter/python/npu_bridge/estimator/npu/npu_config.py), so a GPU strategy would reach "
+    "it, and the adapter's porting tool (convert_tf2npu/ast_impl.py) replaces any "
+    "`*.MirroredStrategy(...)` call by `npu_strategy.NPUStrategy()`.",
     caveat="NPUStrategy runs one process per NPU: launch the script once per device with the "
     "rank table (RANK_TABLE_FILE, RANK_ID, RANK_SIZE); the GPU strategy's arguments are dropped",
 )
