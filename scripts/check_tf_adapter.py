@@ -146,7 +146,9 @@ def written_names(migration: dict[str, object]) -> tuple[set[str], set[str]]:
     bridge.update(e["call"] for e in raw["npu_ops"].values())
     bridge.update(raw["loss_scale_tf1"].values())
     device = {p for p in raw["loss_scale"].values()}
-    device.update(e["call"] for e in raw["horovod_tf2"].values() if isinstance(e, dict))
+    device.update(
+        e.get("call", e.get("advise")) for e in raw["horovod_tf2"].values() if isinstance(e, dict)
+    )
     device.add(raw["npu_device_open"].split("(")[0])
     return bridge, device
 

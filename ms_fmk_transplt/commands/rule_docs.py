@@ -15,6 +15,8 @@ from unittest import mock
 
 from ms_fmk_transplt.catalogue.rule_catalog import ADVICE, CHANGE, NOTICE, OPEN_WORK, RULES, Rule
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine.program_facts import MODULE_LEVEL, Program, ProgramFacts
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules.family_exports import joined_advice
 from ms_fmk_transplt.engine.rules.registry import family_modules
 from ms_fmk_transplt.events import FileResult, Notice, Operation
@@ -55,6 +57,7 @@ OPTION_KEYS = {
     "rank_guards",
     "target_version",
     "kit",
+    "tf_program",  # {"style": ..., "found_by": ...}: what a program model says of the case
     "npu_options",  # {name: value}: --npu-option, typed as the command line's are
 }
 EXPECT = {
@@ -105,9 +108,26 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         distributed_target=data.get("distributed"),
         rank_guards=data.get("rank_guards", True),
         kit=data.get("kit", ""),
+        project=_tf_program(case.name, data["tf_program"]) if "tf_program" in data else None,
         npu_options=tuple(data.get("npu_options", {}).items()),
     )
     return options, data.get("fault", "")
+
+
+def _tf_program(name: str, program: dict[str, str]) -> ProjectFacts:
+    """The facts of a run whose program model makes the case the entry of a TF 2.x program
+    (found as ``found_by`` says) in the TensorFlow ``style`` given (tf2_compat: compat.v1
+    graph code), as program_model.build_programs would for a project around it."""
+    style, found_by = program["style"], program["found_by"]
+    entry = Program(name, found_by, "tensorflow", "2", "fixture sidecar", 1)
+    compat = style == "tf2_compat" and not found_by.startswith(MODULE_LEVEL)
+    facts = ProgramFacts(
+        (entry,),
+        {name: (style, "fixture sidecar")},
+        frozenset([name] if style == "tf2" else []),
+        compat_entries=frozenset([name] if compat else []),
+    )
+    return ProjectFacts(programs=facts)
 
 
 def fixture_version(case: Path) -> str:

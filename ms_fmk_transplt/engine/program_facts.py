@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MODULE_LEVEL = "module-level code"  # how a TensorFlow module nobody imports is an entry
+
 
 @dataclass(frozen=True)
 class Program:
@@ -45,6 +47,9 @@ class FileProgram:
     horovod: dict[str, str]  # parameters a caller passes Horovod in -> its kind ("tf1"/"keras")
     passes_horovod: tuple[str, ...]  # where the file passes Horovod on as a value
     compat_entry: bool = False  # the entry of a TF 2.x program running compat.v1 graph code
+    # a TF 2.x compat.v1 module nobody imports, an entry by its module-level code only (a
+    # library registering its classes): the compat mode is its importer's to turn on
+    compat_library: bool = False
     program_entry: bool = False  # the entry of a TensorFlow program (either version)
 
 
@@ -80,6 +85,8 @@ class ProgramFacts:
             self.horovod_params.get(path, {}),
             self.horovod_passed.get(path, ()),
             path in self.compat_entries,
+            self.style(path) == "tf2_compat"
+            and any(p.entry == path and p.found_by.startswith(MODULE_LEVEL) for p in self.programs),
             path in self.tf_entries(),
         )
 

@@ -24,7 +24,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from ms_fmk_transplt.engine.program_facts import Program, ProgramFacts
+from ms_fmk_transplt.engine.program_facts import MODULE_LEVEL, Program, ProgramFacts
 from ms_fmk_transplt.engine.rules.family_exports import Evidence, receiving_parameter
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.project_files import (
@@ -301,7 +301,7 @@ def build_programs(
     imported = {target for targets in graph.values() for target in targets}
     for path in sorted(tf_files - imported - set(entries)):
         if "script" in evidence[path]:
-            entries[path] = f"module-level code (line {evidence[path]['script'][1]})"
+            entries[path] = f"{MODULE_LEVEL} (line {evidence[path]['script'][1]})"
     programs: list[Program] = []
     versions: dict[str, dict[str, str]] = {}  # TF file -> {entry: version}
     reasons: dict[str, str] = {}
@@ -337,10 +337,11 @@ def build_programs(
             why = f"its own code: {why}"
         styles[path] = (_style(version or "1", path, evidence), why)
     horovod, passed = _horovod_flow(scanned, index)
-    compat = {
+    compat = {  # (a module nobody imports, an entry by its module-level code, is a library)
         p.entry
         for p in programs
         if p.version == "2" and styles.get(p.entry, ("",))[0] == "tf2_compat"
+        if not p.found_by.startswith(MODULE_LEVEL)
     }
     return ProgramFacts(
         tuple(programs),

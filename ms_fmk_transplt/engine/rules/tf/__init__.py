@@ -7,6 +7,7 @@ from ms_fmk_transplt.engine.rules.tf.adapter_import import finish
 from ms_fmk_transplt.engine.rules.tf.adapter_options import TfOptionSpans
 from ms_fmk_transplt.engine.rules.tf.estimator_spans import TfEstimatorSpans
 from ms_fmk_transplt.engine.rules.tf.gpu_only_apis import TfGpuOnlyApis
+from ms_fmk_transplt.engine.rules.tf.gpu_probes import TfGpuProbes
 from ms_fmk_transplt.engine.rules.tf.npu_ops_spans import TfNpuOpsSpans
 from ms_fmk_transplt.engine.rules.tf.session_spans import TfSessionSpans
 from ms_fmk_transplt.engine.rules.tf.tf_api_rows import TfApiRows, fold
@@ -32,6 +33,7 @@ FAMILY = Family(
         "horovod_values",
         "horovod_shutdown",
         "tpu_estimator",
+        "gpu_probes",
     ),
     (TF_MIGRATION, TF_ADAPTER),
     (
@@ -42,6 +44,7 @@ FAMILY = Family(
         TfNpuOpsSpans,
         TfOptionSpans,
         TfApiRows,
+        TfGpuProbes,
         TfGpuOnlyApis,
     ),
     framework="tensorflow",

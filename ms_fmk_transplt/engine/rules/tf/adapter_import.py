@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import ast
 
-from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, declare
+from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements, option_set
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import horovod_import_rows
-from ms_fmk_transplt.engine.rules.tf.tf_edits import literal
+from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY, literal
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
+from ms_fmk_transplt.tables.unsupported_table import Entry
 
 ADAPTER_IMPORT = declare(
     "tf.adapter_import",
@@ -31,8 +32,9 @@ ADAPTER_IMPORT = declare(
     "`tf.compat.v1` (the program model decides: its pin, else the names its code uses) gets the "
     "TF 2.x adapter's form instead, as the adapter's compat.v1 porting guide writes it: `import "
     "npu_device`, `from npu_device.compat.v1.npu_init import *`, `npu_device.compat.enable_v1()` "
-    "(npu_bridge exists only for TF 1.15). It is bookkeeping: the conversion rate does not count "
-    "it.",
+    "(npu_bridge exists only for TF 1.15; the last only at a program's entry, and not where "
+    "eager-only code runs or in a library module nobody imports: tf.compat_mode). It is "
+    "bookkeeping: the conversion rate does not count it.",
     bookkeeping=True,
     fixed=INSERTED_LINES,
 )
@@ -50,6 +52,60 @@ NPU_DEVICE = declare(
     "device opens. A file that opens it already is left alone; a TF 1.x program (a pin, a TF "
     "1.x-only name such as `tf.random_uniform`) gets none.",
     fixed=INSERTED_LINES,
+)
+
+
+def compat_mode_row(ctx: SpanContext) -> bool:
+    """Whether a TF 2.x file running compat.v1 graph code that would turn the compat mode on
+    cannot (a row instead): it runs eager code too (``.numpy()``, ``tf.function``, ...), which
+    ``enable_v1()``'s ``disable_v2_behavior()`` breaks at import, or it is a library module
+    nobody imports (its importer's entry is where the mode goes)."""
+    tf = tf_of(ctx)
+    if tf is None or tf.style != "tf2_compat" or not (tf.enables_compat or tf.compat_library):
+        return False
+    data = ctx.source.data
+    markers = ctx.tables.tf_migration.raw["eager_markers"]
+    found = sorted((data.find(m.encode()), m) for m in markers if m.encode() in data)
+    if found:
+        at, marker = found[0]
+        line = data.count(b"\n", 0, at) + 1
+        tip = COMPAT_EAGER.format(marker=marker)
+    elif tf.compat_library:
+        line, tip = 1, COMPAT_LIBRARY
+    else:
+        return False
+    entry = Entry("npu_device.compat.enable_v1", CATEGORY, "manual", tip)
+    ctx.unsupported((line, line), entry.key, entry, f"{entry.key}: {tip}", COMPAT_MODE)
+    return True
+
+
+COMPAT_MODE = declare(
+    "tf.compat_mode",
+    "a TF 2.x file running compat.v1 graph code where `npu_device.compat.enable_v1()` cannot go: "
+    "one row",
+    "`npu_device.compat.enable_v1()` calls `tf.compat.v1.disable_v2_behavior()` when it runs "
+    "(tf_adapter_2.x npu_device/npu_device.py), so eager-only code after it fails (`.numpy()` "
+    "of a tensor, a branch on `tf.executing_eagerly()`, `run_functions_eagerly`; `tf.function` "
+    "and `GradientTape` still run, in the graph). An entry of a TF 2.x program "
+    "whose own code runs compat.v1 graph code gets it (tf.adapter_import), unless the file runs "
+    "such eager code too: then it is not inserted and this row says where the eager code "
+    "starts. A module nobody imports that the program model takes for an entry only by its "
+    "module-level calls (a library registering its classes) gets none either: the compat mode "
+    "is its importer's to turn on, and this row says so.",
+    kind=OPEN_WORK,
+)
+COMPAT_EAGER = (
+    "this file runs TF 1.x graph code through tf.compat.v1 and eager code too ({marker} on this "
+    "line): npu_device.compat.enable_v1() (disable_v2_behavior() at import, tf_adapter_2.x "
+    "npu_device/npu_device.py) would break the eager part, so it is not inserted; run the graph "
+    "part in a process that calls npu_device.compat.enable_v1() first, or port it to TF 2.x "
+    "(npu_device.open())"
+)
+COMPAT_LIBRARY = (
+    "a library module running TF 1.x graph code through tf.compat.v1 that no file of the "
+    "project imports: npu_device.compat.enable_v1() is not inserted here; the program that "
+    "imports it calls it at its entry, before any TensorFlow code runs, unless that program "
+    "runs eager code (enable_v1 disables it)"
 )
 
 
@@ -91,11 +147,12 @@ class TfAdapterInsert(TorchNpuInsert):
         opening: list[tuple[str, str, str]] = []
         if tf.needs_adapter and tf.style == "tf2_compat":
             if b"npu_device.compat" not in data:
+                enable = not compat_mode_row(ctx) and tf.enables_compat
                 inserted += [
                     (line, ADAPTER_IMPORT, f"{line} inserted (TF 2.x running compat.v1 code)")
                     for line in self.table.tf2_compat_import
                     if line != "import npu_device" or not self._imports_npu_device()
-                    if tf.enables_compat or not line.endswith("enable_v1()")
+                    if enable or not line.endswith("enable_v1()")
                 ]
         elif tf.needs_adapter and b"npu_bridge" not in data:
             statement = self.table.text("adapter_import")

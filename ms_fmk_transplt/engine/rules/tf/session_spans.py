@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
+from ms_fmk_transplt.engine.rules.tf.gpu_probes import config_reset, probe_tip
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
@@ -147,7 +148,13 @@ class TfSessionSpans(SpanConcern):
             self._other_session(node, name)
         setting = self.table.gpu_settings.get(name)
         if setting is not None and self._applies(node, setting):
+            probed = probe_tip(ctx, node) if name.endswith(".list_physical_devices") else None
+            if probed is not None:  # a branch on it or a division by its length
+                setting = Setting(probed[0], probed[1])
             self._row(node, short(name), setting)
+        reset = config_reset(ctx, node)
+        if reset is not None:  # the NpuOptimizer npu_config_proto() added is wiped
+            tf_row(ctx, node, GPU_SETTING, reset[0], "manual", reset[1])
         for kw in node.keywords:
             kw_setting = self.table.gpu_keywords.get(kw.arg or "")
             if kw_setting is None or not self._keyword_applies(kw, kw_setting):

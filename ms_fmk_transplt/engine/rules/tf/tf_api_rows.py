@@ -5,6 +5,7 @@ TF 2.6, rules/tf_adapter.json ``api_support``) and custom GPU kernel libraries: 
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Folding
@@ -99,11 +100,12 @@ class TfApiRows(SpanConcern):
         lists say (they miss ``tf.contrib.tpu``)."""
         ctx = self.ctx
         name = tf_qname(ctx, node)
-        tip = self.tpu.get(name) or next(
-            (t for p, t in self.tpu.items() if p.endswith(".") and name.startswith(p)), None
-        )
+        prefix = next((p for p in self.tpu if p.endswith(".") and name.startswith(p)), "")
+        tip = self.tpu.get(name) or self.tpu.get(prefix)
         if tip is None:
             return False
+        if name not in self.tpu and tf_facts(ctx).style == "tf2":  # not the NPUEstimator path
+            tip = self.tables.tf_migration.raw["tf2_tips"][short(prefix)]
         if runs_without_tpu(ctx, node, name):
             return True  # (tf.tpu_estimator migrates the TPUEstimator: this runs as written)
         parent = ctx.parent(node)
@@ -131,5 +133,17 @@ class TfApiRows(SpanConcern):
 
 
 def fold(notices: list[Notice], done: Folding) -> list[Notice]:
-    """The family's rows folded (Family.fold): one row per file and API of TF_FOLDED_PER_API."""
-    return fold_rows_per_file(notices, TF_FOLDED_PER_API, done.migrated, by_api=True)
+    """The family's rows folded (Family.fold): one row per file and API of TF_FOLDED_PER_API,
+    manual when one of its uses is (a GPU list looped over, a caveat, and tested in a branch)."""
+    manual = {
+        (n.file, n.rule, n.api)
+        for n in notices
+        if n.open_work and n.rule in TF_FOLDED_PER_API and n.action == "manual"
+    }
+    folded = fold_rows_per_file(notices, TF_FOLDED_PER_API, done.migrated, by_api=True)
+    return [
+        dataclasses.replace(n, action="manual")
+        if n.open_work and n.action != "manual" and (n.file, n.rule, n.api) in manual
+        else n
+        for n in folded
+    ]

@@ -170,6 +170,10 @@ class TfDistributedSpans(SpanConcern):
         entry = table.get(func.attr)
         if isinstance(func.value, ast.Attribute):  # hvd.callbacks.X, hvd.elastic.run, ...
             entry = table.get(func.value.attr)
+        if isinstance(entry, dict) and "advise" in entry:  # allreduce, broadcast_variables
+            tip = _collective_tip(ctx, node, entry)
+            tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
+            return
         if not isinstance(entry, dict):
             tip = str(entry if entry is not None else table["*"])
             tf_row(ctx, node, DISTRIBUTED_API, api, "manual", tip)
@@ -262,6 +266,44 @@ def horovod_import_rows(ctx: SpanContext) -> None:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
         if any(n and n.split(".")[0] == "horovod" for n in names):
             tf_row(ctx, node, HOROVOD_IMPORT, "horovod", "caveat", tip)
+
+
+_REDUCTIONS = {"Average": '"mean"', "Sum": '"sum"'}
+_NO_COUNTERPART = ("compression", "name", "device_dense", "device_sparse", "process_set")
+
+
+def _collective_tip(ctx: SpanContext, node: ast.Call, entry: dict[str, str]) -> str:
+    """The tip of a TF 2.x Horovod collective with an npu_device counterpart
+    (``hvd.allreduce`` -> ``all_reduce``, ``hvd.broadcast_variables`` -> ``broadcast``), its
+    reduction or root rank read from the call's arguments."""
+    args = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+    call = entry["advise"]
+    if call.endswith("broadcast"):
+        root = args.get("root_rank", node.args[1] if len(node.args) > 1 else None)
+        shown = ctx.snippet(root) if root is not None and len(ctx.snippet(root)) < 40 else "..."
+        return entry["tip"].format(call=call, root=shown)
+    average = args.get("average", node.args[1] if len(node.args) > 1 else None)
+    reduction, why = _reduction(ctx, args.get("op"), average)
+    dropped = [f"{k}=" for k in sorted(args) if k in _NO_COUNTERPART]
+    extra = f"; drop {', '.join(dropped)}: no counterpart" if dropped else ""
+    return entry["tip"].format(call=call, reduction=reduction, why=why, extra=extra)
+
+
+def _reduction(ctx: SpanContext, op: ast.expr | None, average: ast.expr | None) -> tuple[str, str]:
+    """The all_reduce reduction of Horovod's ``op=`` / ``average=`` (Average when neither is
+    given), and why."""
+    if op is not None:
+        name = (ctx.qname(op) or "").rsplit(".", 1)[-1]
+        if name in _REDUCTIONS:
+            return _REDUCTIONS[name], f"op={name}"
+        if name == "Adasum":
+            return '"mean"', "op=Adasum has no HCCL counterpart; mean is op=Average"
+        return '"mean" for Average, "sum" for Sum', "op is not a constant here"
+    if isinstance(average, ast.Constant) and average.value in (True, False):
+        return ('"mean"', "average=True") if average.value else ('"sum"', "average=False")
+    if average is not None and not (isinstance(average, ast.Constant) and average.value is None):
+        return '"mean" when average is true, else "sum"', "average is not a constant here"
+    return '"mean"', "Horovod's default op, Average"
 
 
 def _root(func: ast.expr) -> ast.Name | None:

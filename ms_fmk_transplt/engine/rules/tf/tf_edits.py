@@ -71,7 +71,12 @@ def tf_row(
     tip: str,
     message: str | None = None,
 ) -> None:
-    """An open-work row (manual or caveat) of the family."""
+    """An open-work row (manual or caveat) of the family; in a TF 2.x (npu_device) file, with
+    the TF 2.x form of the tip where the table has one (``tf2_tips``: NPURunConfig and session
+    options are the TF 1.x adapter's)."""
+    tf = tf_of(ctx)
+    if tf is not None and tf.style == "tf2":
+        tip = ctx.tables.tf_migration.raw["tf2_tips"].get(api, tip)
     entry = Entry(api, CATEGORY, action, tip)
     ctx.unsupported(ctx.lines(node), api, entry, message or f"{api}: {tip}", rule)
 

@@ -56,6 +56,7 @@ class TfFile:
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
+    compat_library: bool = False  # compat.v1 code of a module nobody imports (FileProgram)
     # the TensorFlow a notebook runs on, as the program model decided it ("": its style's)
     runtime: str = ""
     program_entry: bool = False  # the program model's entry of a TensorFlow program
@@ -181,6 +182,7 @@ def tf_file(
         imports_tf=is_tf,
         passes_horovod=program.passes_horovod if program is not None else (),
         enables_compat=program.compat_entry if program is not None else True,
+        compat_library=program.compat_library if program is not None else False,
         calls_initialize_system=b"initialize_system" in source,
         computes=any(m in source for m in table.tf2_markers),
         torch=torch,
