@@ -19,6 +19,8 @@ FAMILY = Family(
         "estimator_spans",
         "session_spans",
         "tf_distributed_spans",
+        "tf_batches",
+        "tf_pipelines",
         "npu_ops_spans",
         "adapter_options",
         "tf_api_rows",
