@@ -17,6 +17,7 @@ FAMILY = Family(
     "span",
     (
         "estimator_spans",
+        "run_config_checkpoints",
         "session_spans",
         "tf_distributed_spans",
         "tf_batches",
