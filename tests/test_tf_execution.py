@@ -181,6 +181,65 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "ok",
         "(b'allow_mix_precision', 1)",
     ),
+    "estimator_without_config": (
+        "from npu_bridge.npu_init import *\n"
+        "def model_fn(features, labels, mode): pass\n"
+        "NPUEstimator(model_fn=model_fn)",
+        "ValueError",
+        "NPURunConfig",
+    ),
+    "run_config_checkpoints_every_100_steps": (
+        "from npu_bridge.npu_init import *\n"
+        "result = [(c.save_checkpoints_steps, c.save_checkpoints_secs) for c in"
+        " (NPURunConfig(), NPURunConfig(save_checkpoints_steps=None),"
+        " NPURunConfig(save_checkpoints_secs=60),"
+        " tf.estimator.RunConfig(save_checkpoints_steps=None))]",
+        "ok",
+        "[(100, None), (100, None), (None, 60), (None, None)]",
+    ),
+    "estimator_takes_replaced_run_config": (
+        "from npu_bridge.npu_init import *\n"
+        "import tempfile\n"
+        "def model_fn(features, labels, mode): pass\n"
+        "config = NPURunConfig(model_dir=tempfile.mkdtemp(), save_checkpoints_steps=None,"
+        " save_checkpoints_secs=None, precision_mode='allow_mix_precision')"
+        ".replace(save_checkpoints_steps=None, save_checkpoints_secs=None)\n"
+        "est = NPUEstimator(model_fn=model_fn, config=config)\n"
+        "c = est.config\n"
+        "result = (type(c).__name__, c.save_checkpoints_steps, c.save_checkpoints_secs,"
+        " c.npu_options)",
+        "ok",
+        "('NPURunConfig', None, None, {'precision_mode': 'allow_mix_precision'})",
+    ),
+    "loss_scale_dynamic_string": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 'dynamic')",
+        "TypeError",
+        "must be a bool, but got: 'dynamic'",
+    ),
+    "loss_scale_dynamic_number": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer(tf.keras.optimizers.SGD(0.1),"
+        " dynamic=128)",
+        "TypeError",
+        "must be a bool, but got: 128",
+    ),
+    "loss_scale_graph_optimizer": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer("
+        "tf.compat.v1.train.GradientDescentOptimizer(0.1))",
+        "TypeError",
+        "inner_optimizer",
+    ),
+    "loss_scale_bool_forms": (
+        "import npu_device, tensorflow as tf\n"
+        "new = npu_device.train.optimizer.NpuLossScaleOptimizer\n"
+        "fixed = new(tf.keras.optimizers.SGD(0.1), dynamic=False, initial_scale=64)\n"
+        "dynamic = new(tf.keras.optimizers.SGD(0.1), True)\n"
+        "result = (fixed.dynamic, float(fixed.loss_scale), dynamic.dynamic)",
+        "ok",
+        "(False, 64.0, True)",
+    ),
     "npu_device_unknown_option": (
         "import npu_device\nnpu_device.global_options().precison_mode = 'allow_mix_precision'",
         "ValueError",
