@@ -4,7 +4,8 @@ of the Ascend TF adapter (tests/standin/npu_bridge, tests/standin/npu_device).
 (a) the double itself: it validates the adapter options it receives against the option table and
     refuses sessions and estimators the migration left without the NPU configuration;
 (b) each TF project fixture: the original on plain TensorFlow and the migrated script under the
-    double print the same final loss, and the double's log shows the NPU calls in order.
+    double print the same final loss (and the same counts: evaluation examples, loss scale, ...),
+    and the double's log shows the NPU calls in order.
 
 TensorFlow is imported only in the subprocesses (one per script; never in the pytest process).
 """
@@ -38,9 +39,13 @@ GOLDEN = ROOT / "fixtures" / "expected"  # the tool's migrated projects (test_pr
 FINAL = re.compile(r"^final loss ([0-9.eE+-]+)$", re.M)
 SCRIPTS = {
     "tf_estimator": "train_estimator.py",
+    "tf_estimator_eval": "train_eval.py",
     "tf_session": "train_session.py",
     "tf_keras": "train_keras.py",
+    "tf_keras_amp": "train_amp.py",
 }
+# what a script prints besides its final loss, which the migrated run must print the same
+REPORTED = re.compile(r"^(?:eval examples|predictions|prediction checkpoints|loss scale) .*$", re.M)
 
 
 def tf_env(standin: bool, log: Path | None = None) -> dict[str, str]:
@@ -350,19 +355,31 @@ def tool_output(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def original_losses(tmp_path_factory) -> dict[str, float]:
+def original_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     """Each original on plain TensorFlow (no double on the path)."""
     cwd = tmp_path_factory.mktemp("original")
     return {
-        name: final_loss(run_python([str(PROJECTS / name / script)], cwd, tf_env(standin=False)))
+        name: run_python([str(PROJECTS / name / script)], cwd, tf_env(standin=False))
         for name, script in SCRIPTS.items()
     }
 
 
+@pytest.fixture(scope="module")
+def original_losses(original_runs: dict[str, subprocess.CompletedProcess]) -> dict[str, float]:
+    return {name: final_loss(proc) for name, proc in original_runs.items()}
+
+
 EXPECTED_EVENTS = {
     "tf_estimator": ["NPURunConfig", "NPUEstimator", "NPUEstimatorSpec", "session"],
+    "tf_estimator_eval": ["NPURunConfig", "NPUEstimator", "NPUEstimatorSpec", "session"],
     "tf_session": ["npu_ops.dropout", "npu_config_proto", "session"],
     "tf_keras": [
+        "npu_device.open",
+        "npu_device.as_default",
+        "keras.first_layer",
+        "npu_device.train.optimizer.NpuLossScaleOptimizer",
+    ],
+    "tf_keras_amp": [
         "npu_device.open",
         "npu_device.as_default",
         "keras.first_layer",
@@ -371,7 +388,9 @@ EXPECTED_EVENTS = {
 }
 
 
-def assert_migrated_run(script: Path, name: str, cwd: Path, original: float) -> None:
+def assert_migrated_run(
+    script: Path, name: str, cwd: Path, original: float
+) -> subprocess.CompletedProcess:
     log = cwd / "standin_log.jsonl"
     proc = run_python([str(script)], cwd, tf_env(standin=True, log=log))
     assert final_loss(proc) == pytest.approx(original, rel=1e-6)
@@ -379,15 +398,39 @@ def assert_migrated_run(script: Path, name: str, cwd: Path, original: float) -> 
     assert "session.refused" not in events and "option.rejected" not in events
     firsts = [events.index(e) for e in EXPECTED_EVENTS[name]]  # ValueError names a missing one
     assert firsts == sorted(firsts), events
+    return proc
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_tool_migrated_matches_original(
-    tool_output: Path, original_losses: dict[str, float], tmp_path: Path, name: str
+    tool_output: Path,
+    original_runs: dict[str, subprocess.CompletedProcess],
+    original_losses: dict[str, float],
+    tmp_path: Path,
+    name: str,
 ) -> None:
     script = tool_output / f"{name}_msft" / SCRIPTS[name]
     assert script.read_bytes() != (PROJECTS / name / SCRIPTS[name]).read_bytes()
-    assert_migrated_run(script, name, tmp_path, original_losses[name])
+    proc = assert_migrated_run(script, name, tmp_path, original_losses[name])
+    assert REPORTED.findall(proc.stdout) == REPORTED.findall(original_runs[name].stdout)
+
+
+def test_evaluation_keeps_its_last_batch(
+    tool_output: Path, original_runs: dict[str, subprocess.CompletedProcess]
+) -> None:
+    """tf_estimator_eval: 100 examples batched by 32. The training pipeline got
+    drop_remainder=True, the evaluation and prediction pipelines did not (all 100 examples seen,
+    not 96), and the prediction config's checkpoints stayed off (NPURunConfig would save every
+    100 steps): the original prints these counts, and test_tool_migrated_matches_original
+    checks that the migrated run under the double prints the same."""
+    name = "tf_estimator_eval"
+    migrated = tool_output / f"{name}_msft" / SCRIPTS[name]
+    source = migrated.read_text(encoding="utf-8")
+    assert source.count("drop_remainder=True") == 1
+    assert ".repeat().batch(batch_size, drop_remainder=True)" in source
+    expected = ["eval examples 100", "predictions 100", "prediction checkpoints None None"]
+    assert REPORTED.findall(original_runs[name].stdout) == expected
+    assert ".replace(save_checkpoints_steps=None, save_checkpoints_secs=None)" in source
 
 
 def test_unmigrated_session_is_refused(tmp_path: Path) -> None:
