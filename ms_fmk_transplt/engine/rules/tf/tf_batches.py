@@ -9,6 +9,7 @@ import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.tf_edits import add_keywords, raw_qname, tf_record, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.rules.tf.tf_pipelines import (
     TRAIN,
     context_role,
@@ -69,7 +70,7 @@ class Batches:
     def __init__(self, ctx: SpanContext, table: TfMigrationTable) -> None:
         self.ctx = ctx
         self.table = table
-        self._roles: tuple[int, dict[str, str]] | None = None
+        self._roles: dict[str, str] | None = None  # (the whole file's: all its pieces)
 
     def is_batch(self, name: str, func: ast.Attribute) -> bool:
         return func.attr in ("batch", "padded_batch") or name in _MAP_AND_BATCH
@@ -140,10 +141,10 @@ class Batches:
         return ""
 
     def _file_roles(self) -> dict[str, str]:
-        module = self.ctx.scopes.module
-        if self._roles is None or self._roles[0] != id(module):
-            self._roles = (id(module), file_roles(module))
-        return self._roles[1]
+        if self._roles is None:
+            tf = tf_of(self.ctx)
+            self._roles = file_roles(tf.function_uses) if tf is not None else {}
+        return self._roles
 
 
 def _root(func: ast.expr) -> ast.Name | None:

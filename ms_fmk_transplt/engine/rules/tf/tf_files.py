@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from ms_fmk_transplt.engine.program_facts import FileProgram
+from ms_fmk_transplt.engine.rules.tf.tf_pipelines import function_uses
 from ms_fmk_transplt.safety.chunks import parse_piece
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
@@ -51,6 +52,8 @@ class TfFile:
     from_programs: bool = False
     imports_tf: bool = True  # False: an entry of a TF 2.x program whose TF calls are elsewhere
     passes_horovod: tuple[str, ...] = ()  # calls the file passes Horovod to as a value
+    # functions the file uses as training or evaluation input (tf_pipelines.function_uses)
+    function_uses: dict[str, set[str]] = field(default_factory=dict)
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
@@ -83,6 +86,7 @@ class TfFile:
             if self.main_guard is None and _is_main_guard(stmt):
                 first = stmt.body[0]  # type: ignore[attr-defined]
                 self.main_guard = (first.lineno, first.col_offset)
+        function_uses(tree, self.function_uses)
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):

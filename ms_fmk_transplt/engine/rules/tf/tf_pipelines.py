@@ -17,7 +17,9 @@ from collections.abc import Iterator
 TRAIN = "train"
 EVAL = "eval"  # evaluation, validation, test, prediction, inference, export
 
-_TRAIN_WORDS = frozenset({"train", "training", "trainer", "trains"})
+_TRAIN_WORDS = frozenset(
+    {"train", "training", "trainer", "trains", "pretrain", "pretraining", "finetune", "finetuning"}
+)
 _EVAL_WORDS = frozenset(
     {
         "eval",
@@ -64,11 +66,11 @@ def name_role(name: str) -> str | None:
     return TRAIN if train else EVAL
 
 
-def file_roles(module: ast.Module) -> dict[str, str]:
-    """The functions the file passes to an Estimator's train / evaluate / predict (or a
-    TrainSpec / EvalSpec) as input_fn, and those it calls with ``is_training=True/False`` or
-    ``mode=tf.estimator.ModeKeys.X``: name -> role (a name used in both roles is left out)."""
-    seen: dict[str, set[str]] = {}
+def function_uses(module: ast.Module, seen: dict[str, set[str]]) -> None:
+    """The functions (a piece of) the file passes to an Estimator's train / evaluate / predict
+    (or a TrainSpec / EvalSpec) as input_fn, and those it calls with ``is_training=True/False``
+    or ``mode=tf.estimator.ModeKeys.X``: name -> the roles they are used in, added to
+    ``seen``."""
     for node in ast.walk(module):
         if not isinstance(node, ast.Call):
             continue
@@ -84,6 +86,10 @@ def file_roles(module: ast.Module) -> dict[str, str]:
                 role = _keyword_role(keyword)
                 if role is not None:
                     seen.setdefault(called, set()).add(role)
+
+
+def file_roles(seen: dict[str, set[str]]) -> dict[str, str]:
+    """The role of each function the file uses in one role only (function_uses)."""
     return {name: next(iter(roles)) for name, roles in seen.items() if len(roles) == 1}
 
 
