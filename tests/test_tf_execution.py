@@ -4,7 +4,8 @@ of the Ascend TF adapter (tests/standin/npu_bridge, tests/standin/npu_device).
 (a) the double itself: it validates the adapter options it receives against the option table and
     refuses sessions and estimators the migration left without the NPU configuration;
 (b) each TF project fixture: the original on plain TensorFlow and the migrated script under the
-    double print the same final loss, and the double's log shows the NPU calls in order.
+    double print the same final loss (and the same counts: evaluation examples, loss scale, ...),
+    and the double's log shows the NPU calls in order.
 
 TensorFlow is imported only in the subprocesses (one per script; never in the pytest process).
 """
@@ -38,9 +39,13 @@ GOLDEN = ROOT / "fixtures" / "expected"  # the tool's migrated projects (test_pr
 FINAL = re.compile(r"^final loss ([0-9.eE+-]+)$", re.M)
 SCRIPTS = {
     "tf_estimator": "train_estimator.py",
+    "tf_estimator_eval": "train_eval.py",
     "tf_session": "train_session.py",
     "tf_keras": "train_keras.py",
+    "tf_keras_amp": "train_amp.py",
 }
+# what a script prints besides its final loss, which the migrated run must print the same
+REPORTED = re.compile(r"^(?:eval examples|predictions|prediction checkpoints|loss scale) .*$", re.M)
 
 
 def tf_env(standin: bool, log: Path | None = None) -> dict[str, str]:
@@ -180,6 +185,65 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "result = (params['precision_mode'].s, params['iterations_per_loop'].i)",
         "ok",
         "(b'allow_mix_precision', 1)",
+    ),
+    "estimator_without_config": (
+        "from npu_bridge.npu_init import *\n"
+        "def model_fn(features, labels, mode): pass\n"
+        "NPUEstimator(model_fn=model_fn)",
+        "ValueError",
+        "NPURunConfig",
+    ),
+    "run_config_checkpoints_every_100_steps": (
+        "from npu_bridge.npu_init import *\n"
+        "result = [(c.save_checkpoints_steps, c.save_checkpoints_secs) for c in"
+        " (NPURunConfig(), NPURunConfig(save_checkpoints_steps=None),"
+        " NPURunConfig(save_checkpoints_secs=60),"
+        " tf.estimator.RunConfig(save_checkpoints_steps=None))]",
+        "ok",
+        "[(100, None), (100, None), (None, 60), (None, None)]",
+    ),
+    "estimator_takes_replaced_run_config": (
+        "from npu_bridge.npu_init import *\n"
+        "import tempfile\n"
+        "def model_fn(features, labels, mode): pass\n"
+        "config = NPURunConfig(model_dir=tempfile.mkdtemp(), save_checkpoints_steps=None,"
+        " save_checkpoints_secs=None, precision_mode='allow_mix_precision')"
+        ".replace(save_checkpoints_steps=None, save_checkpoints_secs=None)\n"
+        "est = NPUEstimator(model_fn=model_fn, config=config)\n"
+        "c = est.config\n"
+        "result = (type(c).__name__, c.save_checkpoints_steps, c.save_checkpoints_secs,"
+        " c.npu_options)",
+        "ok",
+        "('NPURunConfig', None, None, {'precision_mode': 'allow_mix_precision'})",
+    ),
+    "loss_scale_dynamic_string": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 'dynamic')",
+        "TypeError",
+        "must be a bool, but got: 'dynamic'",
+    ),
+    "loss_scale_dynamic_number": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer(tf.keras.optimizers.SGD(0.1),"
+        " dynamic=128)",
+        "TypeError",
+        "must be a bool, but got: 128",
+    ),
+    "loss_scale_graph_optimizer": (
+        "import npu_device, tensorflow as tf\n"
+        "npu_device.train.optimizer.NpuLossScaleOptimizer("
+        "tf.compat.v1.train.GradientDescentOptimizer(0.1))",
+        "TypeError",
+        "inner_optimizer",
+    ),
+    "loss_scale_bool_forms": (
+        "import npu_device, tensorflow as tf\n"
+        "new = npu_device.train.optimizer.NpuLossScaleOptimizer\n"
+        "fixed = new(tf.keras.optimizers.SGD(0.1), dynamic=False, initial_scale=64)\n"
+        "dynamic = new(tf.keras.optimizers.SGD(0.1), True)\n"
+        "result = (fixed.dynamic, float(fixed.loss_scale), dynamic.dynamic)",
+        "ok",
+        "(False, 64.0, True)",
     ),
     "npu_device_unknown_option": (
         "import npu_device\nnpu_device.global_options().precison_mode = 'allow_mix_precision'",
@@ -330,19 +394,31 @@ def tool_output(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def original_losses(tmp_path_factory) -> dict[str, float]:
+def original_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     """Each original on plain TensorFlow (no double on the path)."""
     cwd = tmp_path_factory.mktemp("original")
     return {
-        name: final_loss(run_python([str(PROJECTS / name / script)], cwd, tf_env(standin=False)))
+        name: run_python([str(PROJECTS / name / script)], cwd, tf_env(standin=False))
         for name, script in SCRIPTS.items()
     }
 
 
+@pytest.fixture(scope="module")
+def original_losses(original_runs: dict[str, subprocess.CompletedProcess]) -> dict[str, float]:
+    return {name: final_loss(proc) for name, proc in original_runs.items()}
+
+
 EXPECTED_EVENTS = {
     "tf_estimator": ["NPURunConfig", "NPUEstimator", "NPUEstimatorSpec", "session"],
+    "tf_estimator_eval": ["NPURunConfig", "NPUEstimator", "NPUEstimatorSpec", "session"],
     "tf_session": ["npu_ops.dropout", "npu_config_proto", "session"],
     "tf_keras": [
+        "npu_device.open",
+        "npu_device.as_default",
+        "keras.first_layer",
+        "npu_device.train.optimizer.NpuLossScaleOptimizer",
+    ],
+    "tf_keras_amp": [
         "npu_device.open",
         "npu_device.as_default",
         "keras.first_layer",
@@ -351,7 +427,9 @@ EXPECTED_EVENTS = {
 }
 
 
-def assert_migrated_run(script: Path, name: str, cwd: Path, original: float) -> None:
+def assert_migrated_run(
+    script: Path, name: str, cwd: Path, original: float
+) -> subprocess.CompletedProcess:
     log = cwd / "standin_log.jsonl"
     proc = run_python([str(script)], cwd, tf_env(standin=True, log=log))
     assert final_loss(proc) == pytest.approx(original, rel=1e-6)
@@ -359,15 +437,39 @@ def assert_migrated_run(script: Path, name: str, cwd: Path, original: float) -> 
     assert "session.refused" not in events and "option.rejected" not in events
     firsts = [events.index(e) for e in EXPECTED_EVENTS[name]]  # ValueError names a missing one
     assert firsts == sorted(firsts), events
+    return proc
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_tool_migrated_matches_original(
-    tool_output: Path, original_losses: dict[str, float], tmp_path: Path, name: str
+    tool_output: Path,
+    original_runs: dict[str, subprocess.CompletedProcess],
+    original_losses: dict[str, float],
+    tmp_path: Path,
+    name: str,
 ) -> None:
     script = tool_output / f"{name}_msft" / SCRIPTS[name]
     assert script.read_bytes() != (PROJECTS / name / SCRIPTS[name]).read_bytes()
-    assert_migrated_run(script, name, tmp_path, original_losses[name])
+    proc = assert_migrated_run(script, name, tmp_path, original_losses[name])
+    assert REPORTED.findall(proc.stdout) == REPORTED.findall(original_runs[name].stdout)
+
+
+def test_evaluation_keeps_its_last_batch(
+    tool_output: Path, original_runs: dict[str, subprocess.CompletedProcess]
+) -> None:
+    """tf_estimator_eval: 100 examples batched by 32. The training pipeline got
+    drop_remainder=True, the evaluation and prediction pipelines did not (all 100 examples seen,
+    not 96), and the prediction config's checkpoints stayed off (NPURunConfig would save every
+    100 steps): the original prints these counts, and test_tool_migrated_matches_original
+    checks that the migrated run under the double prints the same."""
+    name = "tf_estimator_eval"
+    migrated = tool_output / f"{name}_msft" / SCRIPTS[name]
+    source = migrated.read_text(encoding="utf-8")
+    assert source.count("drop_remainder=True") == 1
+    assert ".repeat().batch(batch_size, drop_remainder=True)" in source
+    expected = ["eval examples 100", "predictions 100", "prediction checkpoints None None"]
+    assert REPORTED.findall(original_runs[name].stdout) == expected
+    assert ".replace(save_checkpoints_steps=None, save_checkpoints_secs=None)" in source
 
 
 def test_unmigrated_session_is_refused(tmp_path: Path) -> None:

@@ -20,8 +20,11 @@ FAMILY = Family(
     "span",
     (
         "estimator_spans",
+        "run_config_checkpoints",
         "session_spans",
         "tf_distributed_spans",
+        "tf_batches",
+        "tf_pipelines",
         "npu_ops_spans",
         "adapter_options",
         "tf_api_rows",

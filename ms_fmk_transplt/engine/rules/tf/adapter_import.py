@@ -154,9 +154,13 @@ class TfAdapterInsert(TorchNpuInsert):
                     if line != "import npu_device" or not self._imports_npu_device()
                     if enable or not line.endswith("enable_v1()")
                 ]
-        elif tf.needs_adapter and b"npu_bridge" not in data:
+        elif tf.needs_adapter and not self._imports_npu_bridge():
             statement = self.table.text("adapter_import")
             inserted.append((statement, ADAPTER_IMPORT, f"{statement} inserted"))
+        elif tf.needs_npu_device and tf.style == "tf2_compat" and not self._imports_npu_device():
+            # (TF 2.x compat.v1 code a change names npu_device in: NpuLossScaleOptimizer)
+            statement = self.table.text("npu_device_import")
+            inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
         if tf.style == "tf2" and (tf.entry or tf.needs_npu_device):
             if not self._imports_npu_device():
                 statement = self.table.text("npu_device_import")
@@ -228,6 +232,12 @@ class TfAdapterInsert(TorchNpuInsert):
                 if any(self._root_is(node, root) for node in line.imports for root in roots):
                     return i + 1  # (after a compound statement holding it: a try block)
         return None
+
+    def _imports_npu_bridge(self) -> bool:
+        """An import of the adapter (a comment or string naming it is none)."""
+        return any(
+            self._root_is(node, "npu_bridge") for line in self.lines for node in line.imports
+        )
 
     def _imports_npu_device(self) -> bool:
         return any(

@@ -1,8 +1,9 @@
 """Span pass, TensorFlow Estimators onto the adapter's: ``tf.estimator.RunConfig`` ->
 ``NPURunConfig`` (positional arguments named, arguments it does not take reported, the
 ``--npu-option`` values added), ``Estimator`` -> ``NPUEstimator``, ``EstimatorSpec`` ->
-``NPUEstimatorSpec``, a canned Estimator's config through ``npu_run_config_init`` (rules
-tf.run_config, tf.run_config_argument, tf.estimator, tf.canned_estimator, declared here)."""
+``NPUEstimatorSpec``, a canned Estimator's config through ``npu_run_config_init``, checkpoints
+kept off (run_config_checkpoints.py) (rules tf.run_config, tf.run_config_argument, tf.estimator,
+tf.canned_estimator, declared here)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
+from ms_fmk_transplt.engine.rules.tf.run_config_checkpoints import checkpoint_settings
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     literal,
@@ -35,8 +37,12 @@ RUN_CONFIG = declare(
     "dump and profiling configs, ...). The call keeps its arguments; positional ones are given "
     "their names (NPURunConfig's first parameter is iterations_per_loop, not model_dir); options "
     "given with `--npu-option NAME=VALUE` are added as keywords. An Estimator created without a "
-    "config gets `config=NPURunConfig()` (NPUEstimator refuses none). `from npu_bridge.npu_init "
-    "import *` provides the name (tf.adapter_import).",
+    "config gets `config=NPURunConfig()` (NPUEstimator refuses none). A RunConfig whose "
+    "checkpoints are off as written (`save_checkpoints_steps` and `save_checkpoints_secs` None, "
+    "or one None and the other not given) gets `.replace(save_checkpoints_steps=None, "
+    "save_checkpoints_secs=None)` after the call: NPURunConfig would save every 100 steps "
+    "(tf.run_config_checkpoints says why). `from npu_bridge.npu_init import *` provides the "
+    "name (tf.adapter_import).",
 )
 RUN_CONFIG_ARGUMENT = declare(
     "tf.run_config_argument",
@@ -146,6 +152,7 @@ class TfEstimatorSpans(SpanConcern):
             tf_record(
                 ctx, node, RUN_CONFIG, f"NPURunConfig arguments: {what}", before, ctx.snippet(node)
             )
+        checkpoint_settings(ctx, node, self.run_config_params, RUN_CONFIG)
 
     def _estimator_config(self, node: ast.Call) -> None:
         """NPUEstimator refuses a missing config: one without it gets ``config=NPURunConfig()``

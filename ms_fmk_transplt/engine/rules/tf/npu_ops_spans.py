@@ -52,9 +52,18 @@ LOSS_SCALE = declare(
     "the gradients; the adapter's NpuLossScaleOptimizer (the arguments of Keras's TF 2.4+ class) "
     'does that. The experimental class\'s `loss_scale` becomes them: `"dynamic"` -> '
     "`dynamic=True`, a number N -> `dynamic=False, initial_scale=N`; any other value (a LossScale "
-    "object) is left as written, with a tf.unsupported_api row.",
+    "object) is left as written, with a tf.unsupported_api row. A TF 1.15 file (npu_device is "
+    "the TF 2.x adapter) is left as written with a tf.unsupported_api row naming npu_bridge's "
+    "NPULossScaleOptimizer.",
     caveat="NpuLossScaleOptimizer checks overflow on the NPU; its dynamic loss scale may evolve "
     "differently from Keras's",
+)
+
+# TF 1.15's adapter (npu_bridge) has no npu_device; its loss scaling wraps a tf.train optimizer
+_LOSS_SCALE_TF1 = (
+    "TF 1.15: npu_device is the TF 2.x adapter; use npu_bridge's NPULossScaleOptimizer(opt, "
+    "loss_scale_manager) on a tf.compat.v1.train optimizer (ExponentialUpdateLossScaleManager "
+    "for a dynamic scale, FixedLossScaleManager for a fixed one)"
 )
 
 
@@ -71,6 +80,8 @@ class TfNpuOpsSpans(SpanConcern):
         if tf_facts(ctx).tf1 and name in self.table.npu_ops:
             v1 = ".compat.v1." in (raw_qname(ctx, node.func) or "") or tf_facts(ctx).tf1_runtime
             self._npu_op(node, name, self.table.npu_ops[name], v1)
+        elif name in self.table.loss_scale and tf_facts(ctx).style == "tf1":
+            tf_row(ctx, node, UNSUPPORTED_API, short(name), "manual", _LOSS_SCALE_TF1)
         elif name in self.table.loss_scale:
             new = self.table.loss_scale[name]
             before = ctx.snippet(node)

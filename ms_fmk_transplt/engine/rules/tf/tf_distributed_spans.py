@@ -2,9 +2,9 @@
 ``hvd.init/rank/size/local_rank/local_size``, ``DistributedOptimizer`` and
 ``BroadcastGlobalVariablesHook`` -> the adapter's (``init_resource`` runs initialize_system,
 which collective communication needs first), its other APIs reported; ``tf.distribute``
-strategies -> ``npu_strategy.NPUStrategy`` in TF 1.x code, reported in TF 2.x; datasets batched
-with ``drop_remainder=True`` (rules tf.horovod, tf.distributed_api, tf.distribute_strategy,
-tf.drop_remainder, declared here)."""
+strategies -> ``npu_strategy.NPUStrategy`` in TF 1.x code, reported in TF 2.x; TF 1.x datasets'
+batch calls through tf_batches.py (rules tf.horovod, tf.distributed_api, tf.distribute_strategy,
+tf.horovod_import, declared here)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.horovod_shutdown import pair_shutdown
+from ms_fmk_transplt.engine.rules.tf.tf_batches import Batches
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
-    add_keywords,
     append_argument,
-    raw_qname,
     rename_callee,
     short,
     tf_qname,
@@ -78,20 +77,13 @@ HOROVOD_IMPORT = declare(
     "instead, and no row for its import).",
     kind=OPEN_WORK,
 )
-DROP_REMAINDER = declare(
-    "tf.drop_remainder",
-    "`dataset.batch(n)` -> `dataset.batch(n, drop_remainder=True)` in TF 1.x code",
-    "The adapter compiles the graph for static shapes: a last, smaller batch would change the "
-    "input shape and recompile (or fail with iterations_per_loop > 1). `batch`, `padded_batch` "
-    "and `map_and_batch` calls of a TF 1.x file get `drop_remainder=True` unless they pass it.",
-    caveat="the last partial batch of each epoch is dropped",
-)
 
 
 class TfDistributedSpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.tf_migration
+        self.batches = Batches(ctx, self.table)
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -118,11 +110,8 @@ class TfDistributedSpans(SpanConcern):
         strategy = self.table.strategies.get(name)
         if strategy is not None:
             self._strategy(node, name, strategy)
-        elif tf.tf1 and isinstance(func, ast.Attribute):
-            if func.attr in ("batch", "padded_batch") or (
-                name == "tensorflow.data.experimental.map_and_batch"
-            ):
-                self._batch(node, func)
+        elif tf.tf1 and isinstance(func, ast.Attribute) and self.batches.is_batch(name, func):
+            self.batches.batch(node, func)
 
     def _horovod(self, node: ast.Call, func: ast.Attribute, kind: str) -> None:
         """TF 1.x (leave_Call sends TF 2.x code to _horovod_tf2)."""
@@ -212,30 +201,6 @@ class TfDistributedSpans(SpanConcern):
         new = f"{self.table.text('strategy_module')}.{strategy}()"
         ctx.replace(start, end, new)
         tf_record(ctx, node, DISTRIBUTE_STRATEGY, f"{short(name)} -> {new}", before, new)
-
-    def _batch(self, node: ast.Call, func: ast.Attribute) -> None:
-        ctx = self.ctx
-        if any(kw.arg in (None, "drop_remainder") for kw in node.keywords):
-            return
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            return
-        root = raw_qname(ctx, _root(func) or func)
-        if func.attr != "map_and_batch" and root and root.split(".")[0] in self.table.import_roots:
-            # tf.train.batch / tf.compat.v1.train.batch: other signatures; a dataset is a value
-            return
-        positional = 2 if func.attr == "batch" else 4  # where drop_remainder is by position
-        if len(node.args) >= positional:
-            return  # drop_remainder given by position
-        before = ctx.snippet(node)
-        add_keywords(ctx, node, [("drop_remainder", True)])
-        tf_record(
-            ctx,
-            node,
-            DROP_REMAINDER,
-            f".{func.attr}(..., drop_remainder=True)",
-            before,
-            ctx.snippet(node),
-        )
 
 
 def horovod_import_rows(ctx: SpanContext) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from ms_fmk_transplt.engine.program_facts import FileProgram
+from ms_fmk_transplt.engine.rules.tf.tf_pipelines import function_uses
 from ms_fmk_transplt.safety.chunks import parse_piece
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
@@ -53,6 +54,8 @@ class TfFile:
     from_programs: bool = False
     imports_tf: bool = True  # False: an entry of a TF 2.x program whose TF calls are elsewhere
     passes_horovod: tuple[str, ...] = ()  # calls the file passes Horovod to as a value
+    # functions the file uses as training or evaluation input (tf_pipelines.function_uses)
+    function_uses: dict[str, set[str]] = field(default_factory=dict)
     # TF 2.x compat.v1 code: the file turns the compat mode on (enable_v1): the entry of such a
     # program, or any such file when no program model says otherwise (one file checked alone)
     enables_compat: bool = True
@@ -99,6 +102,7 @@ class TfFile:
                 self.guard_calls += _statement_calls(stmt.body)  # type: ignore[attr-defined]
         self.module_calls += _statement_calls(body)
         self.module_tail = body[-1] if body else self.module_tail
+        function_uses(tree, self.function_uses)
         config, other = self.config_bound, self.other_bound
         for node in ast.walk(tree):
             if isinstance(node, ast.keyword) and node.arg == "session_config":

@@ -1,7 +1,10 @@
 """TEST DOUBLE: NPURunConfig and its option objects. Every keyword given is checked against the
 adapter option table (msft_tf_standin.check_option): an unknown option or a bad value raises
 ValueError naming it. NPURunConfig is a real tf.estimator.RunConfig; the NPU-only options are kept
-in ``npu_options`` for NPUEstimator to put in the session config, as the adapter does."""
+in ``npu_options`` for NPUEstimator to put in the session config, as the adapter does. As the
+adapter's (tf_adapter/python/npu_bridge/estimator/npu/npu_config.py), save_checkpoints_steps and
+save_checkpoints_secs both None (their defaults) mean a checkpoint every 100 steps, where
+tf.estimator.RunConfig saves none; ``.replace(...)`` (RunConfig's) sets them afterwards."""
 
 from __future__ import annotations
 
@@ -87,5 +90,8 @@ class NPURunConfig(tf.estimator.RunConfig):
         run_keys = table().constructors["RunConfig"]
         run_kwargs = {k: given[k] for k in run_keys if k in given}
         run_kwargs.setdefault("save_summary_steps", 0)  # NPURunConfig's default
+        steps, secs = "save_checkpoints_steps", "save_checkpoints_secs"
+        if run_kwargs.get(steps) is None and run_kwargs.get(secs) is None:
+            run_kwargs[steps] = 100  # as the adapter's: both None means every 100 steps
         self.npu_options = {k: v for k, v in given.items() if k not in run_keys}
         super().__init__(**run_kwargs)
