@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     literal,
     short,
+    tf2_tip,
     tf_qname,
     tf_record,
     tf_row,
@@ -85,7 +86,11 @@ GPU_SETTING = declare(
     '`precision_mode="allow_mix_precision"`, seed 000, NPURunConfig), XLA flags (`XLA_FLAGS`, '
     "`TF_XLA_FLAGS`, `experimental_compile=True`, contrib's `experimental_jit_scope` and "
     "`xla.compile`: `npu_config_proto()` turns XLA JIT off, tf_adapter/python/npu_bridge/"
-    "npu_init.py). Harmless ones are caveats (they do nothing on the NPU), the others manual, "
+    "npu_init.py); in a TF 2.x (npu_device) file, which has neither NPURunConfig nor a session "
+    "config, the mixed-precision, XLA and prefetch tips name npu_device's forms "
+    "(`npu_device.global_options().precision_mode`, tf_adapter_2.x npu_device/configs/"
+    "npu_config.py; `npu_device.set_npu_loop_size`; `tf2_tips` in rules/tf_migration.json). "
+    "Harmless ones are caveats (they do nothing on the NPU), the others manual, "
     "each with what to use instead. A setting given as the value of another "
     "(`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
     kind=OPEN_WORK,
@@ -170,8 +175,9 @@ class TfSessionSpans(SpanConcern):
             return
         setting = self.strings.get(part.value)
         if setting is not None:
-            entry = Entry(part.value, CATEGORY, setting.action, setting.tip)
-            message = f"{part.value}: {setting.tip}"
+            tip = tf2_tip(self.ctx, part.value, setting.tip)
+            entry = Entry(part.value, CATEGORY, setting.action, tip)
+            message = f"{part.value}: {tip}"
             self.ctx.unsupported(part.lines, part.value, entry, message, GPU_SETTING)
 
     def leave_Attribute(self, node: ast.Attribute) -> None:

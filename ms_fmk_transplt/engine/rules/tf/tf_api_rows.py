@@ -29,7 +29,11 @@ UNSUPPORTED_API = declare(
     "`tf.contrib` parts, TPU and GPU-specific APIs, ...) is left as written and listed with the "
     "list's note. The files of TF 1.x programs are looked up in the 1.15 list, those of TF 2.x "
     "programs in the 2.6 list, their `tf.compat.v1` code included (it runs on TF 2.x, and the "
-    "2.6 list names the compat.v1 APIs it lacks); a notebook by the version the program model "
+    "2.6 list names the compat.v1 APIs it lacks), but for the Estimator API (`tf.estimator`: "
+    "ModeKeys, hooks, specs, exports), which the 2.6 list marks for npu_device's eager path: "
+    "code migrated through `npu_device.compat.v1` runs it (that package is the TF 1.x adapter, "
+    "npu_bridge, ported to TF 2.x, whose NPUEstimator subclasses tf.estimator.Estimator; "
+    "`compat_v1_support` in rules/tf_migration.json); a notebook by the version the program model "
     "gives it (its pin, else its names), a file checked alone by its own code.",
     kind=OPEN_WORK,
 )
@@ -66,6 +70,8 @@ class TfApiRows(SpanConcern):
                 *table.raw["support_list_exceptions"],
             ]
         )
+        # 2.6 list entries the compat.v1 path (npu_bridge on TF 2.x) runs, by name prefix
+        self.compat_v1: tuple[str, ...] = tuple(table.raw["compat_v1_support"])
 
     def leave_Attribute(self, node: ast.Attribute) -> None:
         self._api(node)
@@ -88,6 +94,8 @@ class TfApiRows(SpanConcern):
         name = tf_name(raw)
         if name in self.handled:
             return  # a GPU setting (tf.gpu_setting), a migrated API, a listed exception
+        if tf_facts(ctx).style == "tf2_compat" and name.startswith(self.compat_v1):
+            return  # (npu_device.compat.v1 runs it: the Estimator API, compat_v1_support)
         parent = ctx.parent(node)
         if isinstance(parent, ast.Attribute) and self._entry(listed, raw_qname(ctx, parent)):
             return  # the longer name gets the row
@@ -104,7 +112,10 @@ class TfApiRows(SpanConcern):
         tip = self.tpu.get(name) or self.tpu.get(prefix)
         if tip is None:
             return False
-        if name not in self.tpu and tf_facts(ctx).style == "tf2":  # not the NPUEstimator path
+        style = tf_facts(ctx).style
+        if style == "tf2_compat" and name.endswith(".TPUEstimator"):
+            tip = self.tables.tf_migration.text("tpu_estimator_tf2")  # (tf.tpu_estimator: TF 1)
+        elif name not in self.tpu and style == "tf2":  # not the NPUEstimator path
             tip = self.tables.tf_migration.raw["tf2_tips"][short(prefix)]
         if runs_without_tpu(ctx, node, name):
             return True  # (tf.tpu_estimator migrates the TPUEstimator: this runs as written)

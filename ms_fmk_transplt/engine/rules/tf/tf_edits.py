@@ -74,11 +74,18 @@ def tf_row(
     """An open-work row (manual or caveat) of the family; in a TF 2.x (npu_device) file, with
     the TF 2.x form of the tip where the table has one (``tf2_tips``: NPURunConfig and session
     options are the TF 1.x adapter's)."""
-    tf = tf_of(ctx)
-    if tf is not None and tf.style == "tf2":
-        tip = ctx.tables.tf_migration.raw["tf2_tips"].get(api, tip)
+    tip = tf2_tip(ctx, api, tip)
     entry = Entry(api, CATEGORY, action, tip)
     ctx.unsupported(ctx.lines(node), api, entry, message or f"{api}: {tip}", rule)
+
+
+def tf2_tip(ctx: SpanContext, api: str, tip: str) -> str:
+    """The tip of ``api``, in its TF 2.x form in a TF 2.x (npu_device) file where the table has
+    one (``tf2_tips``)."""
+    tf = tf_of(ctx)
+    if tf is not None and tf.style == "tf2":
+        return str(ctx.tables.tf_migration.raw["tf2_tips"].get(api, tip))
+    return tip
 
 
 def literal(value: object) -> str:

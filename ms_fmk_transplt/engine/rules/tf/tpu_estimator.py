@@ -43,7 +43,8 @@ TPU_ESTIMATOR = declare(
     "`*args` / `**kwargs`, one with a `# msft:` comment, or every call when the rule is "
     "deselected, is left with its rows. The code the program guards with its own "
     "`use_tpu` flag (TPUClusterResolver, CrossShardOptimizer) keeps its rows: run it with that "
-    "flag off.",
+    "flag off. TF 2.x code's TPUEstimator (compat.v1, migrated through `npu_device.compat.v1`) "
+    "is not rewritten: its row names NPUEstimator, whatever way its arguments are passed.",
     caveat="the TPUEstimator runs as a plain Estimator with the NPU session configuration: "
     "NPUEstimator's loop on the device (iterations_per_loop) and NPURunConfig's options are not "
     "used",
