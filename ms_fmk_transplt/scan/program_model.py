@@ -53,9 +53,10 @@ _NAME = re.compile(r"[A-Za-z_][\w]*")
 Import = tuple[int, str, list[str]]  # level, module, the names imported from it
 
 
-def _imports(source: bytes) -> list[Import]:
+def _imports(source: bytes, top_level: bool = False) -> list[Import]:
     """(level, module, names imported from it) of each import line (``import a.b`` is
-    ``(0, "a.b", [])``). Only the lines holding the word ``import`` are read (a regular
+    ``(0, "a.b", [])``); ``top_level``: of the unindented ones only (not under an ``if``, a
+    ``try``, in a function). Only the lines holding the word ``import`` are read (a regular
     expression anchored at every line start would read every line)."""
     found: list[Import] = []
     lines: set[int] = set()
@@ -64,6 +65,9 @@ def _imports(source: bytes) -> list[Import]:
         start = source.rfind(b"\n", 0, at) + 1
         if start not in lines:
             lines.add(start)
+            if top_level and source[start : start + 1] in (b" ", b"\t"):
+                at = source.find(b"import", at + 6)
+                continue
             head = source[start:at].strip(b" \t")
             if not head:
                 _plain_import(_IMPORT.match(source, start), found)
@@ -189,6 +193,12 @@ def _entries(
         if path not in entries and b"__main__" in source and _MAIN_GUARD.search(source):
             entries[path] = "__main__ guard"
     return entries
+
+
+def _optional_torch(modules: dict[str, bytes], tf_files: set[str]) -> dict[str, list[Import]]:
+    """The unindented imports of each TensorFlow file (pytorch_files.not_pytorch: a torch
+    import under an ``if`` or a ``try``, an optional backend, does not make it PyTorch code)."""
+    return {path: _imports(modules[path], top_level=True) for path in tf_files}
 
 
 def _roots(imports: list[Import]) -> set[str]:
@@ -351,7 +361,7 @@ def build_programs(
         horovod,
         passed,
         frozenset(compat),
-        not_pytorch(imports, graph, tf_files, libraries),
+        not_pytorch(imports, graph, tf_files, libraries, _optional_torch(modules, tf_files)),
     )
 
 

@@ -6,6 +6,9 @@ A file is PyTorch code when it imports torch or a library built on it (the table
 ``imports.torch_libraries``). A file that imports neither that nor TensorFlow belongs to a
 PyTorch program when the project's imports link it to PyTorch code: it imports such a file, at
 any depth, or a file that does imports it, at any depth (a helper module of a training script).
+A TensorFlow file whose torch imports are all indented (``if is_torch_available(): import
+torch``, a ``try`` / ``except ImportError``: an optional backend, as Hugging Face's utilities
+have) is not PyTorch code for this: its helpers are the TensorFlow program's.
 A loose script (it imports nothing but the standard library, and no file of the project imports
 it: a snippet, a config, a launcher running the training script through subprocess) is judged
 by the input: PyTorch code unless the input is TensorFlow code only. Every other file (a Triton
@@ -38,14 +41,21 @@ def not_pytorch(
     graph: dict[str, list[str]],
     tf_files: set[str],
     table: ImportsTable,
+    tf_top_level: dict[str, list[Import]] | None = None,
 ) -> frozenset[str]:
     """The files (not TensorFlow files) of no PyTorch program: ``imports``, each file's import
-    lines; ``graph``, the project modules each file imports."""
+    lines; ``graph``, the project modules each file imports; ``tf_top_level``, the unindented
+    import lines of each TensorFlow file (its torch imports, if all indented, are optional)."""
     libraries = table.torch_libraries
+    top_level = tf_top_level or {}
+
+    def torch_of(lines: list[Import]) -> bool:
+        return any(not level and module.split(".")[0] in libraries for level, module, _ in lines)
+
     users = {
         path
         for path, lines in imports.items()
-        if any(not level and module.split(".")[0] in libraries for level, module, _ in lines)
+        if torch_of(lines) and (path not in top_level or torch_of(top_level[path]))
     }
     importers: dict[str, list[str]] = {}
     for path, targets in graph.items():
