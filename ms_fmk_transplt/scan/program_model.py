@@ -35,7 +35,7 @@ from ms_fmk_transplt.scan.project_files import (
     launched,
     pin_for,
 )
-from ms_fmk_transplt.scan.pytorch_files import not_pytorch
+from ms_fmk_transplt.scan.pytorch_files import imports_torch, not_pytorch, torch_imports
 from ms_fmk_transplt.scan.tf_module_scan import TfModule, scan_module
 from ms_fmk_transplt.tables.table_sections import ImportsTable
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
@@ -195,10 +195,25 @@ def _entries(
     return entries
 
 
-def _optional_torch(modules: dict[str, bytes], tf_files: set[str]) -> dict[str, list[Import]]:
-    """The unindented imports of each TensorFlow file (pytorch_files.not_pytorch: a torch
-    import under an ``if`` or a ``try``, an optional backend, does not make it PyTorch code)."""
-    return {path: _imports(modules[path], top_level=True) for path in tf_files}
+def _optional_torch(
+    modules: dict[str, bytes],
+    imports: dict[str, list[Import]],
+    tf_files: set[str],
+    libraries: ImportsTable,
+) -> set[str]:
+    """The files whose torch imports (as _imports reads them) make them no PyTorch code
+    (pytorch_files.not_pytorch): none of them unindented, and the file a TensorFlow file
+    (an optional backend, under an ``if`` or a ``try``) or none of them a real import (a
+    docstring's example: _imports reads lines, not code)."""
+    found: set[str] = set()
+    for path, lines in imports.items():
+        if not torch_imports(lines, libraries):
+            continue
+        if torch_imports(_imports(modules[path], top_level=True), libraries):
+            continue
+        if path in tf_files or not imports_torch(modules[path], libraries):
+            found.add(path)
+    return found
 
 
 def _roots(imports: list[Import]) -> set[str]:
@@ -361,7 +376,13 @@ def build_programs(
         horovod,
         passed,
         frozenset(compat),
-        not_pytorch(imports, graph, tf_files, libraries, _optional_torch(modules, tf_files)),
+        not_pytorch(
+            imports,
+            graph,
+            tf_files,
+            libraries,
+            _optional_torch(modules, imports, tf_files, libraries),
+        ),
     )
 
 
