@@ -374,6 +374,31 @@ def test_files_linked_to_pytorch_code_are_pytorch() -> None:
     }
 
 
+def test_an_optional_torch_import_of_a_tensorflow_file_links_nothing() -> None:
+    """A TensorFlow file importing torch only under an ``if`` or a ``try`` (an optional
+    backend: Hugging Face's utilities) is not PyTorch code: a helper its program imports stays
+    the TensorFlow program's, as does a torch library named in a docstring. Near misses: the
+    same TensorFlow file importing torch at module level, and a file that is not TensorFlow
+    code importing torch in a function."""
+    files = {
+        "run_squad.py": "import tensorflow as tf\nimport squad_utils\nimport affinity\n",
+        "squad_utils.py": (
+            "import tensorflow as tf\nfrom utils import torch_ok\nif torch_ok():\n"
+            "    import torch\ntry:\n    import torch.nn\nexcept ImportError:\n    pass\n"
+        ),
+        "utils.py": "import os\n",
+        "affinity.py": "import pynvml\n",
+        # an example in a docstring is no import (the line reader sees an indented one)
+        "config.py": 'class Config:\n    """\n    from transformers import Model\n    """\n',
+    }
+    files["run_squad.py"] += "import config\n"
+    assert _not_pytorch(files) == {"utils.py", "affinity.py", "config.py"}
+    eager = {**files, "squad_utils.py": "import tensorflow as tf\nimport torch\n"}
+    assert _not_pytorch(eager) == set()
+    lazy = {**files, "utils.py": "def torch_ok():\n    import torch\n"}
+    assert _not_pytorch(lazy) == set()
+
+
 def test_a_loose_script_is_judged_by_the_input() -> None:
     """A file importing nothing but the standard library that no file imports: PyTorch code in
     an input holding PyTorch code or no framework at all, not in a TensorFlow-only input; a
@@ -387,6 +412,12 @@ def test_a_loose_script_is_judged_by_the_input() -> None:
     assert _not_pytorch({**loose, "train.py": "import torch\n"}) == set()
     tf_only = {**loose, "train.py": "import tensorflow as tf\n"}
     assert _not_pytorch(tf_only) == {"snippet.py", "launch.py"}
+    # a TensorFlow file with an optional torch backend: the input is not TensorFlow code only
+    optional = {
+        **loose,
+        "train.py": "import tensorflow as tf\ntry:\n    import torch\nexcept:\n    pass\n",
+    }
+    assert _not_pytorch(optional) == set()
 
 
 def test_the_model_keeps_the_files_of_no_pytorch_program() -> None:

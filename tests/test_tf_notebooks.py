@@ -94,6 +94,26 @@ def test_shell_lines_continued_by_a_backslash_are_one_ipython_line() -> None:
     assert rows == [("nb.ipynb#cell1", "tf.session_config", 7)]
 
 
+def test_a_cell_indented_as_a_whole_is_run_dedented_and_written_back_indented() -> None:
+    # IPython removes the indent of a cell's first line from each line starting with it
+    # (IPython.core.inputtransformer2.leading_indent): the cell runs, so it is migrated
+    cell = "\n with tf.Session() as sess:\n     !ls\n     sess.run(x)\n"
+    data = _notebook("import tensorflow as tf\n", cell)
+    result = migrate_notebook(data, "nb.ipynb", tables_for(), None)
+    assert not [n for n in result.notices if n.rule.startswith("parse.")]
+    assert _sources(result.output)[1] == (
+        "\n with tf.Session(config=npu_config_proto()) as sess:\n     !ls\n     sess.run(x)\n"
+    )
+    # near miss: a cell whose later line is indented less than its first is not Python
+    # after the dedent either (IPython refuses it too): a syntax error, left as written
+    bad = "  x = tf.Session()\n y = 1\n"
+    result = migrate_notebook(
+        _notebook("import tensorflow as tf\n", bad), "nb.ipynb", tables_for(), None
+    )
+    assert [n.rule for n in result.notices if n.rule.startswith("parse.")] == ["parse.syntax_error"]
+    assert _sources(result.output)[1] == bad
+
+
 def test_a_notebook_is_read_against_the_support_list_of_the_tensorflow_it_runs_on(
     tmp_path: Path,
 ) -> None:

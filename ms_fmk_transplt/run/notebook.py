@@ -34,7 +34,11 @@ from ms_fmk_transplt.events import (
     Operation,
     cell_location,
 )
-from ms_fmk_transplt.scan.notebook_code import cell_source, mask_ipython_lines
+from ms_fmk_transplt.scan.notebook_code import (
+    cell_source,
+    mask_ipython_lines,
+    strip_leading_indent,
+)
 from ms_fmk_transplt.tables import Tables
 
 _TORCH_IMPORT = re.compile(r"^(import torch\b|from torch\b)")
@@ -150,13 +154,21 @@ def _migrate_cell(
 ) -> FileResult:
     """One code cell, its IPython lines masked while it is migrated and put back after; the
     cell's source is replaced when it changed."""
-    lines = _lines(cell_source(cell))
+    original = _lines(cell_source(cell))
+    lines = list(original)
+    indent, stripped = strip_leading_indent(lines)  # (IPython runs an indented cell dedented)
     masked = mask_ipython_lines(lines)
     result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
     if result.status == FileStatus.CHANGED:
         new_lines = _lines(result.output.decode("utf-8"))
-        for i, line in masked.items():
-            new_lines[i] = line
+        if indent:  # the cell written back with its indent
+            same = len(new_lines) == len(lines)
+            new_lines = [
+                indent + line if (i in stripped if same else line.strip()) else line
+                for i, line in enumerate(new_lines)
+            ]
+        for i in masked:
+            new_lines[i] = original[i]
         _set_source(cell, "".join(new_lines))
     return result
 

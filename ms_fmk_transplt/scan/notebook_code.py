@@ -1,7 +1,7 @@
 """A notebook's Python code as the migration sees it (run/notebook.py migrates its cells; the
 program model reads it whole): its code cells, IPython lines masked (``%magic``, ``!shell``,
-with the lines a trailing backslash continues them on), cells starting with a cell magic
-(``%%bash``...) left out."""
+with the lines a trailing backslash continues them on), a cell's leading indent removed (as
+IPython does), cells starting with a cell magic (``%%bash``...) left out."""
 
 from __future__ import annotations
 
@@ -39,6 +39,22 @@ def mask_ipython_lines(lines: list[str]) -> dict[int, str]:
     return masked
 
 
+def strip_leading_indent(lines: list[str]) -> tuple[str, set[int]]:
+    """Remove a cell's leading indent in place (``lines``), as IPython does before it runs a
+    cell (IPython.core.inputtransformer2: ``leading_empty_lines``, then ``leading_indent``:
+    the spaces and tabs starting the first line are removed from every line starting with
+    them): the indent and the lines it was removed from."""
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    stripped: set[int] = set()
+    if indent:
+        for i, line in enumerate(lines):
+            if line.startswith(indent):
+                lines[i] = line[len(indent) :]
+                stripped.add(i)
+    return indent, stripped
+
+
 def notebook_code(data: bytes) -> bytes | None:
     """The notebook's code cells joined, IPython lines masked; None for a file that is not a
     readable notebook (the migration reports it)."""
@@ -57,6 +73,7 @@ def notebook_code(data: bytes) -> bytes | None:
         if text.lstrip().startswith("%%"):
             continue
         lines = text.splitlines(keepends=True)
+        strip_leading_indent(lines)
         mask_ipython_lines(lines)
         parts.append("".join(lines).rstrip("\r\n") + "\n")
     return "".join(parts).encode("utf-8", "surrogatepass")

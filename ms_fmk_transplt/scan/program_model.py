@@ -35,7 +35,7 @@ from ms_fmk_transplt.scan.project_files import (
     launched,
     pin_for,
 )
-from ms_fmk_transplt.scan.pytorch_files import not_pytorch
+from ms_fmk_transplt.scan.pytorch_files import imports_torch, not_pytorch, torch_imports
 from ms_fmk_transplt.scan.tf_module_scan import TfModule, scan_module
 from ms_fmk_transplt.tables.table_sections import ImportsTable
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
@@ -53,9 +53,10 @@ _NAME = re.compile(r"[A-Za-z_][\w]*")
 Import = tuple[int, str, list[str]]  # level, module, the names imported from it
 
 
-def _imports(source: bytes) -> list[Import]:
+def _imports(source: bytes, top_level: bool = False) -> list[Import]:
     """(level, module, names imported from it) of each import line (``import a.b`` is
-    ``(0, "a.b", [])``). Only the lines holding the word ``import`` are read (a regular
+    ``(0, "a.b", [])``); ``top_level``: of the unindented ones only (not under an ``if``, a
+    ``try``, in a function). Only the lines holding the word ``import`` are read (a regular
     expression anchored at every line start would read every line)."""
     found: list[Import] = []
     lines: set[int] = set()
@@ -64,6 +65,9 @@ def _imports(source: bytes) -> list[Import]:
         start = source.rfind(b"\n", 0, at) + 1
         if start not in lines:
             lines.add(start)
+            if top_level and source[start : start + 1] in (b" ", b"\t"):
+                at = source.find(b"import", at + 6)
+                continue
             head = source[start:at].strip(b" \t")
             if not head:
                 _plain_import(_IMPORT.match(source, start), found)
@@ -189,6 +193,27 @@ def _entries(
         if path not in entries and b"__main__" in source and _MAIN_GUARD.search(source):
             entries[path] = "__main__ guard"
     return entries
+
+
+def _optional_torch(
+    modules: dict[str, bytes],
+    imports: dict[str, list[Import]],
+    tf_files: set[str],
+    libraries: ImportsTable,
+) -> set[str]:
+    """The files whose torch imports (as _imports reads them) make them no PyTorch code
+    (pytorch_files.not_pytorch): none of them unindented, and the file a TensorFlow file
+    (an optional backend, under an ``if`` or a ``try``) or none of them a real import (a
+    docstring's example: _imports reads lines, not code)."""
+    found: set[str] = set()
+    for path, lines in imports.items():
+        if not torch_imports(lines, libraries):
+            continue
+        if torch_imports(_imports(modules[path], top_level=True), libraries):
+            continue
+        if path in tf_files or not imports_torch(modules[path], libraries):
+            found.add(path)
+    return found
 
 
 def _roots(imports: list[Import]) -> set[str]:
@@ -351,7 +376,13 @@ def build_programs(
         horovod,
         passed,
         frozenset(compat),
-        not_pytorch(imports, graph, tf_files, libraries),
+        not_pytorch(
+            imports,
+            graph,
+            tf_files,
+            libraries,
+            _optional_torch(modules, imports, tf_files, libraries),
+        ),
     )
 
 

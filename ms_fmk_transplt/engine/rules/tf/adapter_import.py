@@ -33,7 +33,11 @@ ADAPTER_IMPORT = declare(
     "TF 2.x adapter's form instead, as the adapter's compat.v1 porting guide writes it: `import "
     "npu_device`, `from npu_device.compat.v1.npu_init import *`, `npu_device.compat.enable_v1()` "
     "(npu_bridge exists only for TF 1.15; the last only at a program's entry, and not where "
-    "eager-only code runs or in a library module nobody imports: tf.compat_mode). It is "
+    "eager-only code runs or in a library module nobody imports: tf.compat_mode). A file of a "
+    "TF 2.x eager program whose graph code needs one of the names (a `MonitoredSession` in a "
+    "`tf.Graph()`) gets the first two, never `enable_v1()`: the adapter's compat.v1 build "
+    "renames `from npu_bridge` to `from npu_device.compat.v1` (tf_adapter_2.x/compat_v1/"
+    "upgrade_tf1_compat_tf2.py). It is "
     "bookkeeping: the conversion rate does not count it.",
     bookkeeping=True,
     fixed=INSERTED_LINES,
@@ -145,9 +149,12 @@ class TfAdapterInsert(TorchNpuInsert):
         data = ctx.source.data
         inserted: list[tuple[str, str, str]] = []
         opening: list[tuple[str, str, str]] = []
-        if tf.needs_adapter and tf.style == "tf2_compat":
+        if tf.needs_adapter and tf.style in ("tf2_compat", "tf2"):
+            # (a TF 2.x file: npu_bridge's names are the TF 2.x adapter's npu_device.compat.v1,
+            # tf_adapter_2.x/compat_v1/upgrade_tf1_compat_tf2.py; a tf2 file's compat.v1 graph
+            # code (a MonitoredSession in a tf.Graph) runs beside eager code: no enable_v1())
             if b"npu_device.compat" not in data:
-                enable = not compat_mode_row(ctx) and tf.enables_compat
+                enable = tf.style == "tf2_compat" and not compat_mode_row(ctx) and tf.enables_compat
                 inserted += [
                     (line, ADAPTER_IMPORT, f"{line} inserted (TF 2.x running compat.v1 code)")
                     for line in self.table.tf2_compat_import
@@ -162,7 +169,9 @@ class TfAdapterInsert(TorchNpuInsert):
             statement = self.table.text("npu_device_import")
             inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
         if tf.style == "tf2" and (tf.entry or tf.needs_npu_device):
-            if not self._imports_npu_device():
+            if not self._imports_npu_device() and not any(
+                line == self.table.text("npu_device_import") for line, _, _ in inserted
+            ):
                 statement = self.table.text("npu_device_import")
                 inserted.append((statement, NPU_DEVICE, f"{statement} inserted"))
             if tf.entry and b"npu_device.open(" not in data:

@@ -92,7 +92,8 @@ GPU_SETTING = declare(
     "npu_config.py; `npu_device.set_npu_loop_size`; `tf2_tips` in rules/tf_migration.json). "
     "Harmless ones are caveats (they do nothing on the NPU), the others manual, "
     "each with what to use instead. A setting given as the value of another "
-    "(`gpu_options=tf.GPUOptions(...)`) is one row, the value's.",
+    "(`gpu_options=tf.GPUOptions(...)`, or a name the same scope binds to such calls only) "
+    "is one row, the value's.",
     kind=OPEN_WORK,
 )
 
@@ -137,6 +138,8 @@ class TfSessionSpans(SpanConcern):
         # (scope, name) -> the literal text the scope binds the name to (None: also to
         # something else), for _parts
         self.texts: dict[tuple[int, str], list[str] | None] = {}
+        # id(scope) -> {id(a Name its statements assign to): the value assigned}, for _named
+        self.assigned: dict[int, dict[int, ast.expr]] = {}
 
     def leave_Call(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -165,8 +168,8 @@ class TfSessionSpans(SpanConcern):
             if kw_setting is None or not self._keyword_applies(kw, kw_setting):
                 continue
             value = kw.value
-            if isinstance(value, ast.Call) and tf_qname(ctx, value.func) in self.table.gpu_settings:
-                continue  # gpu_options=tf.GPUOptions(...): one row, the call's
+            if self._setting_call(value) or self._named_setting(value):
+                continue  # gpu_options=tf.GPUOptions(...) or a name bound to it: one row
             self._row(kw, f"{kw.arg}=", kw_setting)
 
     def leave_SimpleString(self, part: StringPart) -> None:
@@ -227,6 +230,34 @@ class TfSessionSpans(SpanConcern):
                 key = (id(self.ctx.scope), target.id)  # (a name of the same scope only)
                 known = self.texts.get(key, [])
                 self.texts[key] = [*known, *parts] if parts and known is not None else None
+
+    def _setting_call(self, value: ast.expr) -> bool:
+        return (
+            isinstance(value, ast.Call)
+            and tf_qname(self.ctx, value.func) in self.table.gpu_settings
+        )
+
+    def _named_setting(self, value: ast.expr) -> bool:
+        """A name the read's own scope binds, before it, to GPU settings' calls only
+        (``opts = tf.GPUOptions(...)``, then ``gpu_options=opts``): not a parameter, not a name
+        also bound to something else or bound elsewhere."""
+        if not isinstance(value, ast.Name):
+            return False
+        scope = self.ctx.scope
+        bindings = self.ctx.scopes.bindings_read(value, scope)
+        if not bindings or any(b.scope is not scope for b in bindings):
+            return False
+        assigned = self.assigned.get(id(scope))
+        if assigned is None:
+            assigned = self.assigned[id(scope)] = {
+                id(target): node.value
+                for node in ast.walk(scope.node)
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            }
+        values = [assigned.get(id(b.node)) for b in bindings]
+        return all(v is not None and self._setting_call(v) for v in values)
 
     @staticmethod
     def _keyword_applies(kw: ast.keyword, setting: Setting) -> bool:
