@@ -110,6 +110,8 @@ def _read(path: Path) -> bytes:
     try:
         return read_regular(path)  # never a FIFO or device that replaced the file
     except OSError as exc:
+        if INTERRUPTED.is_set() or _while_interrupted(exc):
+            raise KeyboardInterrupt from exc  # the signal's, not a file that cannot be read
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
 
 

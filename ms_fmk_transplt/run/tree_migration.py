@@ -231,6 +231,8 @@ def _copy_entry(src: Path, dst: Path) -> None:
             raise OSError(exc.errno, exc.strerror, os.fspath(dst)) from exc
         if str(exc.filename or src) != str(src):
             raise
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt from exc  # the signal's, not a file that cannot be read
         raise UserError(src, f"cannot read this file ({exc.strerror})") from exc
 
 

@@ -49,10 +49,12 @@ def open_regular(path: Path) -> BinaryIO:
         if kind != stat.S_IFREG:
             what = _KINDS.get(kind, "not a regular file")
             raise NotRegularFile(errno.EINVAL, f"{what}, not a regular file", os.fspath(path))
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # the file object owns the descriptor from here: closing it here too would close it twice
+    # (EBADF in place of the KeyboardInterrupt of a signal landing inside fdopen)
+    return os.fdopen(fd, "rb")
 
 
 def read_regular(path: Path) -> bytes:
