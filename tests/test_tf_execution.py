@@ -202,6 +202,21 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "ok",
         "[(100, None), (100, None), (None, 60), (None, None)]",
     ),
+    "run_config_replace_gives_run_config_checkpoints": (
+        "from npu_bridge.npu_init import *\n"
+        "pair = lambda c: (c.save_checkpoints_steps, c.save_checkpoints_secs)\n"
+        "npu = [NPURunConfig().replace(save_checkpoints_steps=None, save_checkpoints_secs=600)]\n"
+        "gpu = [tf.estimator.RunConfig()]\n"
+        "for rank in (0, 1):\n"
+        "    steps = 1000 if rank == 0 else None\n"
+        "    npu.append(NPURunConfig(save_checkpoints_steps=steps)"
+        ".replace(save_checkpoints_steps=1000 if rank == 0 else None,"
+        " save_checkpoints_secs=None))\n"
+        "    gpu.append(tf.estimator.RunConfig(save_checkpoints_steps=steps))\n"
+        "result = ([pair(c) for c in npu], [pair(c) for c in npu] == [pair(c) for c in gpu])",
+        "ok",
+        "([(None, 600), (1000, None), (None, None)], True)",
+    ),
     "estimator_takes_replaced_run_config": (
         "from npu_bridge.npu_init import *\n"
         "import tempfile\n"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
-from ms_fmk_transplt.engine.rules.tf.run_config_checkpoints import checkpoint_settings
+from ms_fmk_transplt.engine.rules.tf.run_config_checkpoints import DEFAULT_SECS, checkpoint_settings
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     add_keywords,
     literal,
@@ -37,12 +37,14 @@ RUN_CONFIG = declare(
     "dump and profiling configs, ...). The call keeps its arguments; positional ones are given "
     "their names (NPURunConfig's first parameter is iterations_per_loop, not model_dir); options "
     "given with `--npu-option NAME=VALUE` are added as keywords. An Estimator created without a "
-    "config gets `config=NPURunConfig()` (NPUEstimator refuses none). A RunConfig whose "
-    "checkpoints are off as written (`save_checkpoints_steps` and `save_checkpoints_secs` None, "
-    "or one None and the other not given) gets `.replace(save_checkpoints_steps=None, "
-    "save_checkpoints_secs=None)` after the call: NPURunConfig would save every 100 steps "
-    "(tf.run_config_checkpoints says why). `from npu_bridge.npu_init import *` provides the "
-    "name (tf.adapter_import).",
+    "config gets `config=NPURunConfig().replace(save_checkpoints_steps=None, "
+    "save_checkpoints_secs=600)` (NPUEstimator refuses none; the default RunConfig saves every "
+    "600 s). A RunConfig gets the checkpoint settings RunConfig would have set appended as "
+    "`.replace(save_checkpoints_steps=..., save_checkpoints_secs=...)` where NPURunConfig "
+    "would save every 100 steps instead: both None as written (`=None, =None`), neither given "
+    "(`=None, =600`), or one that may be None (the same expression again, when it can be "
+    "evaluated twice; tf.run_config_checkpoints says why and when). "
+    "`from npu_bridge.npu_init import *` provides the name (tf.adapter_import).",
 )
 RUN_CONFIG_ARGUMENT = declare(
     "tf.run_config_argument",
@@ -165,12 +167,13 @@ class TfEstimatorSpans(SpanConcern):
         before = ctx.snippet(node)
         options = [(k, v) for k, v in ctx.options.npu_options if k in self.npu_params]
         value = f"NPURunConfig({', '.join(f'{k}={literal(v)}' for k, v in options)})"
+        value += DEFAULT_SECS  # (the Estimator's default RunConfig saves every 600 s)
         add_keywords(ctx, node, [("config", value)], literal_values=False)
         tf_record(
             ctx,
             node,
             RUN_CONFIG,
-            "NPUEstimator needs a config: config=NPURunConfig() added"
+            f"NPUEstimator needs a config: config=NPURunConfig(){DEFAULT_SECS} added"
             + (f"; {option_set(k for k, _ in options)}" if options else ""),
             before,
             ctx.snippet(node),

@@ -134,10 +134,9 @@ class TfDistributedSpans(SpanConcern):
                 return
             start, end = ctx.owned(node, stmt)
             ctx.replace(start, end, entry["statement"])
-            tf_record(
-                ctx, node, HOROVOD, f"{api}() -> {entry['statement']}", before, entry["statement"]
-            )
-            pair_shutdown(ctx, tf_facts(ctx), stmt, HOROVOD)
+            where = pair_shutdown(ctx, tf_facts(ctx), stmt, HOROVOD)
+            message = f"{api}() -> {entry['statement']}" + (f" ({where})" if where else "")
+            tf_record(ctx, node, HOROVOD, message, before, entry["statement"])
             return
         call = entry.get("keras_call", entry["call"]) if kind == "keras" else entry["call"]
         if any(isinstance(a, ast.Starred) for a in node.args):
