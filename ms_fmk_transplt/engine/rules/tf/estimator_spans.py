@@ -15,6 +15,7 @@ from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
 from ms_fmk_transplt.engine.rules.tf.run_config_checkpoints import DEFAULT_SECS, checkpoint_settings
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
+    TfNameReads,
     add_keywords,
     literal,
     short,
@@ -25,7 +26,6 @@ from ms_fmk_transplt.engine.rules.tf.tf_edits import (
 )
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.spans.call_args import source_args
-from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import ChangeEvent
 
@@ -74,21 +74,14 @@ CANNED_ESTIMATOR = declare(
 )
 
 
-class TfEstimatorSpans(SpanConcern):
+class TfEstimatorSpans(TfNameReads):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.table = self.tables.tf_migration
         self.run_config_params = self.tables.tf_adapter.constructors["RunConfig"]
         self.npu_params = frozenset(self.tables.tf_adapter.constructors["NPURunConfig"])
 
-    def leave_Attribute(self, node: ast.Attribute) -> None:
-        self._rename(node)
-
-    def leave_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._rename(node)
-
-    def _rename(self, node: ast.Attribute | ast.Name) -> None:
+    def name_read(self, node: ast.Attribute | ast.Name) -> None:
         if tf_of(self.ctx) is None or self.ctx.is_claimed(node):
             return
         name = tf_qname(self.ctx, node)

@@ -12,9 +12,14 @@ import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
-from ms_fmk_transplt.engine.rules.tf.tf_edits import rename_callee, short, tf_qname, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import (
+    TfNameReads,
+    rename_callee,
+    short,
+    tf_qname,
+    tf_row,
+)
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
-from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
 _ADAPTER = "https://github.com/Ascend/tensorflow at commit 085a7b2e"
@@ -81,7 +86,7 @@ NPU_LOSS_SCALE = declare(
 _RULES = {"nccl": NCCL, "cudnn_rnn": CUDNN_RNN, "tensorrt": TENSORRT}
 
 
-class TfGpuOnlyApis(SpanConcern):
+class TfGpuOnlyApis(TfNameReads):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         table = self.tables.tf_migration
@@ -94,14 +99,7 @@ class TfGpuOnlyApis(SpanConcern):
         self.renames: dict[str, str] = table.raw["loss_scale_tf1"]
         self.strategies = table.strategies
 
-    def leave_Attribute(self, node: ast.Attribute) -> None:
-        self._api(node)
-
-    def leave_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._api(node)
-
-    def _api(self, node: ast.Attribute | ast.Name) -> None:
+    def name_read(self, node: ast.Attribute | ast.Name) -> None:
         ctx = self.ctx
         if tf_of(ctx) is None:
             return

@@ -13,10 +13,9 @@ from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_fi
 from ms_fmk_transplt.engine.rules.tf.gpu_only_apis import CUDNN_RNN, NCCL, TENSORRT
 from ms_fmk_transplt.engine.rules.tf.session_spans import GPU_SETTING
 from ms_fmk_transplt.engine.rules.tf.tf_distributed_spans import DISTRIBUTED_API
-from ms_fmk_transplt.engine.rules.tf.tf_edits import raw_qname, short, tf_qname, tf_row
+from ms_fmk_transplt.engine.rules.tf.tf_edits import TfNameReads, raw_qname, short, tf_qname, tf_row
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_facts, tf_of
 from ms_fmk_transplt.engine.rules.tf.tpu_estimator import runs_without_tpu
-from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.tf_migration_table import tf_name
@@ -53,7 +52,7 @@ TF_FOLDED_PER_API = frozenset(
 )
 
 
-class TfApiRows(SpanConcern):
+class TfApiRows(TfNameReads):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         self.kernels = self.tables.tf_migration.custom_kernels
@@ -73,14 +72,7 @@ class TfApiRows(SpanConcern):
         # 2.6 list entries the compat.v1 path (npu_bridge on TF 2.x) runs, by name prefix
         self.compat_v1: tuple[str, ...] = tuple(table.raw["compat_v1_support"])
 
-    def leave_Attribute(self, node: ast.Attribute) -> None:
-        self._api(node)
-
-    def leave_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._api(node)
-
-    def _api(self, node: ast.Attribute | ast.Name) -> None:
+    def name_read(self, node: ast.Attribute | ast.Name) -> None:
         ctx = self.ctx
         if tf_of(ctx) is None:
             return

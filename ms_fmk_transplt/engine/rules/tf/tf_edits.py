@@ -9,11 +9,27 @@ import json
 
 from ms_fmk_transplt.engine.rules.tf.tf_files import tf_of
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.tables.tf_migration_table import tf_name
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 CATEGORY = "tensorflow"  # the category of the family's open-work rows
+
+
+class TfNameReads(SpanConcern):
+    """A concern that looks at every name the code reads: each ``Attribute`` (``tf.a.b`` and
+    its part ``tf.a``) and each ``Name`` in a load, given to ``name_read``."""
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        self.name_read(node)
+
+    def leave_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.name_read(node)
+
+    def name_read(self, node: ast.Attribute | ast.Name) -> None:
+        raise NotImplementedError
 
 
 def tf_qname(ctx: SpanContext, node: ast.AST) -> str:
