@@ -50,7 +50,7 @@ from ms_fmk_transplt.engine.rules.tf.horovod_values import (
     module_functions,
     receiving_parameter,
 )
-from ms_fmk_transplt.engine.rules.tf.session_spans import SESSION_LOOP
+from ms_fmk_transplt.engine.rules.tf.session_npu_options import SESSION_LOOP
 from ms_fmk_transplt.engine.rules.tf.tf_edits import CATEGORY as TF_CATEGORY
 from ms_fmk_transplt.engine.rules.tf.tf_versions import KINDS, Evidence, api_evidence, bindings
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import (

@@ -22,6 +22,7 @@ FAMILY = Family(
         "estimator_spans",
         "run_config_checkpoints",
         "session_spans",
+        "session_npu_options",
         "tf_distributed_spans",
         "tf_batches",
         "tf_pipelines",

@@ -7,15 +7,13 @@ other settings), a session created without a config gets one; GPU-only settings
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.engine.rules.tf.adapter_options import option_set
 from ms_fmk_transplt.engine.rules.tf.gpu_probes import config_reset, probe_tip
+from ms_fmk_transplt.engine.rules.tf.session_npu_options import write_session_options
 from ms_fmk_transplt.engine.rules.tf.tf_edits import (
     CATEGORY,
     add_keywords,
-    literal,
     short,
     tf2_tip,
     tf_qname,
@@ -96,28 +94,6 @@ GPU_SETTING = declare(
     "is one row, the value's.",
     kind=OPEN_WORK,
 )
-
-
-_TF_MODULES = ("tensorflow", "tensorflow.compat.v1")
-_NPU_OPTIMIZER = "npu_optimizer"  # (the adapter's own name for it in npu_config_proto)
-# a session runs iterations_per_loop steps per run only with npu_bridge's
-# util.set_iteration_per_loop(sess, train_op, n) in its training loop: not set there
-SESSION_LOOP = frozenset({"iterations_per_loop"})
-_FIELD = {"bool": "b", "int": "i", "str": "s", "path": "s"}  # how npu_attrs.cc reads each kind
-
-
-def session_options(ctx: SpanContext) -> list[tuple[str, object, str]]:
-    """The --npu-option values a session config takes (the table's ``session`` options), with
-    the parameter_map field each is read from."""
-    table = ctx.tables.tf_adapter.options
-    return [
-        (name, value, _FIELD[table[name].kind])
-        for name, value in ctx.options.npu_options
-        if name in table
-        and "session" in table[name].places
-        and table[name].kind in _FIELD
-        and name not in SESSION_LOOP
-    ]
 
 
 class TfSessionSpans(SpanConcern):
@@ -338,63 +314,7 @@ class TfSessionSpans(SpanConcern):
             ctx.snippet(node),
         )
         if isinstance(parent, ast.Assign):
-            self._session_options(parent, node)
-
-    def _session_options(self, stmt: ast.Assign, node: ast.Call) -> None:
-        """The --npu-option values a session takes, on the NpuOptimizer of a config the file
-        assigns to a name (``config = npu_config_proto(config_proto=ConfigProto())``): one line
-        each after the assignment, as the adapter documents them
-        (``parameter_map["precision_mode"].s = tf.compat.as_bytes("...")``, ``.b``, ``.i``).
-        A config with no name (``Session(config=npu_config_proto())``) has no line to take them;
-        one passed as a RunConfig's ``session_config=`` gets them from NPURunConfig (NPUEstimator
-        writes its options into the session config's NpuOptimizer)."""
-        ctx = self.ctx
-        options = session_options(ctx)
-        target = stmt.targets[0] if len(stmt.targets) == 1 else None
-        if not options or stmt.value is not node or not isinstance(target, ast.Name):
-            return
-        if target.id in tf_facts(ctx).run_config_sessions:
-            return  # (a RunConfig's session_config: NPURunConfig takes the options)
-        source = ctx.source
-        start = source.starts[stmt.lineno - 1]
-        indent = source.data[start : source.offset(stmt.lineno, stmt.col_offset)]
-        tail = source.data[source.offset(stmt.end_lineno or 0, stmt.end_col_offset or 0) :]
-        tail = tail[: max(tail.find(b"\n"), 0)].strip()
-        if indent.strip(b" \t") or (tail and not tail.startswith(b"#")):
-            return  # (not alone on its lines: `if x: config = ...`, `config = ...; y = 1`)
-        if (stmt.end_lineno or 0) >= len(source.starts):
-            return  # (the file's last line, without a line break after it)
-        as_bytes = self._as_bytes()
-        custom = _NPU_OPTIMIZER
-        lines = [
-            (
-                f"{custom} = [o for o in {target.id}.graph_options.rewrite_options."
-                'custom_optimizers if o.name == "NpuOptimizer"][0]',
-                "the NpuOptimizer of the session config, for --npu-option",
-            )
-        ]
-        for name, value, field in options:
-            shown = as_bytes(value) if field == "s" else literal(value)
-            lines.append(
-                (f'{custom}.parameter_map["{name}"].{field} = {shown}', option_set([name]))
-            )
-        anchor = (stmt.end_lineno or 0) + 1
-        newline = source.newline
-        text = "".join(indent.decode() + code + newline for code, _ in lines)
-        ctx.replace(source.starts[anchor - 1], source.starts[anchor - 1], text, checked=True)
-        for code, message in lines:
-            ctx.record_insert(anchor, SESSION_CONFIG, message, code)
-
-    def _as_bytes(self) -> Callable[[object], str]:
-        """How a string value is written: ``tf.compat.as_bytes("...")`` through the file's name
-        of TensorFlow, else ``"...".encode()``."""
-        alias = next(
-            (n for n, path in self.ctx.import_bound.items() if path in _TF_MODULES and n),
-            None,
-        )
-        if alias is None:
-            return lambda value: f"{literal(value)}.encode()"
-        return lambda value: f"{alias}.compat.as_bytes({literal(value)})"
+            write_session_options(ctx, parent, node, SESSION_CONFIG)
 
     def _session(
         self, node: ast.Call, name: str, position: int, keyword: str = "config", label: str = ""
