@@ -14,7 +14,6 @@ PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); no
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 import sys

@@ -17,7 +17,13 @@ import ast
 import re
 from functools import lru_cache
 
-from ms_fmk_transplt.engine.scope_model import FUNCTIONS, Scope, chosen_name, full_name
+from ms_fmk_transplt.engine.scope_model import (
+    FUNCTIONS,
+    Scope,
+    UnsupportedScope,
+    chosen_name,
+    full_name,
+)
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
@@ -118,22 +124,29 @@ class _DeviceTests:
     def of(self, test: ast.expr, node: ast.If, tests: frozenset[str]) -> bool:
         """Whether ``test`` (of the chain ``node`` starts) is, or is an ``and`` of, a call of
         one of ``tests``."""
-        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        calls = [p.func for p in parts if isinstance(p, ast.Call)]
-        calls = [f for f in calls if isinstance(f, (ast.Name, ast.Attribute))]
-        return any(
-            (f.id if isinstance(f, ast.Name) else f.attr) in _TEST_NAMES
-            and self._name(f, node) in tests
-            for f in calls
-        )
+        both = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        parts = test.values if isinstance(test, ast.BoolOp) and both else [test]
+        for part in parts:
+            func = part.func if isinstance(part, ast.Call) else None
+            if isinstance(func, ast.Name) and func.id not in _TEST_NAMES:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr not in _TEST_NAMES:
+                continue
+            if isinstance(func, (ast.Name, ast.Attribute)) and self._name(func, node) in tests:
+                return True
+        return False
 
-    def _name(self, func: ast.Name | ast.Attribute, node: ast.If) -> str | None:
+    def _name(self, func: ast.Name | ast.Attribute, node: ast.If) -> str:
         if self.scopes is None:
             self.scopes = Scopes(self.tree, walrus=self.walrus)
             self.where = _if_scopes(self.tree, self.scopes)
         scope = self.where.get(id(node), self.scopes.global_scope)
         top = func if isinstance(func, ast.Attribute) else None
-        return chosen_name(self.scopes.qualified_names(func, scope, top), full_name(func))
+        try:
+            names = self.scopes.qualified_names(func, scope, top)
+        except UnsupportedScope:  # (a scope the model does not know: not a known test)
+            return ""
+        return chosen_name(names, full_name(func)) or ""
 
     def release(self) -> None:
         if self.scopes is not None:
