@@ -13,6 +13,7 @@ PATHS are files or folders (their .py/.ipynb files, skipping hidden folders); no
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -137,6 +138,8 @@ def paths_main(
         run = run_options(values, input=".", output=".")
         tables = load_tables(run.target_version)  # once for every file, handed down
         options = engine_options(run, tables)
+        if mode != "inplace":  # --check/--diff name the lines of the files as given: so do the
+            options = dataclasses.replace(options, input_lines=True)  # lists of folded rows
         files = collect(paths, write=mode == "inplace")
     except UserError as exc:
         fail(str(exc))

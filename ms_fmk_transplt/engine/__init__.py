@@ -3,7 +3,7 @@ engine/migrate.py); ``EngineOptions`` is what the user asked for beyond the buil
 
 from __future__ import annotations
 
-from ms_fmk_transplt.engine.migrate import migrate_source
+from ms_fmk_transplt.engine.migrate import fold_file_rows, migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions
 
-__all__ = ["DEFAULT_OPTIONS", "EngineOptions", "migrate_source"]
+__all__ = ["DEFAULT_OPTIONS", "EngineOptions", "fold_file_rows", "migrate_source"]

@@ -65,6 +65,14 @@ def migrate_source(
             gc.enable()
 
 
+def fold_file_rows(
+    notices: list[Notice], source: bytes, tables: Tables, options: EngineOptions
+) -> list[Notice]:
+    """The file's rows, each family's folded as it says; the lines a folded row lists are
+    those its own row names (the migrated file's, --analyse's and --check's input lines)."""
+    return registry.fold_rows(notices, Folding(source, tables, options, not options.input_lines))
+
+
 def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | None) -> FileResult:
     start = time.perf_counter()
     options = options or DEFAULT_OPTIONS
@@ -89,8 +97,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     result = done if isinstance(done, FileResult) else _finish(source, path, done, options)
     # each family's rows folded as it says (one row per file and library, ...), of the rows
     # _finish kept, naming the lines reports name
-    folding = Folding(source, tables, options, migrated=not options.input_lines)
-    result.notices[:] = registry.fold_rows(result.notices, folding)
+    if options.fold_rows:
+        result.notices[:] = fold_file_rows(result.notices, source, tables, options)
     result.libcst_stages = stages
     if isinstance(done, PassOutput):
         result.framework = done.framework

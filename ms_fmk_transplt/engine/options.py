@@ -19,6 +19,9 @@ class EngineOptions:
     kit: str = ""  # kit aoe|profile|precision: the kit's calls, -m file only
     kit_only: bool = False  # the precision kit's GPU side: the kit's calls and nothing else
     insert_torch_npu: bool = True  # False for notebook cells: the notebook adds it once
+    # False for notebook cells: notebook.py folds a cell's rows (fold_file_rows) once their
+    # lines are final (after the notebook's `import torch_npu` moved them)
+    fold_rows: bool = True
     # --select / --ignore: rule ids or id prefixes (device_strings, unsupported.environment);
     # a change or row of a rule not selected, or ignored, is dropped as by `# msft: ignore[...]`
     select: tuple[str, ...] = ()

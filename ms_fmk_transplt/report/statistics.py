@@ -17,6 +17,7 @@ Also: changes by rule, the open work in report order, and the phase timings."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
 from ms_fmk_transplt.records import FileRecord, RunResult
 
+# " (line 12)" after each setting a launch file's row names (unsupported.launch_config)
+_LINE_NOTE = re.compile(r" \(line \d+\)")
 FRAMEWORK_NAMES = {"": "PyTorch / other Python", "tensorflow": "TensorFlow"}
 
 
@@ -191,8 +194,18 @@ def category_counts(notices: Iterable[Notice], manual_only: bool = False) -> Cou
 
 
 def api_counts(notices: Iterable[Notice]) -> Counter[tuple[str, str]]:
-    """Open work per (API, category)."""
-    return Counter((n.api, n.category) for n in notices if n.open_work)
+    """Open work per (API, category): rows counted, each under ``counted_api``."""
+    return Counter((counted_api(n), n.category) for n in notices if n.open_work)
+
+
+def counted_api(notice: Notice) -> str:
+    """The API a row is counted under in the API tables (the terminal's top open work, the
+    workbook's Summary): its OP without the lines a launch file's row names its settings by,
+    each setting once (``device: cuda (line 12), device: cuda (line 40)``: ``device: cuda``),
+    so that one setting in 9 files is one entry of 9 rows, not 9 entries."""
+    if not _LINE_NOTE.search(notice.api):
+        return notice.api
+    return ", ".join(dict.fromkeys(_LINE_NOTE.sub("", notice.api).split(", ")))
 
 
 def top_apis(result: RunResult, n: int = 10) -> list[tuple[str, str, int]]:

@@ -18,7 +18,7 @@ import math
 import re
 from typing import Any
 
-from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.engine import EngineOptions, fold_file_rows, migrate_source
 from ms_fmk_transplt.engine.rules.family_exports import (
     DECODE_ERROR,
     SYNTAX_ERROR,
@@ -110,23 +110,27 @@ def migrate_notebook(
     options = dataclasses.replace(
         options,
         insert_torch_npu=False,
+        fold_rows=False,  # folded below, once the rows' lines are final
         tf_notebook_style=style,
         tf_notebook_imports=_imports(cells) if style else (),
         tf_notebook_version=("tf1" if decided == "tf1" else "tf2") if decided else "",
     )
     events: list[ChangeEvent] = []
     notices: list[Notice] = []
+    sources: dict[str, bytes] = {}  # each cell's code as it was migrated, by the cell's name
     changed = False
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code" or cell_source(cell).lstrip().startswith("%%"):
             continue
-        result = _migrate_cell(cell, cell_location(path, index), tables, options)
+        location = cell_location(path, index)
+        result, sources[location] = _migrate_cell(cell, location, tables, options)
         notices += result.notices
         if result.status == FileStatus.CHANGED:
             events += result.events
             changed = True
     framework = "tensorflow" if style else ""
     if not changed and not (style == "tf2" and _tf2_open_needed(cells)):
+        notices = _folded(notices, sources, tables, options)
         return FileResult(path, FileStatus.UNCHANGED, data, notices=notices, framework=framework)
     if style:
         statements = tf_statements(style, tables.tf_migration, changed)
@@ -136,6 +140,7 @@ def migrate_notebook(
     for event in inserted:
         events, notices = _shift_lines(events, notices, event)
     events += inserted
+    notices = _folded(notices, sources, tables, options)
     output = json.dumps(nb, indent=_indent(raw), ensure_ascii=False)
     if raw.endswith("\n"):
         output += "\n"
@@ -149,16 +154,32 @@ def migrate_notebook(
     )
 
 
+def _folded(
+    notices: list[Notice], sources: dict[str, bytes], tables: Tables, options: EngineOptions
+) -> list[Notice]:
+    """Each cell's rows folded as a file's are (one row per file and library, ...), now that
+    their lines are final: the lines a folded row lists are those the rows name."""
+    by_cell: dict[str, list[Notice]] = {}
+    for n in notices:
+        by_cell.setdefault(n.file, []).append(n)
+    return [
+        n
+        for cell, rows in by_cell.items()
+        for n in (fold_file_rows(rows, sources[cell], tables, options) if cell in sources else rows)
+    ]
+
+
 def _migrate_cell(
     cell: dict[str, Any], cell_path: str, tables: Tables, options: EngineOptions
-) -> FileResult:
+) -> tuple[FileResult, bytes]:
     """One code cell, its IPython lines masked while it is migrated and put back after; the
-    cell's source is replaced when it changed."""
+    cell's source is replaced when it changed. Also the code migrated."""
     original = _lines(cell_source(cell))
     lines = list(original)
     indent, stripped = strip_leading_indent(lines)  # (IPython runs an indented cell dedented)
     masked = mask_ipython_lines(lines)
-    result = migrate_source("".join(lines).encode("utf-8"), cell_path, tables, options)
+    code = "".join(lines).encode("utf-8")
+    result = migrate_source(code, cell_path, tables, options)
     if result.status == FileStatus.CHANGED:
         new_lines = _lines(result.output.decode("utf-8"))
         if indent:  # the cell written back with its indent
@@ -170,7 +191,7 @@ def _migrate_cell(
         for i in masked:
             new_lines[i] = original[i]
         _set_source(cell, "".join(new_lines))
-    return result
+    return result, code
 
 
 def _shift_lines(

@@ -17,6 +17,14 @@ import ast
 import re
 from functools import lru_cache
 
+from ms_fmk_transplt.engine.scope_model import (
+    FUNCTIONS,
+    Scope,
+    UnsupportedScope,
+    chosen_name,
+    full_name,
+)
+from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 
@@ -26,7 +34,37 @@ NPU_STRINGS = frozenset({"npu", "hccl"})
 DEVICE_NAMES = frozenset(
     {"cpu", "cuda", "npu", "mps", "xla", "xpu", "hpu", "meta", "mlu", "ipu", "neuron", "tpu", "gpu"}
 )
-_HINT = re.compile(rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:")
+_HINT = re.compile(
+    rb"[\"'](?:npu|hccl)[\"']|[\"']cuda[\"']\s*:|npu_available\s*\(|npu\.is_available\s*\("
+)
+# the calls that test for an NPU / a CUDA device, an arm's test (or an `and` of it) as an
+# NPU (CUDA) arm's "npu" ("cuda") comparison is; by qualified name through the imports (a
+# function of the project's own, whatever its name, is not one of them): torch, torch_npu,
+# transformers (utils/import_utils.py: is_torch_npu_available, is_torch_cuda_available, also
+# exported by transformers and transformers.utils) and accelerate (utils/imports.py:
+# is_npu_available, is_cuda_available, also exported by accelerate.utils)
+NPU_TESTS = frozenset(
+    {
+        "torch.npu.is_available",
+        "torch_npu.npu.is_available",
+        "transformers.is_torch_npu_available",
+        "transformers.utils.is_torch_npu_available",
+        "transformers.utils.import_utils.is_torch_npu_available",
+        "accelerate.utils.is_npu_available",
+        "accelerate.utils.imports.is_npu_available",
+    }
+)
+CUDA_TESTS = frozenset(
+    {
+        "torch.cuda.is_available",
+        "transformers.is_torch_cuda_available",
+        "transformers.utils.is_torch_cuda_available",
+        "transformers.utils.import_utils.is_torch_cuda_available",
+        "accelerate.utils.is_cuda_available",
+        "accelerate.utils.imports.is_cuda_available",
+    }
+)
+_TEST_NAMES = frozenset(name.rsplit(".", 1)[1] for name in NPU_TESTS | CUDA_TESTS)
 
 Key = tuple[int, int]  # (line, column) of an ast.Constant: its position in the source
 
@@ -73,6 +111,65 @@ def _compared(test: ast.expr) -> list[ast.Constant]:
     return found
 
 
+class _DeviceTests:
+    """Which arms of the file's if-chains test for an NPU or a CUDA device by calling a
+    function that says so (``elif is_torch_npu_available():``); the scopes of the file are
+    built on the first arm that calls a function of such a name."""
+
+    def __init__(self, tree: ast.Module, source: bytes) -> None:
+        self.tree, self.walrus = tree, b":=" in source
+        self.scopes: Scopes | None = None
+        self.where: dict[int, Scope] = {}  # id(an if statement) -> the scope it is in
+
+    def of(self, test: ast.expr, node: ast.If, tests: frozenset[str]) -> bool:
+        """Whether ``test`` (of the chain ``node`` starts) is, or is an ``and`` of, a call of
+        one of ``tests``."""
+        both = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        parts = test.values if isinstance(test, ast.BoolOp) and both else [test]
+        for part in parts:
+            func = part.func if isinstance(part, ast.Call) else None
+            if isinstance(func, ast.Name) and func.id not in _TEST_NAMES:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr not in _TEST_NAMES:
+                continue
+            if isinstance(func, (ast.Name, ast.Attribute)) and self._name(func, node) in tests:
+                return True
+        return False
+
+    def _name(self, func: ast.Name | ast.Attribute, node: ast.If) -> str:
+        if self.scopes is None:
+            self.scopes = Scopes(self.tree, walrus=self.walrus)
+            self.where = _if_scopes(self.tree, self.scopes)
+        scope = self.where.get(id(node), self.scopes.global_scope)
+        top = func if isinstance(func, ast.Attribute) else None
+        try:
+            names = self.scopes.qualified_names(func, scope, top)
+        except UnsupportedScope:  # (a scope the model does not know: not a known test)
+            return ""
+        return chosen_name(names, full_name(func)) or ""
+
+    def release(self) -> None:
+        if self.scopes is not None:
+            self.scopes.release()
+            self.scopes, self.where = None, {}
+
+
+def _if_scopes(tree: ast.Module, scopes: Scopes) -> dict[int, Scope]:
+    """The scope of each if statement of the file (the function or class body it is in)."""
+    found: dict[int, Scope] = {}
+    todo: list[tuple[ast.AST, Scope]] = [(tree, scopes.global_scope)]
+    while todo:
+        node, scope = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (*FUNCTIONS, ast.ClassDef)):
+                todo.append((child, scopes.scope_of(child, scope)))
+            elif not isinstance(child, ast.expr):  # (an expression holds no statement)
+                if isinstance(child, ast.If):
+                    found[id(child)] = scope
+                todo.append((child, scope))
+    return found
+
+
 def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
     """The kept keys of a dict display (and their values, beside an "npu" key)."""
     keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
@@ -87,17 +184,18 @@ def _dict_keys(node: ast.Dict) -> list[ast.Constant]:
     ]
 
 
-def _kept(tree: ast.Module) -> tuple[list[ast.Constant], set[int]]:
+def _kept(tree: ast.Module, source: bytes) -> tuple[list[ast.Constant], set[int]]:
     """The literals that stay, and the lines of the CUDA arms of if-chains with an NPU arm."""
     kept: list[ast.Constant] = []
     arm_lines: set[int] = set()
+    tests = _DeviceTests(tree, source)
     for node in tree_nodes(tree):
         if isinstance(node, ast.If):
             arms = _chain_arms(node)
             compared = [s for test, _ in arms for s in _compared(test)]
-            if _names_npu(compared):
+            if _names_npu(compared) or any(tests.of(t, node, NPU_TESTS) for t, _ in arms):
                 kept.extend(_cuda(compared))
-                arm_lines.update(_cuda_arm_lines(arms))
+                arm_lines.update(_cuda_arm_lines(arms, node, tests))
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [e for e in node.elts if isinstance(e, ast.Constant)]
             items = [e for e in items if isinstance(e.value, str)]
@@ -110,13 +208,21 @@ def _kept(tree: ast.Module) -> tuple[list[ast.Constant], set[int]]:
             strings = [s for v in values for s in _strings(v)]
             if _names_npu(strings):  # an enum table that has an NPU member
                 kept.extend(_cuda(strings))
+    tests.release()
     return kept, arm_lines
 
 
-def _cuda_arm_lines(arms: list[tuple[ast.expr, list[ast.stmt]]]) -> set[int]:
+def _cuda_arm_lines(
+    arms: list[tuple[ast.expr, list[ast.stmt]]], node: ast.If, tests: _DeviceTests
+) -> set[int]:
+    """The lines of the arms that compare with "cuda" (their bodies) or call a CUDA test
+    (their tests too: ``if torch.cuda.is_available():`` stays as written)."""
     lines: set[int] = set()
     for test, body in arms:
-        if _cuda(_compared(test)) and body:
+        called = tests.of(test, node, CUDA_TESTS)
+        if called:
+            lines.update(range(test.lineno, (test.end_lineno or test.lineno) + 1))
+        if (called or _cuda(_compared(test))) and body:
             last = body[-1].end_lineno or body[-1].lineno
             lines.update(range(body[0].lineno, last + 1))
     return lines
@@ -133,7 +239,7 @@ def _siblings(source: bytes) -> tuple[list[Key], frozenset[int]]:
         tree = tree_of(source)
     except (SyntaxError, ValueError):
         return [], frozenset()
-    kept, arm_lines = _kept(tree)
+    kept, arm_lines = _kept(tree, source)
     return [(n.lineno, n.col_offset) for n in kept], frozenset(arm_lines)
 
 
