@@ -192,8 +192,8 @@ def fold_groups(
 def _chosen(notices: list[Notice], table: LibraryTable, source: bytes) -> list[Notice]:
     """``notices`` with the manual rows of a CUDA-only library inside the body of an ``if``
     on the user's options made caveats naming the choice (option_choices.py); so is the import
-    of a part of a library that imports on any host (transformers' ``BitsAndBytesConfig``)
-    when every other use of it in the file is such a choice."""
+    of the name when every other use of it in the file is such a choice and the import cannot
+    fail (guarded, or a part of a library that imports on any host: ``BitsAndBytesConfig``)."""
     rows = [
         n for n in notices if n.open_work and n.category == THIRD_PARTY and n.action == "manual"
     ]
@@ -223,11 +223,10 @@ def _chosen_imports(
     imports = import_statements(source, roots)
     for n in rows:
         library = table.library_of(n.api)
-        harmless = library is not None and (library.device_neutral or library.ascend is not None)
-        if id(n) in made or not harmless:
-            continue
-        if not any(name == n.api and a <= n.line <= b for name, a, b in imports):
-            continue
+        importable = library is not None and (library.device_neutral or library.ascend is not None)
+        at = [safe for (name, a, b), safe in imports.items() if name == n.api and a <= n.line <= b]
+        if id(n) in made or not at or not (importable or at[0]):
+            continue  # (an unguarded import of a CUDA-only library fails by itself)
         uses = [u for u in rows if u.api == n.api and u is not n]
         if uses and all(id(u) in made for u in uses):
             test = made[id(uses[0])].tip.split("(if ", 1)[1].split("): on the NPU", 1)[0]

@@ -34,10 +34,7 @@ def type_only_imports(source: bytes, roots: frozenset[str]) -> dict[Import, bool
     tree = analysable_tree(source)
     if tree is None:
         return {}
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
+    parents = _parents(tree)
     typed, quoted = _annotations(tree)
     imports: dict[Import, tuple[str, str]] = {}
     only_types: dict[str, bool] = dict.fromkeys(quoted, True)  # bound name -> type uses only
@@ -154,13 +151,23 @@ def _type_use(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
     return called == "hasattr" or isinstance(parents.get(id(parent)), ast.Compare)
 
 
-def import_statements(source: bytes, roots: frozenset[str]) -> set[Import]:
-    """The imports of ``source`` from the modules ``roots``, wherever they stand."""
+def import_statements(source: bytes, roots: frozenset[str]) -> dict[Import, bool]:
+    """The imports of ``source`` from the modules ``roots``, wherever they stand, each with
+    whether it cannot fail (guarded, or never run)."""
     tree = analysable_tree(source)
     if tree is None:
-        return set()
+        return {}
+    parents = _parents(tree)
     found: dict[Import, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
-            _imports(node, {}, found, roots)
-    return set(found)
+            _imports(node, parents, found, roots)
+    return {key: guard != _UNGUARDED for key, (_, guard) in found.items()}
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
