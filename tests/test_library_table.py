@@ -59,11 +59,25 @@ def test_fourteen_uses_of_one_library_are_one_row_listing_the_lines() -> None:
 
 
 def test_a_library_with_an_ascend_path_names_the_package_and_version() -> None:
-    code = "import deepspeed\n\n\ndef go(m, c):\n    return deepspeed.initialize(model=m, config=c)"
+    code = (
+        "from transformers import AutoModel\n\n\n"
+        "def go(p):\n"
+        "    return AutoModel.from_pretrained(p, attn_implementation='flash_attention_2')"
+    )
     result = migrate_source(code.encode(), "x.py", load_tables(), None)
     (row,) = [n for n in result.notices if n.open_work]
     assert (row.rule, row.action, row.line) == ("libraries.npu_path", "caveat", 5)
-    assert "Ascend path: deepspeed >= 0.12.6" in row.tip
+    assert "Ascend path: transformers >= 4.32.0" in row.tip
+
+
+def test_a_use_with_nothing_to_do_is_a_line_of_the_log_not_a_row() -> None:
+    """deepspeed.initialize selects the NPU itself: the file has nothing to change, so the
+    Ascend path goes to the log (libraries.ascend_path), not to the open-work rows."""
+    code = "import deepspeed\n\n\ndef go(m, c):\n    return deepspeed.initialize(model=m, config=c)"
+    result = migrate_source(code.encode(), "x.py", load_tables(), None)
+    assert [n for n in result.notices if n.open_work] == []
+    (note,) = [n for n in result.notices if n.rule == "libraries.ascend_path"]
+    assert "Ascend path: deepspeed >= 0.12.6" in note.message and note.category == ""
 
 
 def test_rows_of_two_libraries_stay_apart() -> None:

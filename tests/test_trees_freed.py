@@ -41,7 +41,9 @@ def step(model, x):
 
 # also through the whole-file analyses that keep a list of every node on the tree
 # (engine/tree_nodes.py): CUDA-only names and predicates, "cuda" beside "npu", accelerators
-KERNELS = b"""import torch
+# (Lightning's, in a file that imports Lightning)
+KERNELS = b"""import lightning
+import torch
 import triton
 
 

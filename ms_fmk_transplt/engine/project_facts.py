@@ -49,6 +49,26 @@ def absolute_module(module: str, level: int, importer: str) -> str:
     return ".".join([*package, module] if module else package)
 
 
+_ASCEND_FOLDER = re.compile(r"(?:^|_)(?:ascend|npu)(?:_|$)", re.I)
+# a Triton kernel file written for the NPU: it imports triton and asks the NPU itself (its
+# device through torch.npu / torch_npu, its AI core count, triton-ascend by name)
+_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+triton\b", re.M)
+_ASCEND_QUERY = re.compile(
+    rb"torch\.npu\b|\btorch_npu\b|\btriton_ascend\b|\bnum_aicore\b|\bnum_vectorcore\b"
+    rb"|\bget_npu_properties\b"
+)
+
+
+def ascend_kernel_source(source: bytes) -> bool:
+    """Whether a file is a Triton kernel file written for the NPU (it imports triton and asks
+    the NPU itself: ``torch.npu.current_device()``, the AI core count)."""
+    return (
+        b"triton" in source
+        and _TRITON_IMPORT.search(source) is not None
+        and _ASCEND_QUERY.search(source) is not None
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class ProjectFacts:
     """module (dotted, from the input root) -> {name: what CUDA-only code it is}."""
@@ -60,6 +80,8 @@ class ProjectFacts:
     extensions: dict[str, str] = field(default_factory=dict)
     # the top-level modules and packages the project holds (project_scan.own_modules)
     own_modules: frozenset[str] = frozenset()
+    # folders holding the project's own Triton kernels for the NPU (project_scan.py)
+    ascend_kernels: frozenset[str] = frozenset()
     # the programs of the input (program_model.py): entry points, TensorFlow versions
     programs: ProgramFacts = field(default_factory=ProgramFacts)
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
@@ -122,6 +144,15 @@ class ProjectFacts:
                 return name, where
             cut = dotted.rfind(".", 0, cut)
         return None
+
+    def ascend_kernel_file(self, rel_path: str) -> bool:
+        """Whether a file (path from the input root) is one of the project's own kernels for
+        the NPU: in a folder named for it (``backends/triton_ascend/``, ``npu/``) or in a folder
+        where a Triton file asks the NPU itself (``ascend_kernels``)."""
+        folder = rel_path.replace("\\", "/").rpartition("/")[0]
+        if folder in self.ascend_kernels:
+            return True
+        return any(_ASCEND_FOLDER.search(part) for part in folder.split("/"))
 
     def owns(self, module: str) -> bool:
         """Whether the module an absolute import names (``megatron.mpu``) is the project's own:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ms_fmk_transplt.engine.program_facts import ProgramFacts, from_cached, to_cached
-from ms_fmk_transplt.engine.project_facts import ProjectFacts, module_name
+from ms_fmk_transplt.engine.project_facts import ProjectFacts, ascend_kernel_source, module_name
 from ms_fmk_transplt.engine.rules.family_exports import cuda_only_names, has_condition, hinted
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
@@ -181,6 +181,16 @@ def _own_extensions(extensions: dict[str, str], modules: set[str]) -> dict[str, 
     return {name: where for name, where in sorted(extensions.items()) if name not in suffixes}
 
 
+def ascend_kernel_folders(files: Iterable[tuple[str, bytes]]) -> frozenset[str]:
+    """The folders (from the input root) holding a Triton kernel file written for the NPU:
+    the project's own triton-ascend kernels live there (LLaMA-Factory's third_party/triton/,
+    whose utils.py reads torch.npu.current_device() and the AI core count for every kernel
+    of the folder), so its Triton files need no port."""
+    return frozenset(
+        rel_path.rpartition("/")[0] for rel_path, source in files if ascend_kernel_source(source)
+    )
+
+
 def build_facts(
     files: Iterable[tuple[str, bytes]], table: UnsupportedTable, cache: Cache | None = None
 ) -> ProjectFacts:
@@ -260,7 +270,11 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
         modules = {module_name(rel_path) for rel_path, _ in files}
         extensions = {**_own_extensions(other.extensions, modules), **extensions}
     return dataclasses.replace(
-        facts, own_modules=own, programs=programs, extensions=dict(sorted(extensions.items()))
+        facts,
+        own_modules=own,
+        programs=programs,
+        extensions=dict(sorted(extensions.items())),
+        ascend_kernels=ascend_kernel_folders(files),
     )
 
 
@@ -354,6 +368,8 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
         return text
     if facts.own_modules:
         text = f"{text}|own modules {sorted(facts.own_modules)!r}"
+    if facts.ascend_kernels:
+        text = f"{text}|ascend kernels {sorted(facts.ascend_kernels)!r}"
     programs = facts.programs.fingerprint()  # (what TensorFlow each file is migrated for)
     return f"{text}|{programs}" if programs else text
 

@@ -75,6 +75,8 @@ class Library:
     ascend: AscendPath | None
     source: str  # where the facts were read, with the version
     device_neutral: bool  # its own code runs on any device: only its listed parts are CUDA-only
+    # a kernel language with an Ascend build (Triton): the project's own NPU kernels need no port
+    own_ascend_kernels: bool = False
 
 
 class LibraryTable:
@@ -96,6 +98,7 @@ class LibraryTable:
                 else None,
                 lib["source"],
                 lib.get("device_neutral", False),
+                lib.get("own_ascend_kernels", False),
             )
             self.libraries.append(library)
             self.by_name[library.name] = library
@@ -132,6 +135,18 @@ class LibraryTable:
             rb"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:" + frameworks.encode() + rb")\b"
         )  # any line ending
         self.gate_paths = self._gate_paths(raw)
+        # caveats that ask nothing of the file using them (the library selects the NPU itself)
+        self._no_change = {m["module"]: bool(m.get("no_change")) for m in self.module_rows}
+
+    def asks_no_change(self, api: str) -> bool:
+        """Whether the module entry an API falls under (the longest listed prefix) is marked
+        ``no_change``: its caveat names the Ascend path and nothing to do in the file."""
+        parts = api.split(".")
+        for end in range(len(parts), 0, -1):
+            found = self._no_change.get(".".join(parts[:end]))
+            if found is not None:
+                return found
+        return False
 
     @staticmethod
     def _gate_paths(raw: dict[str, Any]) -> CudaOnlyPaths:

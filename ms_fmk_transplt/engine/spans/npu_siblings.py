@@ -254,6 +254,11 @@ def kept_device_strings(source: bytes) -> frozenset[Key]:
 ACCELERATOR_LINE = re.compile(
     rb"accelerator[^\n]*[\"']cuda[\"']|[\"']cuda[\"'][^\n]*accelerator", re.I
 )
+# the file uses Lightning (its Trainer / Fabric take accelerator=): a parameter or attribute
+# named accelerator elsewhere (trl's accelerator_type, sam2's) is a torch device type
+LIGHTNING_IMPORT = re.compile(
+    rb"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:lightning|pytorch_lightning|lightning_fabric)\b"
+)
 
 
 def _named(name: str) -> bool:
@@ -294,8 +299,11 @@ def _accelerator_literals(tree: ast.Module) -> list[ast.Constant]:
 
 @lru_cache(maxsize=8)
 def accelerator_strings(source: bytes) -> frozenset[Key]:
-    """Positions of the ``"cuda"`` literals that name a Lightning accelerator, not a device."""
+    """Positions of the ``"cuda"`` literals that name a Lightning accelerator, not a device, in
+    a file that imports Lightning."""
     if b"ccelerator" not in source or ACCELERATOR_LINE.search(source) is None:
+        return frozenset()
+    if LIGHTNING_IMPORT.search(source) is None:
         return frozenset()
     try:
         tree = tree_of(source)

@@ -1,7 +1,8 @@
 """Span pass: call arguments of a device-neutral library that select a CUDA-only path
 (``from_pretrained(..., attn_implementation="flash_attention_2")``, ``load_in_4bit=True``,
 ``TrainingArguments(tf32=True)``, Lightning's ``Trainer(gpus=2)``): a row each, folded with the
-library's other rows of the file (library_rows.py)."""
+library's other rows of the file (library_rows.py). A listed string that is a side of a
+comparison (``if args.optim == "adamw_bnb_8bit":``) tests the user's choice: no row."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class LibraryArgumentSpans(SpanConcern):
         parent = self.ctx.stack[-1] if self.ctx.stack else None
         if isinstance(parent, ast.keyword) and parent.arg in self.arguments:
             return  # attn_implementation="flash_attention_2": the argument's row
+        if self._compared():
+            return  # args.optim == "adamw_bnb_8bit": a test of the user's choice, not a value
         if found.dict_key and not (isinstance(parent, ast.Dict) and part.node in parent.keys):
             return
         library = self.tables.unsupported.libraries.by_name[found.library]
@@ -46,6 +49,16 @@ class LibraryArgumentSpans(SpanConcern):
         api = f"{library.roots[0]}: {found.value!r}"
         entry = Entry(api, "third_party", found.action, found.tip)
         self.ctx.unsupported(part.lines, api, entry)
+
+    def _compared(self) -> bool:
+        """The string is a side of a comparison (``optim in ("adamw_8bit", ...)``): code that
+        tests which value the user chose (the library is used, and reported, where it is)."""
+        for node in reversed(self.ctx.stack):
+            if isinstance(node, ast.Compare):
+                return True
+            if not isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                return False
+        return False
 
     def visit_Call(self, node: ast.Call) -> None:
         for kw in node.keywords:

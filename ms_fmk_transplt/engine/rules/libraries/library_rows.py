@@ -18,10 +18,15 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.engine.project_facts import ProjectFacts
+from ms_fmk_transplt.catalogue.rule_catalog import NOTICE, OPEN_WORK, declare
+from ms_fmk_transplt.engine.project_facts import ProjectFacts, ascend_kernel_source
 from ms_fmk_transplt.engine.rules.family_spec import Folding
-from ms_fmk_transplt.events import Notice
+from ms_fmk_transplt.engine.rules.libraries.option_choices import option_choices
+from ms_fmk_transplt.engine.rules.libraries.type_only_imports import (
+    import_statements,
+    type_only_imports,
+)
+from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables.library_table import Library, LibraryTable
 
 _ROW = (
@@ -54,6 +59,19 @@ NPU_PATH = declare(
     caveat="runs on the NPU with the named package and version installed: check your "
     "environment's version",
 )
+ASCEND_PATH = declare(
+    "libraries.ascend_path",
+    "a library that selects the NPU itself, used in a file that has nothing to change about it "
+    "(`Trainer`, `TrainingArguments`, `deepspeed.initialize`, vLLM): a line of the log",
+    "transformers' Trainer, DeepSpeed's engine and vLLM (with vllm-ascend) detect torch_npu and "
+    "run on the NPU; their uses ask nothing of the file when it passes no CUDA-only option "
+    '(`tf32=True`, `attn_implementation="flash_attention_3"`, a bitsandbytes optimizer: those '
+    "are rows of `libraries.cuda_only` / `libraries.npu_path`, and the library's row then names "
+    "its Ascend path too). Such a file gets no row, only this line of the log naming the package "
+    "and the first version with the NPU path, so the open-work rows and the rate count work to "
+    "do. The entries concerned are marked `no_change` in rules/libraries.json.",
+    kind=NOTICE,
+)
 THIRD_PARTY = "third_party"
 K = TypeVar("K")
 _MAX_APIS = 6  # API names listed in a row's message before "and N more"
@@ -81,8 +99,11 @@ def fold_library_rows(
     of a name the ``project`` holds itself (its own ``megatron`` package)."""
     if project is not None and project.own_modules:
         notices = [n for n in notices if not _own(n, project)]
+    notices = [n for n in notices if not _ported(n, table, project, source)]
     if any(n.rule == NPU_PATH for n in notices) and table.other_framework.search(source):
         notices = [n for n in notices if n.rule != NPU_PATH]
+    notices = _without_type_only(notices, table, source)
+    notices = _chosen(notices, table, source)
     groups: dict[str, list[Notice]] = {}
     for n in notices:
         if n.open_work and n.category == THIRD_PARTY:
@@ -92,12 +113,48 @@ def fold_library_rows(
     return fold_groups(
         notices,
         groups.items(),
-        lambda name, group: _folded(group, table.by_name[name], migrated),
+        lambda name, group: _folded(group, table.by_name[name], migrated, _no_change(group, table)),
         single=True,
     )
 
 
 _LEADING_NAME = re.compile(r"\w+")
+
+
+def _ported(
+    notice: Notice, table: LibraryTable, project: ProjectFacts | None, source: bytes
+) -> bool:
+    """A row of a kernel language with an Ascend build (Triton) in the project's own kernels
+    for the NPU (the file, or its folder: ProjectFacts.ascend_kernel_file): nothing to port."""
+    if not (notice.open_work and notice.category == THIRD_PARTY):
+        return False
+    library = table.library_of(notice.api)
+    if library is None or not library.own_ascend_kernels:
+        return False
+    if project is not None and project.ascend_kernel_file(notice.file):
+        return True
+    return ascend_kernel_source(source)
+
+
+def _without_type_only(notices: list[Notice], table: LibraryTable, source: bytes) -> list[Notice]:
+    """``notices`` without the rows of imports that run nothing on the device
+    (type_only_imports.py): under ``TYPE_CHECKING``, or used only as types and guarded or of a
+    library that imports on any host."""
+    rows = [n for n in notices if n.open_work and n.category == THIRD_PARTY]
+    roots = frozenset(n.api.split(".", 1)[0] for n in rows if table.library_of(n.api))
+    if not roots or not source:
+        return notices
+    found = type_only_imports(source, roots)
+    if not found:
+        return notices
+    gone: set[int] = set()
+    for n in rows:
+        library = table.library_of(n.api)
+        for (name, first, last), safe in found.items():
+            if name == n.api and first <= n.line <= last and library is not None:
+                if safe or library.device_neutral or library.ascend is not None:
+                    gone.add(id(n))
+    return [n for n in notices if id(n) not in gone]
 
 
 def _own(notice: Notice, project: ProjectFacts) -> bool:
@@ -132,9 +189,62 @@ def fold_groups(
     return [firsts.get(id(n), n) for n in notices if id(n) not in dropped]
 
 
-def _folded(group: list[Notice], library: Library, migrated: bool) -> Notice:
+def _chosen(notices: list[Notice], table: LibraryTable, source: bytes) -> list[Notice]:
+    """``notices`` with the manual rows of a CUDA-only library inside the body of an ``if``
+    on the user's options made caveats naming the choice (option_choices.py); so is the import
+    of the name when every other use of it in the file is such a choice and the import cannot
+    fail (guarded, or a part of a library that imports on any host: ``BitsAndBytesConfig``)."""
+    rows = [
+        n for n in notices if n.open_work and n.category == THIRD_PARTY and n.action == "manual"
+    ]
+    rows = [n for n in rows if table.library_of(n.api) is not None]
+    choices = option_choices(source) if rows and source else []
+    if not choices:
+        return notices
+    made: dict[int, Notice] = {}
+    for n in rows:
+        inside = [c for c in choices if c[0] <= n.line <= c[1]]
+        if inside:
+            made[id(n)] = _choice(n, min(inside, key=lambda c: c[1] - c[0])[2])
+    if made:
+        _chosen_imports(rows, made, table, source)
+    return [made.get(id(n), n) for n in notices]
+
+
+def _choice(n: Notice, test: str) -> Notice:
+    tip = f"used only when the run chooses it (if {test}): on the NPU leave it off; {n.tip}"
+    return dataclasses.replace(n, action="caveat", rule=CUDA_ONLY, tip=tip)
+
+
+def _chosen_imports(
+    rows: list[Notice], made: dict[int, Notice], table: LibraryTable, source: bytes
+) -> None:
+    roots = frozenset(n.api.split(".", 1)[0] for n in rows)
+    imports = import_statements(source, roots)
+    for n in rows:
+        library = table.library_of(n.api)
+        importable = library is not None and (library.device_neutral or library.ascend is not None)
+        at = [safe for (name, a, b), safe in imports.items() if name == n.api and a <= n.line <= b]
+        if id(n) in made or not at or not (importable or at[0]):
+            continue  # (an unguarded import of a CUDA-only library fails by itself)
+        uses = [u for u in rows if u.api == n.api and u is not n]
+        if uses and all(id(u) in made for u in uses):
+            test = made[id(uses[0])].tip.split("(if ", 1)[1].split("): on the NPU", 1)[0]
+            made[id(n)] = _choice(n, test)
+
+
+def _no_change(group: list[Notice], table: LibraryTable) -> bool:
+    """Every use is a caveat of an entry marked ``no_change`` (``Trainer``, ``vllm``): the
+    file has nothing to do about the library."""
+    return all(n.action == "caveat" and table.asks_no_change(n.api) for n in group)
+
+
+def _folded(group: list[Notice], library: Library, migrated: bool, no_change: bool) -> Notice:
+    if no_change and library.ascend is not None:
+        return _ascend_note(group, library, migrated)
     manual = any(n.action == "manual" for n in group)
-    rule = CUDA_ONLY if manual or library.ascend is None else NPU_PATH
+    cuda_only = manual or any(n.rule == CUDA_ONLY for n in group)  # a chosen use: a caveat
+    rule = CUDA_ONLY if cuda_only or library.ascend is None else NPU_PATH
     apis = list(dict.fromkeys(n.api for n in group))
     tips = _tips(group, migrated)
     if library.ascend is not None:
@@ -148,6 +258,23 @@ def _folded(group: list[Notice], library: Library, migrated: bool) -> Notice:
         message=f"{library.name}: {_uses(group, apis, migrated)}; {_kind(rule, library)}; "
         "left unchanged",
         tip=" | ".join(tips),
+    )
+
+
+def _ascend_note(group: list[Notice], library: Library, migrated: bool) -> Notice:
+    """A line of the log instead of a row: the library runs on the NPU by itself."""
+    apis = list(dict.fromkeys(n.api for n in group))
+    assert library.ascend is not None
+    return dataclasses.replace(
+        group[0],
+        rule=ASCEND_PATH,
+        severity=Severity.INFO,
+        api=_common_prefix(apis),
+        category="",
+        action="",
+        tip="",
+        message=f"{library.name}: {_uses(group, apis, migrated)}; runs on the NPU by itself, "
+        f"nothing to change in this file; {library.ascend.text()}",
     )
 
 
