@@ -238,7 +238,8 @@ class CapabilitySpans(SpanConcern):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
-            keep_probes(self.ctx, list(ast.walk(node)), self.guarded, self.variables)
+            nodes = list(ast.walk(node))
+            keep_probes(self.ctx, nodes, self.guarded, self.variables, self._in_try())
         if self.active_accelerator:
             targets = [
                 n.id if isinstance(n, ast.Name) else n.attr
@@ -289,8 +290,12 @@ class CapabilitySpans(SpanConcern):
                 node is n for s in outer.body for n in ast.walk(s)
             ):
                 guard_of_probes(self.ctx, list(ast.walk(outer.test)), nodes, self.guarded)
-        in_try = tried(unit.node, unit.ancestors)
-        keep_probes(self.ctx, nodes, self.guarded, self.variables, in_try)
+        keep_probes(self.ctx, nodes, self.guarded, self.variables, self._in_try())
+
+    def _in_try(self) -> bool:
+        """The unit walked runs in a try that catches what a probe raises (probe_shapes.tried)."""
+        unit = self.ctx.unit
+        return unit is not None and tried(unit.node, unit.ancestors)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         """``probe() if torch.cuda.is_available() else fallback``: the test is kept with the
