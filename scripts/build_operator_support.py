@@ -70,7 +70,9 @@ Left out (no entry)
       than true (the 2.6.0 list marks ``torch.nn.MaxPool2d``, ``torch.nn.MultiheadAttention``
       and ``torch.nn.utils.clip_grad_norm_`` unsupported; the 2.7.1 one supports them, and
       torch_npu's v2.6.0 branch tests them on the NPU);
-    * the rows of ``ERRATA`` below, checked by hand.
+    * the rows of ``ERRATA`` below, checked by hand;
+    * the APIs of ``HOST_ONLY`` below, in every version: they launch no device kernel (a flag
+      getter, Dynamo's decorators and caches), so whatever the list marks, the NPU runs them.
 
 Only module-level names are listed (``torch.X``, ``torch.nn.X``, ``torch.nn.functional.X``,
 ``torch.optim.X``, ``torch.utils.data.X``, ``torch.distributed.X`` ...): the name must resolve in
@@ -128,6 +130,30 @@ A2, A3 = "Atlas A2 训练系列产品", "Atlas A3 训练系列产品"
 # plain-script check of tests/test_operator_support_tables.py is what finds candidates. (The one
 # found so far, torch.nn.MaxPool2d in the 2.6.0 list, is covered by the newer-list rule.)
 ERRATA: dict[tuple[str, str], str] = {}
+
+# APIs a list marks unsupported that launch no device kernel whatever the device: they read or
+# set host state of torch itself (the Python source of torch, version the tests pin, shows it),
+# so a migrated script runs them unchanged. api -> what it does instead.
+HOST_ONLY: dict[str, str] = {
+    "torch.is_deterministic_algorithms_warn_only_enabled": (
+        "returns a global flag (torch/__init__.py: _C._get_deterministic_algorithms_warn_only())"
+    ),
+    "torch.compiler.disable": (
+        "a decorator telling Dynamo not to trace a function (torch/compiler/__init__.py: "
+        "torch._dynamo.disable)"
+    ),
+    "torch.compiler.allow_in_graph": (
+        "marks a function for Dynamo's graph (torch/compiler/__init__.py: "
+        "torch._dynamo.allow_in_graph)"
+    ),
+    "torch.compiler.list_backends": (
+        "lists the names torch.compile accepts (torch/compiler/__init__.py: "
+        "torch._dynamo.list_backends)"
+    ),
+    "torch.compiler.reset": (
+        "clears Dynamo's in-process caches (torch/compiler/__init__.py: torch._dynamo.reset)"
+    ),
+}
 
 # Documents listing receivers' methods and storages, never module-level functions.
 RECEIVER_DOCUMENTS = ("torch-Tensor.md", "torch-Storage.md", "Named-Tensors.md")
@@ -761,6 +787,8 @@ def leave_out(api: DocApi) -> str:
         return "CUDA namespace (migrated, or reported by rules/unsupported_api.json)"
     if owned_elsewhere(name):
         return "reported by rules/unsupported_api.json"
+    if name in HOST_ONLY:
+        return f"runs no device kernel: {HOST_ONLY[name]}"
     return ""
 
 

@@ -40,3 +40,20 @@ def test_tf32_beside_cuda_values_keeps_both_tips() -> None:
     assert notice is not None
     assert notice.api == "--tf32 1 (line 1), --device cuda (line 1)"
     assert notice.tip == f"{table.launch_config.tip}; {TF32_TIP}"
+
+
+KERNEL_METADATA = (
+    b'{\n  "id": "fastops",\n  "backend": {\n    "type": "cuda",\n    "archs": []\n  }\n}\n'
+)
+
+
+def test_kernel_metadata_is_no_setting_and_its_near_misses() -> None:
+    """A kernels-hub metadata.json says what the kernel was built for: no program reads it (no
+    row); the same values in a config of another name, or a metadata.json setting a device, are
+    rows."""
+    table = load_tables().unsupported
+    assert file_notice("ops/metadata.json", KERNEL_METADATA, ".json", table) is None
+    other = file_notice("ops/settings.json", KERNEL_METADATA, ".json", table)
+    assert other is not None and other.api == "type: cuda (line 4)"
+    device = file_notice("metadata.json", b'{\n  "device": "cuda"\n}\n', ".json", table)
+    assert device is not None and device.api.startswith("device: cuda")

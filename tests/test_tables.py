@@ -21,9 +21,17 @@ def test_table_targets_exist_in_torch_npu() -> None:
 
 def test_unsupported_table() -> None:
     table = load_tables().unsupported
-    for entry in [*table.apis.values(), *table.env.values()]:
+    for entry in table.apis.values():  # "none": listed to say it is no row
+        assert entry.category in table.categories and entry.action in ("manual", "caveat", "none")
+        assert entry.tip
+    for entry in table.env.values():
         assert entry.category in table.categories and entry.action in ("manual", "caveat")
         assert entry.tip
+    # an enum value and a query under torch.backends.cuda are no row; a switch is one
+    assert table.reported_api("torch.backends.cuda.SDPBackend.MATH") is None
+    assert table.reported_api("torch.backends.cuda.flash_sdp_enabled") is None
+    assert table.reported_api("torch.backends.cuda.enable_flash_sdp").action == "caveat"
+    assert table.reported_api("torch.backends.cuda.cufft_plan_cache").key == "torch.backends.cuda"
     assert table.module("apex.amp") is None and table.module("apex.optimizers.FusedAdam") is None
     assert table.module("apex.contrib.sparsity").key == "apex.contrib"
     assert table.module("tritonclient.http") is None  # not triton

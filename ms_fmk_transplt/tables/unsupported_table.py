@@ -19,6 +19,7 @@ COMMAND_START = re.compile(r"(?:^|[;&|]\s*|\bexport\s+)\s*[A-Z][A-Z0-9_]*=")
 LAUNCHERS = re.compile(r"\b(?:python3?|torchrun|srun|mpirun|deepspeed|accelerate|bash|sh)\s")
 IMPORT_MODULE = "importlib.import_module"  # its literal argument is an import too
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception")  # a fallback for imports
+NO_ROW = "none"  # an apis entry's action: the name is listed to say it is no row (tip: why)
 
 
 @dataclass(frozen=True)
@@ -255,11 +256,19 @@ class UnsupportedTable:
 
     def reported_api(self, qualified: str) -> Entry | None:
         """The row for a use of a resolved non-``torch.cuda`` name, if the table lists it
-        unconditionally (entries with a ``when`` are checked at their calls)."""
+        unconditionally (entries with a ``when`` are checked at their calls; action ``none``:
+        a name under a reported prefix that acts on nothing, such as an enum or a query)."""
         if not qualified or qualified.startswith("torch.cuda"):
             return None
         entry = self.api(qualified) or self.torch_op(qualified)
-        return None if entry is None or entry.when is not None else entry
+        if entry is None or entry.when is not None or entry.action == NO_ROW:
+            return None
+        return entry
+
+    def no_row(self, qualified: str | None) -> bool:
+        """Listed to be no row (action ``none``): neither the name nor a prefix of it is one."""
+        entry = self.api(qualified) if qualified else None
+        return entry is not None and entry.action == NO_ROW
 
     def cuda(self, qualified: str) -> Entry:
         """The entry for a torch.cuda name the NPU lacks (a specific tip, else the default)."""

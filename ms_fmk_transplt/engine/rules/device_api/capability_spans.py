@@ -23,6 +23,7 @@ from ms_fmk_transplt.engine.rules.device_api.probe_shapes import (
     probe_calls,
     probe_class_lines,
     probed_variables,
+    tried,
 )
 from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -49,9 +50,15 @@ RULE = declare(
     "on torch.cuda, with a caveat row",
     "Code that asks which NVIDIA architecture it runs on (`get_device_capability() >= (9, 0)`, "
     "`get_device_properties(i).major`, `.multi_processor_count`, `.gcnArchName`) or "
-    "which NCCL it has (`torch.cuda.nccl.version()`) selects "
-    "NVIDIA-only paths. Migrated to `torch.npu`, the probe would return None or lack the field "
-    "and raise; so the smallest boolean or comparison holding the probe is left entirely on "
+    "which NCCL it has (`torch.cuda.nccl.version()`) selects NVIDIA-only paths. A probe in "
+    "a `try` whose `except` catches what it raises off CUDA (`RuntimeError`, `AssertionError`, "
+    "`Exception`) is a caveat: on an NPU host the except runs. A test's patch of "
+    "`get_device_capability` on `torch.cuda` stays there with no row (the probe it feeds stays "
+    "too); a patch of `is_available` kept beside it is a caveat (the code under test may "
+    "have its own check migrated, which the patch then misses). Migrated to `torch.npu`, a "
+    "probe would return None or lack the field and raise; so the smallest boolean, comparison "
+    "or conditional expression (`probe() if torch.cuda.is_available() else x`) holding the "
+    "probe is left entirely on "
     "`torch.cuda` (its `is_available()` included), which is False on an NPU host: the non-NVIDIA "
     "branch runs. Each probe is a `caveat` row (category `capability_probe`) so you check that "
     "branch; a probe its expression does not guard with `torch.cuda.is_available()` raises on an "
@@ -67,6 +74,13 @@ UNGUARDED = Entry(
     "this call raises (no CUDA device); guard it (`torch.cuda.is_available() and ...`) so the "
     "non-NVIDIA path runs",
 )
+TRIED = Entry(
+    "torch.cuda.get_device_capability",
+    CATEGORY,
+    "caveat",
+    "kept on torch.cuda, inside a try: on an NPU host this call raises (no CUDA device) and "
+    "the except takes the non-NVIDIA path; check that path suits the NPU",
+)
 HIP = "torch.version.hip"  # a ROCm build: the branch it guards never runs on an NPU host
 # patched probe names: get_device_capability is a probe wherever it is called (kept on
 # torch.cuda); get_device_properties only when read for .major & co., which a patch cannot tell
@@ -76,8 +90,10 @@ PATCH = Entry(
     "torch.cuda",
     CATEGORY,
     "caveat",
-    "test patch kept on torch.cuda: it patches a capability probe, which stays on torch.cuda "
-    "(device_api.capability_probe), so the patch still reaches the code under test",
+    "test patch of torch.cuda.is_available kept on torch.cuda beside the file's patches of "
+    "capability probes: it reaches the checks that guard a kept probe, but not a check of the "
+    "code under test migrated to torch.npu.is_available; patch that one too where the test "
+    "needs it",
 )
 # a string naming a probe: the file patches probes (so its is_available patches stay too)
 _PROBE_TARGET = re.compile(rb"[\"'](?:[\w.]*\.)?get_device_capability[\"']")
@@ -118,7 +134,9 @@ def keep_patch(ctx: SpanContext, call: ast.Call, nodes: list[ast.AST], source: b
     for node in nodes:
         ctx.claim(node)
     name = _string(call.args[1])
-    message = f"torch.cuda.{name}: test patch of a capability probe kept on torch.cuda"
+    if name in PATCHED:  # the probe stays on torch.cuda wherever it is called: nothing to do
+        return True
+    message = f"torch.cuda.{name}: test patch kept on torch.cuda beside patched probes"
     ctx.unsupported(ctx.lines(call), f"torch.cuda.{name}", PATCH, message, RULE)
     return True
 
@@ -184,10 +202,12 @@ def keep_probes(
     nodes: list[ast.AST],
     guarded: set[int],
     variables: frozenset[str] = frozenset(),
+    in_try: bool = False,
 ) -> None:
     """If ``nodes`` (an expression and everything in it) hold a probe: claim them all, so no
     other rule migrates any of it, and record a row per probe (``guarded``: ids of probes an
-    enclosing ``if`` guards)."""
+    enclosing ``if`` or conditional expression guards; ``in_try``: they run in a ``try`` whose
+    ``except`` catches what they raise on an NPU host)."""
     found = probe_calls(nodes, ctx.qname, variables)
     if not found:
         return
@@ -195,6 +215,8 @@ def keep_probes(
         ctx.claim(inner)
     if checks_available(nodes, ctx.qname) or all(id(call) in guarded for call in found):
         entry = ENTRY  # caveat: the probe runs only where CUDA is
+    elif in_try:
+        entry = TRIED  # caveat: it raises on an NPU host, and the except takes over
     else:
         entry = UNGUARDED
     for call in found:
@@ -216,7 +238,8 @@ class CapabilitySpans(SpanConcern):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)
-            keep_probes(self.ctx, list(ast.walk(node)), self.guarded, self.variables)
+            nodes = list(ast.walk(node))
+            keep_probes(self.ctx, nodes, self.guarded, self.variables, self._in_try())
         if self.active_accelerator:
             targets = [
                 n.id if isinstance(n, ast.Name) else n.attr
@@ -267,7 +290,19 @@ class CapabilitySpans(SpanConcern):
                 node is n for s in outer.body for n in ast.walk(s)
             ):
                 guard_of_probes(self.ctx, list(ast.walk(outer.test)), nodes, self.guarded)
-        keep_probes(self.ctx, nodes, self.guarded, self.variables)
+        keep_probes(self.ctx, nodes, self.guarded, self.variables, self._in_try())
+
+    def _in_try(self) -> bool:
+        """The unit walked runs in a try that catches what a probe raises (probe_shapes.tried)."""
+        unit = self.ctx.unit
+        return unit is not None and tried(unit.node, unit.ancestors)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        """``probe() if torch.cuda.is_available() else fallback``: the test is kept with the
+        probe it guards (on torch.cuda, as an ``if`` statement's: guard_of_probes)."""
+        if self.active and not self.ctx.is_claimed(node):
+            test, body = list(ast.walk(node.test)), list(ast.walk(node.body))
+            guard_of_probes(self.ctx, test, body, self.guarded, self.variables)
 
     @staticmethod
     def _after(unit: Unit) -> list[ast.stmt]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Optional
 
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
@@ -117,3 +117,36 @@ def exits_early(body: list[ast.AST]) -> bool:
     """``if not torch.cuda.is_available(): return``: a body (its nodes) that leaves the
     function, so the statements after the ``if`` are what it guards."""
     return any(isinstance(n, (ast.Return, ast.Raise)) for n in body)
+
+
+# what a torch.cuda probe raises on a host without CUDA (AssertionError: "Torch not compiled
+# with CUDA enabled"; RuntimeError: no driver or device) and the handlers that catch it
+RAISED = frozenset({"AssertionError", "RuntimeError", "Exception", "BaseException"})
+_TRIES = tuple({ast.Try, getattr(ast, "TryStar", ast.Try)})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _catches(node: ast.Try) -> bool:
+    """A handler of ``node`` catches what a probe raises on an NPU host (also a bare one)."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        names = {k.id if isinstance(k, ast.Name) else getattr(k, "attr", "") for k in kinds}
+        if names & RAISED:
+            return True
+    return False
+
+
+def tried(stmt: ast.AST, ancestors: Sequence[ast.AST]) -> bool:
+    """Whether ``stmt`` (enclosed by ``ancestors``, outermost first) runs in the body of a
+    ``try`` of its own function whose ``except`` catches what a probe raises on an NPU host
+    (``try: cap = get_device_capability() except (RuntimeError, AssertionError): ...``)."""
+    inner = stmt
+    for outer in reversed(ancestors):
+        if isinstance(outer, _SCOPES):
+            return False
+        if isinstance(outer, _TRIES) and inner in outer.body and _catches(outer):
+            return True
+        inner = outer
+    return False

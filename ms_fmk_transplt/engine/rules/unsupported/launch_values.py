@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import re
 
 from ms_fmk_transplt.engine.rules.environment.environment_keys import ENVIRON, KEY_CALLS
@@ -165,7 +166,7 @@ def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> 
     found: list[tuple[int, str]] = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         found.extend((number, value) for value in _line_values(line, script, table))
-    if not found:
+    if not found or kernel_metadata(rel, data):
         return None
     entry = _entry([v for _, v in found], table)
     shown = ", ".join(f"{v} (line {n})" for n, v in found[:SHOWN])
@@ -185,6 +186,19 @@ def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> 
         tip=entry.tip,
         end_line=found[-1][0],
     )
+
+
+def kernel_metadata(rel: str, data: bytes) -> bool:
+    """A kernel's build metadata (a Hugging Face kernels-hub ``metadata.json``: ``"backend":
+    {"type": "cuda"}`` says what the kernel was built for): no program reads it as a setting."""
+    if rel.rsplit("/", 1)[-1] != "metadata.json":
+        return False
+    try:
+        meta = json.loads(data)
+    except ValueError:
+        return False
+    backend = meta.get("backend") if isinstance(meta, dict) else None
+    return isinstance(backend, dict) and isinstance(backend.get("type"), str)
 
 
 # calls whose string arguments are text shown to people

@@ -141,6 +141,9 @@ class UnsupportedSpans(SpanConcern):
         ):
             return
         qn = self.ctx.qname(node)
+        if self.table.no_row(qn):
+            self._cover(node)  # an enum value or a query: nor is its prefix a row
+            return
         entry = self.table.reported_api(qn) if qn else None
         if not qn or entry is None or (entry is self.table.torch_ops and self._registered(qn)):
             return
