@@ -120,9 +120,13 @@ HF32_SWITCH = declare(
     "convolutions use it by default (`torch.npu.conv.allow_hf32` is True, like "
     "`cudnn.allow_tf32`; `torch.npu.matmul.allow_hf32` is False, like "
     "`cuda.matmul.allow_tf32`). Left as it is, `torch.backends.cudnn.allow_tf32 = False` would "
-    "do nothing and the user's full-float32 intent would be lost; so each read or write of a "
-    "TF32 switch becomes its HF32 counterpart, same value (the pairs are the replacements of "
-    "`advice.tf32_to_hf32` in rules/advice.json). Where the `-v` target lacks the HF32 name, or "
+    "do nothing and the user's full-float32 intent would be lost; so each assignment to a "
+    "TF32 switch becomes one to its HF32 counterpart, same value (the pairs are the "
+    "replacements of `advice.tf32_to_hf32` in rules/advice.json). A read stays as written, "
+    "with the advice row: torch's `cuda.matmul.allow_tf32` follows "
+    "`torch.set_float32_matmul_precision`, torch_npu's `allow_hf32` does not, so "
+    "`assert torch.backends.cuda.matmul.allow_tf32` would change its meaning if renamed. "
+    "Where the `-v` target lacks the HF32 name, or "
     "the switch is not reached through `torch` (`from torch.backends import cudnn`), it is left "
     "alone and reported as before (unsupported.backend_switch), with the advice row.",
     caveat="HF32 is not TF32 (float32 range, about 11 mantissa bits, other operators): "
@@ -133,7 +137,8 @@ TF32_ATTRIBUTE = "allow_tf32"
 
 
 class Hf32Switches(SpanConcern):
-    """``torch.backends.cudnn.allow_tf32`` -> ``torch.npu.conv.allow_hf32`` (reads and writes)."""
+    """``torch.backends.cudnn.allow_tf32 = x`` -> ``torch.npu.conv.allow_hf32 = x`` (assignments
+    only: a read stays, advice.tf32_to_hf32 says what HF32 is)."""
 
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
@@ -144,6 +149,8 @@ class Hf32Switches(SpanConcern):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr != TF32_ATTRIBUTE or self.ctx.is_claimed(node):
             return
+        if not isinstance(node.ctx, ast.Store):
+            return  # a read: torch's flag and torch_npu's do not mean the same
         qualified = self.ctx.qname(node) or ""
         hf32 = self.switches.get(qualified)
         if hf32 is None or not self.tables.target_has(hf32):
