@@ -185,8 +185,9 @@ class AdviceFinder:
 
     def api(self, node: ast.AST, qualified: str, call: ast.Call | None = None) -> None:
         entry = self.table.by_api.get(qualified)
-        if entry is not None and not _asks_npu_default(qualified, call):
-            self._add(entry, qualified, node)
+        if entry is None or _asks_npu_default(qualified, call) or _reads_switch(node, qualified):
+            return
+        self._add(entry, qualified, node)
 
     def visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -246,6 +247,19 @@ class AdviceFinder:
 # (`set_float32_matmul_precision("highest")`: full float32 matmuls, torch.npu.matmul.allow_hf32's
 # default False)
 NPU_DEFAULTS = {"torch.set_float32_matmul_precision": "highest"}
+
+
+SWITCHES = "torch.backends."  # its attributes are switches: set, they choose a backend
+
+
+def _reads_switch(node: ast.AST, qualified: str) -> bool:
+    """``if torch.backends.cudnn.allow_tf32:`` reads a switch: it sets nothing, and runs as
+    written (no advice about setting it)."""
+    return (
+        qualified.startswith(SWITCHES)
+        and isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Load)
+    )
 
 
 def _asks_npu_default(qualified: str, call: ast.Call | None) -> bool:

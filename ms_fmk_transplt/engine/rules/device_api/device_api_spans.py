@@ -123,9 +123,10 @@ HF32_SWITCH = declare(
     "do nothing and the user's full-float32 intent would be lost; so each assignment to a "
     "TF32 switch becomes one to its HF32 counterpart, same value (the pairs are the "
     "replacements of `advice.tf32_to_hf32` in rules/advice.json). A read stays as written, "
-    "with the advice row: torch's `cuda.matmul.allow_tf32` follows "
-    "`torch.set_float32_matmul_precision`, torch_npu's `allow_hf32` does not, so "
-    "`assert torch.backends.cuda.matmul.allow_tf32` would change its meaning if renamed. "
+    "without a row: torch's `cuda.matmul.allow_tf32` follows "
+    "`torch.set_float32_matmul_precision` (on any build: it reads torch's global context), "
+    "torch_npu's `allow_hf32` does not, so `assert torch.backends.cuda.matmul.allow_tf32` "
+    "would change its meaning if renamed, and runs as written. "
     "Where the `-v` target lacks the HF32 name, or "
     "the switch is not reached through `torch` (`from torch.backends import cudnn`), it is left "
     "alone and reported as before (unsupported.backend_switch), with the advice row.",
@@ -138,7 +139,7 @@ TF32_ATTRIBUTE = "allow_tf32"
 
 class Hf32Switches(SpanConcern):
     """``torch.backends.cudnn.allow_tf32 = x`` -> ``torch.npu.conv.allow_hf32 = x`` (assignments
-    only: a read stays, advice.tf32_to_hf32 says what HF32 is)."""
+    only: a read stays as written)."""
 
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
@@ -149,17 +150,18 @@ class Hf32Switches(SpanConcern):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr != TF32_ATTRIBUTE or self.ctx.is_claimed(node):
             return
-        if not isinstance(node.ctx, ast.Store):
-            return  # a read: torch's flag and torch_npu's do not mean the same
         qualified = self.ctx.qname(node) or ""
         hf32 = self.switches.get(qualified)
         if hf32 is None or not self.tables.target_has(hf32):
             return
-        root = node.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or self.ctx.qname(root) != "torch":
+        if not _through_torch(self.ctx, node):
             return  # `cudnn.allow_tf32` after `from torch.backends import cudnn`: reported
+        if not isinstance(node.ctx, ast.Store):
+            # a read runs as written and is kept, without a row: torch's flag follows
+            # set_float32_matmul_precision, torch_npu's does not (a rename changes the meaning)
+            self.ctx.claim(node)
+            return
+        root = _root(node)
         before = self.ctx.snippet(node, updated=False)
         tail = hf32[len("torch") :]
         self.ctx.replace(self.ctx.source.span(root)[1], self.ctx.source.span(node)[1], tail)
@@ -168,3 +170,15 @@ class Hf32Switches(SpanConcern):
             self.ctx.lines(node), HF32_SWITCH, f"{qualified} -> {hf32}", before,
             self.ctx.snippet(node),
         )  # fmt: skip
+
+
+def _root(node: ast.Attribute) -> ast.expr:
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return root
+
+
+def _through_torch(ctx: SpanContext, node: ast.Attribute) -> bool:
+    root = _root(node)
+    return isinstance(root, ast.Name) and ctx.qname(root) == "torch"
