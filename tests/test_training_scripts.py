@@ -29,7 +29,8 @@ from transformers import Trainer
 
 
 def main():
-    Trainer(model=torch.nn.Linear(2, 1)).train()
+    trainer = Trainer(model=torch.nn.Linear(2, 1))
+    trainer.train()
 
 
 if __name__ == "__main__":
@@ -40,6 +41,19 @@ CONVERT = b"""import torch
 
 if __name__ == "__main__":
     torch.save(torch.load("a.pt", map_location="cuda"), "b.pt")
+"""
+EVAL = b"""import torch
+
+
+def main():
+    model = torch.nn.Linear(2, 1).cuda()
+    model.eval()
+    print(model(torch.ones(1, 2).cuda()))
+    model.train()
+
+
+if __name__ == "__main__":
+    main()
 """
 KERAS = b"""import torch
 import tensorflow as tf
@@ -86,6 +100,7 @@ def test_entry_scripts_get_it_tests_do_not(tmp_path: Path) -> None:
         "recipes/train.py": TRAIN,
         "examples/scripts/sft.py": HF_TRAIN,
         "scripts/convert.py": CONVERT,
+        "scripts/evaluate.py": EVAL,
         "tests/test_train.py": TRAIN,
         "tests/scripts/compare.py": TRAIN,
         "keras_train.py": KERAS,

@@ -4,8 +4,9 @@ pattern of rules/advice.json).
 
 A training script is an entry point of the program model (program_model.py: a ``__main__``
 guard, a script a launcher runs, a console script; ``ProgramFacts.programs``) whose own code
-runs a training step: ``.backward(``, or a trainer's ``.train(`` / ``.fit(`` (an HF
-``Trainer``, a Lightning ``Trainer``), and that is PyTorch code: not a TensorFlow program's
+runs a training step: ``.backward(``, or a trainer's ``.train(`` / ``.fit(`` (``trainer.train()``
+of an HF ``Trainer``, ``trainer.fit(model)`` of a Lightning one: a name holding "trainer"; a
+module's ``model.train()`` only sets a mode), and that is PyTorch code: not a TensorFlow program's
 entry nor a file importing TensorFlow or Keras (a Keras ``model.fit`` gets no torch_npu advice).
 The row is placed on its ``if __name__ == "__main__":``.
 A test is never one, whatever it calls: a file under a ``tests`` / ``test`` folder, a
@@ -18,7 +19,7 @@ import re
 
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
 
-TRAINING_CALLS = (b".backward(", b".train(", b".fit(")
+_TRAINING_CALL = re.compile(rb"\.backward\(|(?i:trainer)\s*\.\s*(?:train|fit)\s*\(")
 TEST_FOLDERS = frozenset({"tests", "test"})
 TENSORFLOW = "tensorflow"  # (Program.framework)
 _TF_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|tf_keras|keras)\b", re.M)
@@ -26,7 +27,7 @@ _TF_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|tf_keras|ke
 
 def trains(source: bytes) -> bool:
     """Whether the file's own code may run a training step (a byte-level test)."""
-    return any(call in source for call in TRAINING_CALLS)
+    return _TRAINING_CALL.search(source) is not None
 
 
 def is_test(path: str) -> bool:
