@@ -36,13 +36,15 @@ def code(name: str) -> str:
 def trigger_summary(entry: dict[str, Any]) -> str:
     trigger = entry.get("trigger", {})
     apis: list[str] = list(trigger.get("apis", ()))
-    if apis:
-        shown = ", ".join(code(api) for api in apis[:SHOWN_APIS])
-        more = len(apis) - SHOWN_APIS
-        return f"{shown} (+{more} more)" if more > 0 else shown
+    shown = ", ".join(code(api) for api in apis[:SHOWN_APIS])
+    more = len(apis) - SHOWN_APIS
+    listed = f"{shown} (+{more} more)" if more > 0 else shown
     pattern = trigger.get("pattern", "")
+    if not pattern:
+        return listed
     doc = entry.get("pattern_doc", "")
-    return f"pattern {code(pattern)}: {doc}" if doc else f"pattern {code(pattern)}"
+    described = f"pattern {code(pattern)}: {doc}" if doc else f"pattern {code(pattern)}"
+    return f"{listed}; {described}" if listed else described
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:

@@ -106,8 +106,9 @@ def test_the_core_treats_rows_by_their_declaration_not_their_name() -> None:
         "engine.internal_error",
     }
     answers = {i: r.answers for i, r in DECLARED.items() if r.answers}
-    assert {i.split(".")[0] for i in answers} == {"similar", "user_rules", "device_api"}
+    assert {i.split(".")[0] for i in answers} == {"similar", "user_rules", "device_api", "amp"}
     assert answers["device_api.hf32_switch"] == "advice.tf32_to_hf32"
+    assert answers["amp.scaler_device"] == answers["amp.device_type"] == "advice.fp16_loss_scaling"
 
 
 def test_architecture_md_names_every_family_and_module() -> None:

@@ -190,7 +190,8 @@ def _advice_section(rule_id: str) -> list[str]:
     entry = docs_tables().advice.by_id.get(rule_id)
     if entry is None:
         return []
-    triggers = sorted(entry.apis) or [f"code pattern `{entry.pattern}`"]
+    pattern = [f"code pattern `{entry.pattern}`"] if entry.pattern else []
+    triggers = sorted(entry.apis) + pattern
     shown = ", ".join(f"`{t}`" if not t.startswith("code") else t for t in triggers[:8])
     more = f" and {len(triggers) - 8} more" if len(triggers) > 8 else ""
     out = ["## The advice (rules/advice.json)", "", f"**Kind:** {entry.kind}", ""]

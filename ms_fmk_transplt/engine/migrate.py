@@ -25,6 +25,7 @@ from ms_fmk_transplt.catalogue.rule_catalog import (
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
 from ms_fmk_transplt.engine.prefilter import may_need_migration
+from ms_fmk_transplt.engine.program_facts import ProgramFacts
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.engine.rules.family_exports import (
     IGNORE_LINE,
@@ -90,7 +91,7 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
         done, stages = skipped(path, source, exc.line, LIMIT, str(exc), tables), ""
     if isinstance(done, PassOutput):
         done.notices.extend(bidi)
-        done.notices.extend(_scanned(source, path, tables, done))
+        done.notices.extend(_scanned(source, path, tables, done, options))
     else:
         done.notices.extend(_kept_notices(source, bidi, options))
     analysed = time.perf_counter()
@@ -108,7 +109,9 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     return result
 
 
-def _scanned(source: bytes, path: str, tables: Tables, done: PassOutput) -> list[Notice]:
+def _scanned(
+    source: bytes, path: str, tables: Tables, done: PassOutput, options: EngineOptions
+) -> list[Notice]:
     """What the target version says of the code, without the advice a change made moot (its
     rule's ``answers``: -sim replaced the code, a -r rule renamed the API away, a change did
     what the advice says)."""
@@ -128,9 +131,17 @@ def _scanned(source: bytes, path: str, tables: Tables, done: PassOutput) -> list
             answered.update((line, answer) for line in lines)
     return [
         n
-        for n in target_notices(source, path, tables, done.tree, frozenset(answered)) or []
+        for n in target_notices(
+            source, path, tables, done.tree, frozenset(answered), _programs(options)
+        )
+        or []
         if not (n.advice and (n.line in replaced or (n.line, n.api) in renamed))
     ]
+
+
+def _programs(options: EngineOptions) -> ProgramFacts | None:
+    """The run's program model (None for one file at a time: the path modes, the docs)."""
+    return options.project.programs if options.project is not None else None
 
 
 def _kept_notices(source: bytes, notices: list[Notice], options: EngineOptions) -> list[Notice]:
@@ -183,7 +194,7 @@ def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> 
         # nothing to migrate; what the target version says of the code is still reported
         scanned = None
         if len(source) <= options.max_file_bytes:
-            scanned = target_notices(source, path, tables)
+            scanned = target_notices(source, path, tables, programs=_programs(options))
             if scanned and (options.select or options.ignore):
                 scanned = [n for n in scanned if kept_rule(n.rule, options)]
         return FileResult(

@@ -27,6 +27,7 @@ BASE_TRIGGERS = (
     b"CUBLAS",
     b"autocast_gpu",  # torch.get_autocast_gpu_dtype(): the CUDA autocast state
     b"is_autocast_enabled()",
+    b"GradScaler(",  # torch.amp.GradScaler() defaults to "cuda" (amp.scaler_device)
     # TensorFlow files (the tf family; it acts only on files that import TensorFlow)
     b"import tensorflow",
     b"from tensorflow",

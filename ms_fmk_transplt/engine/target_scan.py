@@ -16,6 +16,7 @@ from bisect import bisect_left
 from typing import Any
 
 from ms_fmk_transplt.engine.cst_names import scoped_children
+from ms_fmk_transplt.engine.program_facts import ProgramFacts
 from ms_fmk_transplt.engine.rules.family_exports import PATTERN_WORDS, AdviceFinder, operator_notice
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
@@ -43,10 +44,12 @@ def target_notices(
     tables: Tables,
     tree: ast.Module | None = None,
     answered: frozenset[tuple[int, str]] = frozenset(),
+    programs: ProgramFacts | None = None,
 ) -> list[Notice] | None:
     """The rows of one file; None when it was not parsed (nothing to look for, or it does not
     parse: the passes report that). ``tree``: the span pass's tree of the same source;
-    ``answered``: (line, advice id) pairs a change already acted on (no advice row there)."""
+    ``answered``: (line, advice id) pairs a change already acted on (no advice row there);
+    ``programs``: the run's program model (None: none, one file at a time)."""
     if not may_concern_target(source, tables):
         return None
     if tree is None:
@@ -55,7 +58,7 @@ def target_notices(
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError, TooDeep):
             return None
-    scan = TargetScan(source, path, tables, tree)
+    scan = TargetScan(source, path, tables, tree, programs)
     try:
         return _scanned(scan, source, tables, tree, answered)
     finally:
@@ -116,7 +119,14 @@ def _lines(
 
 
 class TargetScan:
-    def __init__(self, source: bytes, path: str, tables: Tables, tree: ast.Module) -> None:
+    def __init__(
+        self,
+        source: bytes,
+        path: str,
+        tables: Tables,
+        tree: ast.Module,
+        programs: ProgramFacts | None = None,
+    ) -> None:
         self.path = path
         self.tables = tables
         self.tree = tree
@@ -125,7 +135,7 @@ class TargetScan:
         # names bound by an import anywhere: only a chain rooted in one can name a listed API;
         # aliases: `from torch import cdist as cd` binds a listed API's last part to `cd`
         self.imported, self.aliases = imported_names(tree, api_words(tables))
-        self.advice = AdviceFinder(source, path, tables, tree, self.qname)
+        self.advice = AdviceFinder(source, path, tables, tree, self.qname, programs)
         self.rows: dict[tuple[Any, ...], Notice] = {}
         self._lines: list[int] = []
         self._names: frozenset[str] | set[str] = self.words
@@ -171,7 +181,10 @@ class TargetScan:
         i = bisect_left(self._lines, start)
         return i < len(self._lines) and self._lines[i] <= end
 
-    def _walk(self, node: ast.AST, scope: Scope, parent: ast.AST | None) -> None:
+    def _walk(
+        self, node: ast.AST, scope: Scope, parent: ast.AST | None, typed: bool = False
+    ) -> None:
+        """``typed``: the node is inside a type annotation (a name there is no use of it)."""
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             return  # LibCST gives names inside imports no scope: the passes report imports
         assert self.scopes is not None  # set by run()
@@ -179,10 +192,11 @@ class TargetScan:
         if isinstance(node, (ast.Name, ast.Attribute)):
             outermost = not (isinstance(parent, ast.Attribute) and parent.value is node)
             if outermost and self._leaf(node) in self._names and self._root_imported(node):
-                self._name(node, scope, parent)
+                self._name(node, scope, parent, typed)
+        annotation = _annotation_of(node)
         for child, child_scope in scoped_children(node, scope, self.scopes):
             if self._spans_trigger(child):
-                self._walk(child, child_scope, node)
+                self._walk(child, child_scope, node, typed or child is annotation)
 
     def _root_imported(self, node: ast.AST) -> bool:
         while isinstance(node, ast.Attribute):
@@ -203,7 +217,9 @@ class TargetScan:
             self._qnames[key] = chosen_name(names, full_name(node) if literal else None)
         return self._qnames[key]
 
-    def _name(self, node: ast.Name | ast.Attribute, scope: Scope, parent: ast.AST | None) -> None:
+    def _name(
+        self, node: ast.Name | ast.Attribute, scope: Scope, parent: ast.AST | None, typed: bool
+    ) -> None:
         qn = self.qname(node, scope)
         if not qn:
             return
@@ -211,7 +227,18 @@ class TargetScan:
         notice = operator_notice(self.tables, self.path, node, qn, call)
         if notice is not None:
             self.rows.setdefault((notice.line, node.col_offset, notice.rule, qn), notice)
-        self.advice.api(node, qn)
+        if not typed:  # `-> torch.profiler.profile` uses no profiler: no advice
+            self.advice.api(node, qn, call)
+
+
+def _annotation_of(node: ast.AST) -> ast.AST | None:
+    """The type annotation among the node's children (a function's return annotation, an
+    argument's or an annotated assignment's), or None."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.returns
+    if isinstance(node, (ast.arg, ast.AnnAssign)):
+        return node.annotation
+    return None
 
 
 def imported_names(tree: ast.Module, leaves: frozenset[str]) -> tuple[frozenset[str], set[str]]:

@@ -39,6 +39,7 @@ BASE_WORDS = (
     "cpp_extension",
     "autocast_gpu",  # torch.get_autocast_gpu_dtype(): the CUDA autocast state
     "is_autocast_enabled",
+    "GradScaler",  # torch.amp.GradScaler() defaults to "cuda" (amp.scaler_device)
 )
 TO_CALL = rb"\.\s*to\b"  # x.to(local_rank)
 TO_CALL_PATTERN = re.compile(TO_CALL)

@@ -6,4 +6,10 @@ from __future__ import annotations
 from ms_fmk_transplt.engine.rules.advice.same_item import fold
 from ms_fmk_transplt.engine.rules.family_spec import ADVICE, Family
 
-FAMILY = Family("advice", "scan", ("advice_rows", "same_item"), (f"{ADVICE}#entries",), fold=fold)
+FAMILY = Family(
+    "advice",
+    "scan",
+    ("advice_rows", "same_item", "training_scripts"),
+    (f"{ADVICE}#entries",),
+    fold=fold,
+)

@@ -10,8 +10,10 @@ transformer with fifty ``transpose(...).contiguous()`` gets one row, not fifty.
 Triggers are APIs by qualified name (``torch.optim.AdamW``, ``F.scaled_dot_product_attention``)
 or code patterns: ``rope`` (a function named like a hand-written rotary embedding),
 ``rms_norm`` (a class named ...RMSNorm computing a reciprocal square root), ``swiglu``
-(``silu(a) * b``), ``contiguous_copy`` (``x.transpose(...).contiguous()``/``permute``) and
-``training_entry`` (the ``if __name__ == "__main__":`` of a file that calls ``.backward()``).
+(``silu(a) * b``), ``contiguous_copy`` (``x.transpose(...).contiguous()``/``permute``),
+``loss_scaling`` (an ``if`` testing ``isfinite``/``isinf``/``isnan`` whose branch changes a
+``*scale*`` value: hand-written float16 loss scaling) and ``training_entry`` (the
+``if __name__ == "__main__":`` of a training script: training_scripts.py).
 Advice relying on a torch_npu name the target version lacks is not given.
 """
 
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 
 from ms_fmk_transplt.catalogue.rule_catalog import ADVICE as ADVICE_KIND
 from ms_fmk_transplt.catalogue.rule_catalog import declare
+from ms_fmk_transplt.engine.program_facts import ProgramFacts
+from ms_fmk_transplt.engine.rules.advice.training_scripts import training_script, trains
 from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
@@ -47,6 +51,10 @@ def _advice(rule_id: str, summary: str) -> str:
 
 # device_api.hf32_switch migrates the switches this advice is about (no row where it did)
 TF32_TO_HF32 = _advice("advice.tf32_to_hf32", "TF32 switches: the NPU's counterpart is HF32")
+# amp.device_type and amp.scaler_device name a GradScaler's NPU device (no row where they did)
+FP16_LOSS_SCALING = _advice(
+    "advice.fp16_loss_scaling", "float16 training: keep dynamic loss scaling"
+)
 # The entries of rules/advice.json name these ids (tests/test_rule_catalog.py checks both ways).
 ADVICE_RULES = (
     _advice("advice.fused_optimizer", "use torch_npu's fused optimizers (`NpuFusedAdamW`, ...)"),
@@ -73,7 +81,7 @@ ADVICE_RULES = (
     TF32_TO_HF32,
     _advice("advice.deterministic_apis", "reproducible runs: deterministic settings on the NPU"),
     _advice("advice.inf_nan_apis", "operators whose inf / nan results differ on the NPU"),
-    _advice("advice.fp16_loss_scaling", "float16 training: keep dynamic loss scaling"),
+    FP16_LOSS_SCALING,
 )
 
 ROPE_FUNCTIONS = frozenset(
@@ -81,7 +89,10 @@ ROPE_FUNCTIONS = frozenset(
 )
 SILU = frozenset({"torch.nn.functional.silu", "torch.silu"})
 TRANSPOSES = frozenset({"transpose", "permute"})
-PATTERN_WORDS = ROPE_FUNCTIONS | {"rsqrt", "RMSNorm", "silu", "contiguous", "__main__"}
+FINITE_TESTS = frozenset({"isfinite", "isinf", "isnan"})
+PATTERN_WORDS = (
+    ROPE_FUNCTIONS | FINITE_TESTS | {"rsqrt", "RMSNorm", "silu", "contiguous", "__main__"}
+)
 # byte-level tests that a file may hold a pattern: the file is parsed only if one matches
 PATTERN_BYTES = {
     "rope": re.compile(rb"def\s+(?:" + "|".join(sorted(ROPE_FUNCTIONS)).encode() + rb")\b"),
@@ -89,9 +100,12 @@ PATTERN_BYTES = {
     "swiglu": re.compile(rb"silu\("),
     "contiguous_copy": re.compile(rb"\.(?:transpose|permute)\([^\n]*\)\s*\.contiguous\("),
     "training_entry": re.compile(rb"__name__\s*==\s*[\"']__main__"),
+    "loss_scaling": re.compile(rb"is(?:finite|inf|nan)\s*\("),
 }
-WHOLE_WORD = frozenset({"rope", "rms_norm", "swiglu"})  # each starts at a word's start
-TRAINS = b".backward("  # a file holding a training step: the training_entry pattern needs it
+# each starts at a word's start
+WHOLE_WORD = frozenset({"rope", "rms_norm", "swiglu", "loss_scaling"})
+SCALE = b"scale"  # the loss_scaling pattern needs it too
+LOSS_SCALING = "isfinite check + *scale* update (hand-written loss scaling)"
 
 
 def may_hold_pattern(source: bytes, patterns: Iterable[str]) -> bool:
@@ -101,10 +115,18 @@ def may_hold_pattern(source: bytes, patterns: Iterable[str]) -> bool:
             found = word_search(bytes_pattern, source)  # as if the pattern began with \b
         else:
             found = bytes_pattern.search(source)
-        if found:
-            if pattern != "training_entry" or TRAINS in source:
-                return True
+        if found and _also_holds(pattern, source):
+            return True
     return False
+
+
+def _also_holds(pattern: str, source: bytes) -> bool:
+    """What else a pattern needs in the file, besides its shape."""
+    if pattern == "training_entry":
+        return trains(source)
+    if pattern == "loss_scaling":
+        return SCALE in source
+    return True
 
 
 QName = Callable[[ast.AST, Scope], "str | None"]
@@ -121,14 +143,21 @@ class _Found:
 
 class AdviceFinder:
     def __init__(
-        self, source: bytes, path: str, tables: Tables, tree: ast.Module, qname: QName
+        self,
+        source: bytes,
+        path: str,
+        tables: Tables,
+        tree: ast.Module,
+        qname: QName,
+        programs: ProgramFacts | None = None,
     ) -> None:
         self.path = path
         self.tables = tables
         self.table = tables.advice
         self.tree = tree
         self.qname = qname  # what an expression read in a scope refers to (target_scan.py)
-        self.trains = TRAINS in source
+        # the once-per-training-script advice goes here (training_scripts.py)
+        self.training = training_script(path, source, programs)
         self.found: dict[tuple[str, str], _Found] = {}
         # (line, advice id): a change of the passes already did what the advice says there
         self.answered: frozenset[tuple[int, str]] = frozenset()
@@ -154,10 +183,11 @@ class AdviceFinder:
         for entry in self.table.by_pattern.get(pattern, ()):
             self._add(entry, api, node)
 
-    def api(self, node: ast.AST, qualified: str) -> None:
+    def api(self, node: ast.AST, qualified: str, call: ast.Call | None = None) -> None:
         entry = self.table.by_api.get(qualified)
-        if entry is not None:
-            self._add(entry, qualified, node)
+        if entry is None or _asks_npu_default(qualified, call) or _reads_switch(node, qualified):
+            return
+        self._add(entry, qualified, node)
 
     def visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -179,9 +209,11 @@ class AdviceFinder:
                 and func.value.func.attr in TRANSPOSES
             ):
                 self._pattern("contiguous_copy", f"{func.value.func.attr}(...).contiguous()", node)
-        elif isinstance(node, ast.If) and parent is self.tree and self.trains:
-            if _is_main_guard(node.test):
+        elif isinstance(node, ast.If):
+            if parent is self.tree and self.training and _is_main_guard(node.test):
                 self._pattern("training_entry", 'if __name__ == "__main__" (training script)', node)
+            elif _scales_on_finite_test(node):
+                self._pattern("loss_scaling", LOSS_SCALING, node)
 
     def _calls(self, node: ast.AST, names: frozenset[str], scope: Scope) -> bool:
         return isinstance(node, ast.Call) and self.qname(node.func, scope) in names
@@ -209,6 +241,70 @@ class AdviceFinder:
             tip=tip,
             end_line=found.end_line,
         )
+
+
+# a call whose first argument asks for what the NPU does anyway: nothing to advise
+# (`set_float32_matmul_precision("highest")`: full float32 matmuls, torch.npu.matmul.allow_hf32's
+# default False)
+NPU_DEFAULTS = {"torch.set_float32_matmul_precision": "highest"}
+
+
+SWITCHES = "torch.backends."  # its attributes are switches: set, they choose a backend
+
+
+def _reads_switch(node: ast.AST, qualified: str) -> bool:
+    """``if torch.backends.cudnn.allow_tf32:`` reads a switch: it sets nothing, and runs as
+    written (no advice about setting it)."""
+    return (
+        qualified.startswith(SWITCHES)
+        and isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Load)
+    )
+
+
+def _asks_npu_default(qualified: str, call: ast.Call | None) -> bool:
+    default = NPU_DEFAULTS.get(qualified)
+    if default is None or call is None:
+        return False
+    first = call.args[0] if call.args else None
+    if first is None:
+        first = next((k.value for k in call.keywords if k.arg == "precision"), None)
+    return isinstance(first, ast.Constant) and first.value == default
+
+
+def _scales_on_finite_test(node: ast.If) -> bool:
+    """``if not torch.isfinite(norm): scale /= 2``: the test calls isfinite / isinf / isnan
+    (a function or a tensor's method) and a branch assigns to a name or attribute holding
+    "scale"."""
+    if not any(_is_finite_test(n) for n in ast.walk(node.test)):
+        return False
+    for stmt in (*node.body, *node.orelse):
+        for n in ast.walk(stmt):
+            targets = (
+                [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else
+                n.targets if isinstance(n, ast.Assign) else []
+            )  # fmt: skip
+            if any("scale" in _target_name(t).lower() for t in targets):
+                return True
+    return False
+
+
+def _is_finite_test(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in FINITE_TESTS
+
+
+def _target_name(target: ast.AST) -> str:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript):
+        return _target_name(target.value)
+    return ""
 
 
 def _calls_rsqrt(node: ast.ClassDef) -> bool:

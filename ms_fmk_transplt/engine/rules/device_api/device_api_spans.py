@@ -120,9 +120,14 @@ HF32_SWITCH = declare(
     "convolutions use it by default (`torch.npu.conv.allow_hf32` is True, like "
     "`cudnn.allow_tf32`; `torch.npu.matmul.allow_hf32` is False, like "
     "`cuda.matmul.allow_tf32`). Left as it is, `torch.backends.cudnn.allow_tf32 = False` would "
-    "do nothing and the user's full-float32 intent would be lost; so each read or write of a "
-    "TF32 switch becomes its HF32 counterpart, same value (the pairs are the replacements of "
-    "`advice.tf32_to_hf32` in rules/advice.json). Where the `-v` target lacks the HF32 name, or "
+    "do nothing and the user's full-float32 intent would be lost; so each assignment to a "
+    "TF32 switch becomes one to its HF32 counterpart, same value (the pairs are the "
+    "replacements of `advice.tf32_to_hf32` in rules/advice.json). A read stays as written, "
+    "without a row: torch's `cuda.matmul.allow_tf32` follows "
+    "`torch.set_float32_matmul_precision` (on any build: it reads torch's global context), "
+    "torch_npu's `allow_hf32` does not, so `assert torch.backends.cuda.matmul.allow_tf32` "
+    "would change its meaning if renamed, and runs as written. "
+    "Where the `-v` target lacks the HF32 name, or "
     "the switch is not reached through `torch` (`from torch.backends import cudnn`), it is left "
     "alone and reported as before (unsupported.backend_switch), with the advice row.",
     caveat="HF32 is not TF32 (float32 range, about 11 mantissa bits, other operators): "
@@ -133,7 +138,8 @@ TF32_ATTRIBUTE = "allow_tf32"
 
 
 class Hf32Switches(SpanConcern):
-    """``torch.backends.cudnn.allow_tf32`` -> ``torch.npu.conv.allow_hf32`` (reads and writes)."""
+    """``torch.backends.cudnn.allow_tf32 = x`` -> ``torch.npu.conv.allow_hf32 = x`` (assignments
+    only: a read stays as written)."""
 
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
@@ -148,11 +154,14 @@ class Hf32Switches(SpanConcern):
         hf32 = self.switches.get(qualified)
         if hf32 is None or not self.tables.target_has(hf32):
             return
-        root = node.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or self.ctx.qname(root) != "torch":
+        if not _through_torch(self.ctx, node):
             return  # `cudnn.allow_tf32` after `from torch.backends import cudnn`: reported
+        if not isinstance(node.ctx, ast.Store):
+            # a read runs as written and is kept, without a row: torch's flag follows
+            # set_float32_matmul_precision, torch_npu's does not (a rename changes the meaning)
+            self.ctx.claim(node)
+            return
+        root = _root(node)
         before = self.ctx.snippet(node, updated=False)
         tail = hf32[len("torch") :]
         self.ctx.replace(self.ctx.source.span(root)[1], self.ctx.source.span(node)[1], tail)
@@ -161,3 +170,15 @@ class Hf32Switches(SpanConcern):
             self.ctx.lines(node), HF32_SWITCH, f"{qualified} -> {hf32}", before,
             self.ctx.snippet(node),
         )  # fmt: skip
+
+
+def _root(node: ast.Attribute) -> ast.expr:
+    root = node.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return root
+
+
+def _through_torch(ctx: SpanContext, node: ast.Attribute) -> bool:
+    root = _root(node)
+    return isinstance(root, ast.Name) and ctx.qname(root) == "torch"
