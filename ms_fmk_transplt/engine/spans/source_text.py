@@ -285,6 +285,15 @@ class Edits:
     def __bool__(self) -> bool:
         return bool(self.items)
 
+    def rewrites_from(self, offset: int) -> bool:
+        """An edit replaces bytes starting at ``offset`` (not only inserts text there)."""
+        index = bisect.bisect_left(self.starts, offset)
+        while index < len(self.items) and self.items[index][0] == offset:
+            if self.items[index][1] > offset:
+                return True
+            index += 1
+        return False
+
     def replace(self, start: int, end: int, new: bytes, expect: bytes | None = None) -> None:
         """Replace bytes [start, end) by ``new``; ``expect`` is what must be there now."""
         if expect is not None and self.source.data[start:end] != expect:

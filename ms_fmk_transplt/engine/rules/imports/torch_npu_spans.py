@@ -117,9 +117,10 @@ class TorchNpuInsert:
         data = ctx.source.data
         if offset == len(data) and not data.endswith(b"\n"):
             text = newline + text[: -len(newline)]  # the last line gets its line break instead
-        elif not before and offset in ctx.edits.starts:
+        elif not before and ctx.edits.rewrites_from(offset):
             # the next line is rewritten from its first byte (hvd.init() right below the
             # import): the lines go before the line break that ends the line above instead
+            # (lines only inserted there, import torch_npu above the adapter's, stay above)
             offset -= len(newline.encode())
             text = newline + text[: -len(newline)]
         ctx.replace(offset, offset, text, checked=True)
