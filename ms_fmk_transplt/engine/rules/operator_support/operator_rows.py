@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables import Tables
 
@@ -74,3 +76,9 @@ def operator_notice(
         tip=entry.tip,
         end_line=end,
     )
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): one row per file, API and action (the same loss
+    copied into four methods of a trainer is one row listing its lines)."""
+    return fold_rows_per_api(notices, frozenset(r for r in RULES.values()), done.migrated)

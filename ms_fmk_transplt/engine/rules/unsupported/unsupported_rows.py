@@ -4,7 +4,14 @@ of the unsupported-API table is recorded under ``unsupported.<category>``."""
 from __future__ import annotations
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY, row_rule
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import (
+    CUDA_ONLY,
+    THIRD_PARTY,
+    fold_rows_per_api,
+    row_rule,
+)
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
@@ -79,7 +86,15 @@ CATEGORY_RULES = {
         "collapses to its default (ASCEND_RT_VISIBLE_DEVICES names the visible NPUs); the "
         "reads are listed too. Nothing in these files is "
         "rewritten (their values may be choices of the program, or read by other tools): "
-        "each file gets one row listing the lines, each command string one row. "
+        "each file gets one row listing the lines, each command string one row. A setting "
+        "counts once per run: the rows of the same settings in three or more launch / config "
+        "files (`device: cuda` in every recipe YAML) are one row, in the first file by path, "
+        "whose tip says how many files set it and names the first three (`path:line`); "
+        "msFmkTranspltlog.txt lists every `path:line` of it. The configuration of a CI "
+        "service is not the program's: files under a `.github/`, `.gitlab/`, `.circleci/`, "
+        "`.azure-pipelines/` or `.buildkite/` folder and `.gitlab-ci.yml`, "
+        "`azure-pipelines*.yml`, `.travis.yml` get no row (their runner matrix's "
+        '`device: "cuda"` chooses a CI machine). '
         "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
         "device_strings.literal.) " + _ROW,
         kind=OPEN_WORK,
@@ -116,3 +131,16 @@ def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
     if entry.category == THIRD_PARTY:
         return row_rule(api, entry.action, libraries)
     return category_rule(entry.category)
+
+
+# a setting counts once per file: these rows fold into one per file, API and action
+FOLDED_PER_API = frozenset(
+    CATEGORY_RULES[c] for c in ("environment", "backend_switch", "custom_cuda_code")
+)
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): ``CUDA_VISIBLE_DEVICES`` in every command of a
+    test, ``cudnn.deterministic`` set in three places of one file: one row each, listing the
+    lines (fold_rows_per_api)."""
+    return fold_rows_per_api(notices, FOLDED_PER_API, done.migrated)
