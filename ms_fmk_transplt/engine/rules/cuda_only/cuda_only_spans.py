@@ -76,7 +76,7 @@ RULE = declare(
 NPU_TENSOR = declare(
     "cuda_only.npu_tensor",
     "a `.cuda()` tensor passed straight to CUDA-only code (a Triton kernel, a cpp_extension "
-    "plugin, a function using one): one manual row at the call",
+    "plugin, a function using one): one manual row per file and CUDA-only callee",
     "`scale(x.cuda())` where `scale` launches a `@triton.jit` kernel, `_ext.forward(x.cuda())` "
     "where `_ext` is a cpp_extension build of `.cu` sources: `.cuda()` is migrated to `.npu()`, "
     "so the CUDA-only code (as cuda_only.guard reads it from the file and the project: a "

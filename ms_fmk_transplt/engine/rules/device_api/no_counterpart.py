@@ -21,7 +21,8 @@ NO_NPU_COUNTERPART = declare(
     "`get_arch_list`, ...; category `cuda_only_api`), and some exist only from a later torch_npu "
     "than the `-v` target (category `version_gap`, whose tip names the first version that has "
     "it). Rewriting them would fail with AttributeError on the NPU, so the code is left as it is "
-    "and the row's tip says what to do instead.",
+    "and the row's tip says what to do instead. The uses of one name in one file are one row "
+    "listing their lines.",
     kind=OPEN_WORK,
 )
 

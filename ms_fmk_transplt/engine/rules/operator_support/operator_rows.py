@@ -30,18 +30,22 @@ _SOURCE = (
 RULES = {
     "unsupported_op": declare(
         "operator_support.unsupported",
-        "a PyTorch API the target torch_npu documents as unsupported: one row per use",
+        "a PyTorch API the target torch_npu documents as unsupported: one row per file and API",
         "An API the target's API-support list marks unsupported fails or falls back on the NPU. "
         "It is reported at every use, a call or a reference (`fn = torch.cdist`), names resolved "
-        "through imports; the tip gives the documented note." + _SOURCE,
+        "through imports; the tip gives the documented note. The uses of one API in one file "
+        "are one row listing their lines." + _SOURCE,
         kind=OPEN_WORK,
     ),
     "restricted_op": declare(
         "operator_support.restricted",
-        "a PyTorch API called with an argument the target torch_npu restricts: one row per call",
+        "a PyTorch API called with an argument the target torch_npu restricts: one row per file "
+        "and API",
         "The documentation restricts argument values of some APIs (`F.interpolate(mode=...)`, "
         "...), not the API itself, so only calls passing one of the keyword arguments the "
-        "restriction is about are reported; the tip quotes the restriction." + _SOURCE,
+        "restriction is about are reported; the tip quotes the restriction. The calls of one "
+        "API in one file (`F.kl_div(..., log_target=True)` in four losses) are one row listing "
+        "their lines." + _SOURCE,
         kind=OPEN_WORK,
     ),
 }

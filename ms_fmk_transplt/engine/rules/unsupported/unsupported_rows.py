@@ -32,7 +32,8 @@ CATEGORY_RULES = {
         "a cuDNN / CUDA backend switch (`torch.backends.cudnn.benchmark`, `allow_tf32`, ...)",
         "Switches of `torch.backends.cudnn` and `torch.backends.cuda` do nothing on the NPU (there "
         "is no cuDNN). Most are harmless and reported as caveats; the tip names the Ascend "
-        "counterpart (AOE operator tuning, HF32 settings) where one exists. " + _ROW,
+        "counterpart (AOE operator tuning, HF32 settings) where one exists. A switch set in "
+        "several places of one file is one row listing the lines. " + _ROW,
         kind=OPEN_WORK,
     ),
     "environment": declare(
@@ -43,7 +44,11 @@ CATEGORY_RULES = {
         "with a similar role where there is one (variables with an exact counterpart are "
         "rewritten by environment.ascend_variable). A row is where the code reads or sets the "
         "variable or runs a command setting it; a name in the text of a message (a print, a "
-        "log call, a warning, an exception, an argparse `help=`) is none. The NCCL settings "
+        "log call, a warning, an exception, an argparse `help=`) is none, nor is a name in a "
+        "list of variables the code removes (`for k in NAMES: os.environ.pop(k, None)`, `del "
+        "os.environ[k]`), and a command in an f-string joined to other strings is read as "
+        "one in a single string. A variable named in several places of one file is one row "
+        "listing the lines (per action). The NCCL settings "
         "of one function (or of the module level) are one row listing them all: a caveat "
         "(hccl ignores them; the tip names the HCCL variable of the same purpose where the "
         "CANN docs have one), manual when one of them needs its HCCL counterpart set "
@@ -60,7 +65,8 @@ CATEGORY_RULES = {
         "setup.py, `cpp_extension.load(name=...)` of CUDA sources; `from pkg import _C` in any "
         "file), saying where it is built. A `cpp_extension.load` given nvcc flags "
         "(`extra_cuda_cflags`) but a literal list of C/C++ files only builds a CPU extension: "
-        "its row is a caveat. " + _ROW,
+        "its row is a caveat. The rows of one API in one file are one row listing the "
+        "lines. " + _ROW,
         kind=OPEN_WORK,
     ),
     "third_party": CUDA_ONLY,  # folded per file and library: libraries/library_rows.py
