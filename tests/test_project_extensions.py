@@ -72,11 +72,14 @@ def test_the_fingerprint_of_facts_without_extensions_is_unchanged() -> None:
     assert "pkg._C" in facts_fingerprint(ProjectFacts(extensions={"pkg._C": "setup.py:2"}))
 
 
+def _options() -> EngineOptions:
+    facts = ProjectFacts(extensions={"xentropy_lib": "setup.py:7", "pkg._C": "setup.py:8"})
+    return dataclasses.replace(EngineOptions(), project=facts)
+
+
 def rows(source: str, path: str = "train.py") -> list[tuple[int, str]]:
     tables = tables_for()
-    facts = ProjectFacts(extensions={"xentropy_lib": "setup.py:7", "pkg._C": "setup.py:8"})
-    options = dataclasses.replace(EngineOptions(), project=facts)
-    result = migrate_source(source.encode(), path, tables, options)
+    result = migrate_source(source.encode(), path, tables, _options())
     return [(n.line, n.api) for n in result.notices if n.rule == "unsupported.custom_cuda_code"]
 
 
@@ -87,14 +90,11 @@ def test_every_import_of_an_extension_is_a_row() -> None:
         "m = importlib.import_module('xentropy_lib')\n"
         "# import xentropy_lib\nNAME = 'xentropy_lib'\n"
     )
-    assert rows(source) == [
-        (2, "xentropy_lib"),
-        (3, "pkg._C"),
-        (4, "pkg._C"),
-        (5, "pkg._C.f"),
-        (5, "pkg._C.g"),
-        (7, "xentropy_lib"),
-    ]
+    # one row per file and API, listing the lines of its uses (issue 46)
+    assert rows(source) == [(2, "xentropy_lib"), (3, "pkg._C"), (5, "pkg._C.f"), (5, "pkg._C.g")]
+    result = migrate_source(source.encode(), "train.py", tables_for(), _options())
+    uses = [n.message.split(";")[0] for n in result.notices if n.api in ("xentropy_lib", "pkg._C")]
+    assert uses == ["2 uses in this file (lines 2, 7)", "2 uses in this file (lines 3, 4)"]
 
 
 def test_a_relative_import_of_an_extension_is_a_row() -> None:

@@ -25,7 +25,8 @@ from ms_fmk_transplt.commands.cli import main
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROJECTS = sorted(p.name for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 LOG_GOLDEN, SIM_GOLDEN = "msFmkTranspltlog.masked.txt", "change_list.sim.csv"
-LOG_PROJECTS = ["imagenet", "legacy_gpu", "streams"]  # their log pinned by LOG_GOLDEN
+# their log pinned by LOG_GOLDEN
+LOG_PROJECTS = ["imagenet", "launch_configs", "legacy_gpu", "streams"]
 SIM_PROJECTS = ["legacy_gpu", "streams"]  # change_list.csv of a -sim run pinned by SIM_GOLDEN
 REGENERATE = os.environ.get("MSFT_REGENERATE_GOLDENS") == "1"
 

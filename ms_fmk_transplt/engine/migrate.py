@@ -83,6 +83,9 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
     if result is not None:
         if bidi and not any(n.rule == SKIP for n in result.notices):
             result.notices.extend(_kept_notices(source, bidi, options))
+        if len(result.notices) > 1:  # (what the target version says: folded as in any file)
+            folding = Folding(source, tables, options, migrated=not options.input_lines)
+            result.notices[:] = registry.fold_rows(result.notices, folding)
         result.timings["prefilter"] = gated - start
         return result
     try:

@@ -21,7 +21,7 @@ from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
-from ms_fmk_transplt.run import main_script, shards
+from ms_fmk_transplt.run import main_script, run_folds, shards
 from ms_fmk_transplt.run.npu_option_notes import npu_option_notes
 from ms_fmk_transplt.run.staging import (
     assemble,
@@ -236,11 +236,14 @@ def _migrate_and_report(
     if result.options.shard is None:  # (a part's files are not the run's: said by the merge)
         result.notes.extend(npu_option_notes(result))
     start = time.perf_counter()
-    result = write_reports(staging, result)
-    result.timings["reports"] = time.perf_counter() - start
-    if result.options.shard is not None:
-        shards.write_records(staging / shards.RECORDS, result, result.options.shard, result.order)
-    return result
+    reported, fold_notes = run_folds.folded(result)
+    reported = write_reports(staging, reported)
+    reported.timings["reports"] = time.perf_counter() - start
+    if result.options.shard is not None:  # each file's own rows: the merge folds them all
+        kept = [note for note in reported.notes if note not in fold_notes]
+        records = dataclasses.replace(reported, files=result.files, notes=kept)
+        shards.write_records(staging / shards.RECORDS, records, result.options.shard, result.order)
+    return reported
 
 
 def _merge_parts(
@@ -258,7 +261,7 @@ def _merge_parts(
     result.notes.extend(npu_option_notes(result))
     if not result.options.analyse:
         shards.gather(parts, staging)
-    return write_reports(staging, result)
+    return write_reports(staging, run_folds.folded(result)[0])
 
 
 def result_fingerprint(options: RunOptions, engine: EngineOptions, tables: Tables) -> str:

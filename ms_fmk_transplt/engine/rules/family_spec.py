@@ -22,6 +22,10 @@ Hooks (each optional; the registry calls them in family order):
   whole file, inserted imports); in the registry's FINISHING order;
 * ``fold(notices, done)``: how the family's rows fold once the file is finished (one row per file
   and library, per API, ...);
+* ``run_fold(files)``: how the family's rows fold across the files of the run, once every
+  file's rows exist (after the merge of ``--shard`` parts): each file's rows in the run's order,
+  and the log lines naming what a folded row stands for (a launch setting in 196 recipe
+  YAMLs: one row);
 * ``cst_stage(code, tables, options)``: the LibCST concerns the family runs on this file
   (``before`` / ``after`` families; imported only when they run: LibCST stays unloaded);
 * ``open_work_rule(api, entry, libraries)``: the rule of an open-work row a concern records
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     FileFacts = Callable[[SpanContext, ModuleFacts, bytes, list[tuple[Piece, ast.Module]]], None]
     FinishStep = Callable[[SpanContext, ModuleFacts, "Finishing"], None]
     RowFold = Callable[[list[Notice], "Folding"], list[Notice]]
+    RunFold = Callable[[list[list[Notice]]], tuple[list[list[Notice]], list[str]]]
     CstStage = Callable[[bytes, Tables, EngineOptions], tuple[type[Concern], ...]]
     OpenWorkRule = Callable[[str, Entry, LibraryTable], str]
 
@@ -89,6 +94,7 @@ class Family:
     file_facts: FileFacts | None = None
     finish: FinishStep | None = None
     fold: RowFold | None = None
+    run_fold: RunFold | None = None
     cst_stage: CstStage | None = None
     open_work_rule: OpenWorkRule | None = None
 

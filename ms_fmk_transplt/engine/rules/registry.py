@@ -175,6 +175,18 @@ def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
     return notices
 
 
+def fold_run_rows(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+    """Each file's rows (in the run's order) folded across files as each family says
+    (Family.run_fold), in family order, and the log lines naming what the folded rows stand
+    for."""
+    lines: list[str] = []
+    for family in families():
+        if family.run_fold is not None:
+            files, more = family.run_fold(files)
+            lines.extend(more)
+    return files, lines
+
+
 def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
     """The rule of an open-work row recorded without one (Family.open_work_rule)."""
     for family in families():

@@ -246,6 +246,8 @@ class Walker:
             if part.token.body.startswith(self.fstring_device):
                 self._fstring_part(part, inside, scope)
             else:
+                for fn in self.visits.get("FormattedPart", ()):
+                    fn(part)  # its text as written, placeholders and all
                 self._formatted_values(inside, scope)
 
     def _fstring_part(

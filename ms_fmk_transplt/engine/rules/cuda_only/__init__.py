@@ -3,7 +3,7 @@ kept, guarded or reported."""
 
 from __future__ import annotations
 
-from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_spans import CudaOnlySpans
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_spans import CudaOnlySpans, fold
 from ms_fmk_transplt.engine.rules.cuda_only.dispatch_key_spans import DispatchKeySpans
 from ms_fmk_transplt.engine.rules.cuda_only.skip_guards_spans import SkipGuardSpans
 from ms_fmk_transplt.engine.rules.family_spec import LIBRARIES, UNSUPPORTED, Family
@@ -22,4 +22,5 @@ FAMILY = Family(
     ),
     (UNSUPPORTED, LIBRARIES),
     (CudaOnlySpans, DispatchKeySpans, SkipGuardSpans),
+    fold=fold,
 )

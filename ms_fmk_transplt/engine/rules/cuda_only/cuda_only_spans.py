@@ -30,8 +30,11 @@ from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import (
     names_in,
 )
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
 
 RULE = declare(
@@ -73,7 +76,7 @@ RULE = declare(
 NPU_TENSOR = declare(
     "cuda_only.npu_tensor",
     "a `.cuda()` tensor passed straight to CUDA-only code (a Triton kernel, a cpp_extension "
-    "plugin, a function using one): one manual row at the call",
+    "plugin, a function using one): one manual row per file and CUDA-only callee",
     "`scale(x.cuda())` where `scale` launches a `@triton.jit` kernel, `_ext.forward(x.cuda())` "
     "where `_ext` is a cpp_extension build of `.cu` sources: `.cuda()` is migrated to `.npu()`, "
     "so the CUDA-only code (as cuda_only.guard reads it from the file and the project: a "
@@ -323,3 +326,9 @@ class CudaOnlySpans(SpanConcern):
             self.ctx.claim(s)
         lines = self.ctx.lines(strings[0])
         self.ctx.unsupported(lines, func.name, REGISTRATION, registration_message(what), RULE)
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): the same CUDA-only call given ``.cuda()``
+    tensors three times in one file is one row per file, API and action, listing the lines."""
+    return fold_rows_per_api(notices, frozenset({NPU_TENSOR}), done.migrated)

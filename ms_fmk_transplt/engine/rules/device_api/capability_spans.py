@@ -62,7 +62,8 @@ RULE = declare(
     "`torch.cuda` (its `is_available()` included), which is False on an NPU host: the non-NVIDIA "
     "branch runs. Each probe is a `caveat` row (category `capability_probe`) so you check that "
     "branch; a probe its expression does not guard with `torch.cuda.is_available()` raises on an "
-    "NPU host and is a `manual` row.",
+    "NPU host and is a `manual` row. The probes of one name in one file are one row (per "
+    "action) listing their lines.",
     kind=OPEN_WORK,
 )
 ENTRY = Entry("torch.cuda.get_device_capability", CATEGORY, "caveat", TIP)

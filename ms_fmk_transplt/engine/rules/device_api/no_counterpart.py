@@ -9,6 +9,9 @@ import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.recorder import Recorder
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
 NO_NPU_COUNTERPART = declare(
@@ -18,7 +21,8 @@ NO_NPU_COUNTERPART = declare(
     "`get_arch_list`, ...; category `cuda_only_api`), and some exist only from a later torch_npu "
     "than the `-v` target (category `version_gap`, whose tip names the first version that has "
     "it). Rewriting them would fail with AttributeError on the NPU, so the code is left as it is "
-    "and the row's tip says what to do instead.",
+    "and the row's tip says what to do instead. The uses of one name in one file are one row "
+    "listing their lines.",
     kind=OPEN_WORK,
 )
 
@@ -125,3 +129,10 @@ def no_npu_counterpart_at(
     )
     message = f"{full} has no counterpart in {where}; {what} unchanged"
     ctx.unsupported(lines, full, entry, message, rule=NO_NPU_COUNTERPART)
+
+
+def fold_per_api(notices: list[Notice], done: Folding, probe: str) -> list[Notice]:
+    """The family's rows folded (Family.fold): ``nvtx.range_push`` around every phase of a
+    training step, ``get_device_capability()`` asked in three kernels of one file: one row per
+    file, API and action, listing the lines (``probe``: the capability probes' rule)."""
+    return fold_rows_per_api(notices, frozenset({NO_NPU_COUNTERPART, probe}), done.migrated)

@@ -336,16 +336,29 @@ def fold_rows_per_file(
     for n in notices:
         if n.open_work and n.rule in rules:
             groups.setdefault((n.rule, n.api) if by_api else n.rule, []).append(n)
+    return fold_groups(notices, groups.items(), lambda _, group: _uses_row(group, migrated))
 
-    def fold(_rule: object, group: list[Notice]) -> Notice:
-        where = _where(sorted({n.lines(migrated)[0] for n in group}))
-        return dataclasses.replace(
-            group[0],
-            message=f"{len(group)} uses in this file ({where}); {group[0].message}",
-            tip="; ".join(_tips(group, migrated)),
-        )
 
-    return fold_groups(notices, groups.items(), fold)
+def _uses_row(group: list[Notice], migrated: bool) -> Notice:
+    """The row of a group of uses in one file: the first, naming every line."""
+    where = _where(sorted({n.lines(migrated)[0] for n in group}))
+    return dataclasses.replace(
+        group[0],
+        message=f"{len(group)} uses in this file ({where}); {group[0].message}",
+        tip="; ".join(_tips(group, migrated)),
+    )
+
+
+def fold_rows_per_api(notices: list[Notice], rules: frozenset[str], migrated: bool) -> list[Notice]:
+    """``notices`` with the open-work rows of each of ``rules`` folded into one row per file,
+    API and action (a setting counts once per file: ``kl_div(log_target=True)`` in four losses of
+    one trainer, ``CUDA_VISIBLE_DEVICES`` in every command of a test): at the first use, the
+    lines of every use in its message and tip."""
+    groups: dict[tuple[str, str, str], list[Notice]] = {}
+    for n in notices:
+        if n.open_work and n.rule in rules:
+            groups.setdefault((n.rule, n.api, n.action), []).append(n)
+    return fold_groups(notices, groups.items(), lambda _, group: _uses_row(group, migrated))
 
 
 def fold(notices: list[Notice], done: Folding) -> list[Notice]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables import Tables
 
@@ -28,18 +30,22 @@ _SOURCE = (
 RULES = {
     "unsupported_op": declare(
         "operator_support.unsupported",
-        "a PyTorch API the target torch_npu documents as unsupported: one row per use",
+        "a PyTorch API the target torch_npu documents as unsupported: one row per file and API",
         "An API the target's API-support list marks unsupported fails or falls back on the NPU. "
         "It is reported at every use, a call or a reference (`fn = torch.cdist`), names resolved "
-        "through imports; the tip gives the documented note." + _SOURCE,
+        "through imports; the tip gives the documented note. The uses of one API in one file "
+        "are one row listing their lines." + _SOURCE,
         kind=OPEN_WORK,
     ),
     "restricted_op": declare(
         "operator_support.restricted",
-        "a PyTorch API called with an argument the target torch_npu restricts: one row per call",
+        "a PyTorch API called with an argument the target torch_npu restricts: one row per file "
+        "and API",
         "The documentation restricts argument values of some APIs (`F.interpolate(mode=...)`, "
         "...), not the API itself, so only calls passing one of the keyword arguments the "
-        "restriction is about are reported; the tip quotes the restriction." + _SOURCE,
+        "restriction is about are reported; the tip quotes the restriction. The calls of one "
+        "API in one file (`F.kl_div(..., log_target=True)` in four losses) are one row listing "
+        "their lines." + _SOURCE,
         kind=OPEN_WORK,
     ),
 }
@@ -74,3 +80,9 @@ def operator_notice(
         tip=entry.tip,
         end_line=end,
     )
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): one row per file, API and action (the same loss
+    copied into four methods of a trainer is one row listing its lines)."""
+    return fold_rows_per_api(notices, frozenset(r for r in RULES.values()), done.migrated)

@@ -39,6 +39,10 @@ SCRIPT_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".slurm", ".sbatch"})
 CONFIG_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"})
 LAUNCH_SUFFIXES = SCRIPT_SUFFIXES | CONFIG_SUFFIXES
 MAX_BYTES = 1 << 20  # larger files are data, not settings
+# the configuration of a CI service (its runners' matrix, `device: "cuda"`), not of the program:
+# folders anywhere in the input, and files by name
+CI_FOLDERS = frozenset({".github", ".gitlab", ".circleci", ".azure-pipelines", ".buildkite"})
+CI_FILES = re.compile(r"^(\.gitlab-ci|azure-pipelines|\.travis)([.-][\w.-]*)?\.ya?ml$")
 SHOWN = 4  # settings named in a row's message
 # `--dist-backend nccl`, `--device cuda:0`, `--backend=nccl`
 _OPTION = re.compile(
@@ -157,10 +161,18 @@ def _entry(values: list[str], table: UnsupportedTable) -> Entry:
     return dataclasses.replace(entry, tip="; ".join([entry.tip, *own]))
 
 
+def ci_config(rel: str) -> bool:
+    """Whether a file of the input configures a CI service (``.github/workflows/test.yml``,
+    ``.gitlab-ci.yml``, ``.circleci/config.yml``, ``azure-pipelines.yml``): no launch setting."""
+    *folders, name = rel.split("/")
+    return bool(CI_FOLDERS.intersection(folders)) or CI_FILES.match(name) is not None
+
+
 def file_notice(rel: str, data: bytes, suffix: str, table: UnsupportedTable) -> Notice | None:
-    """One row for a launch script or config file that passes cuda / nccl values, or None."""
+    """One row for a launch script or config file that passes cuda / nccl values, or None (a
+    CI service's configuration passes nothing to the program: none)."""
     words = (b"cuda", b"nccl", b"CUDA_", b"NCCL_", b"tf32")
-    if len(data) > MAX_BYTES or not any(w in data for w in words):
+    if len(data) > MAX_BYTES or not any(w in data for w in words) or ci_config(rel):
         return None
     script = suffix in SCRIPT_SUFFIXES
     found: list[tuple[int, str]] = []
@@ -233,6 +245,63 @@ def in_message(ctx: SpanContext, node: ast.AST) -> bool:
     if isinstance(parent, ast.Raise):
         return child is parent.exc
     return isinstance(parent, ast.Assert) and child is parent.msg
+
+
+def removed_name(ctx: SpanContext, node: ast.AST, removing: set[str] | None = None) -> bool:
+    """Whether a string is one of a list of variables the code removes (``for k in
+    ["NCCL_DEBUG_FILE", ...]: os.environ.pop(k, None)``, or a tuple assigned to a name such a
+    loop iterates; ``removing``: the names the file's loops remove by, once computed): it sets
+    nothing."""
+    container = ctx.parent(node)
+    if not isinstance(container, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    holder = ctx.parent(container)
+    if isinstance(holder, ast.For) and holder.iter is container:
+        return _removes(holder)
+    if not isinstance(holder, (ast.Assign, ast.AnnAssign)) or holder.value is not container:
+        return False
+    targets = holder.targets if isinstance(holder, ast.Assign) else [holder.target]
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return False
+    if removing is None:
+        removing = removing_loops(ctx.source.data)
+    return targets[0].id in removing
+
+
+def removing_loops(source: bytes) -> set[str]:
+    """The names of the lists the file's loops remove variables by (``for k in NAMES:
+    os.environ.pop(k)``)."""
+    try:
+        tree = tree_of(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {
+        n.iter.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and _removes(n)
+    }
+
+
+def _removes(loop: ast.For) -> bool:
+    """Whether a loop's body removes its variable from a mapping (``env.pop(k, None)``, ``del
+    os.environ[k]``, ``os.unsetenv(k)``)."""
+    if not isinstance(loop.target, ast.Name):
+        return False
+    name = loop.target.id
+    for node in (n for statement in loop.body for n in ast.walk(statement)):
+        if isinstance(node, ast.Call) and node.args and _is_name(node.args[0], name):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("pop", "unsetenv"):
+                return True
+        if isinstance(node, ast.Delete) and any(
+            isinstance(t, ast.Subscript) and _is_name(t.slice, name) for t in node.targets
+        ):
+            return True
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _is_nccl_row(notice: Notice) -> bool:

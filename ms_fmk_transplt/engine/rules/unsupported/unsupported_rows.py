@@ -4,7 +4,14 @@ of the unsupported-API table is recorded under ``unsupported.<category>``."""
 from __future__ import annotations
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
-from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY, row_rule
+from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import (
+    CUDA_ONLY,
+    THIRD_PARTY,
+    fold_rows_per_api,
+    row_rule,
+)
+from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.library_table import LibraryTable
 from ms_fmk_transplt.tables.unsupported_table import Entry
 
@@ -25,7 +32,8 @@ CATEGORY_RULES = {
         "a cuDNN / CUDA backend switch (`torch.backends.cudnn.benchmark`, `allow_tf32`, ...)",
         "Switches of `torch.backends.cudnn` and `torch.backends.cuda` do nothing on the NPU (there "
         "is no cuDNN). Most are harmless and reported as caveats; the tip names the Ascend "
-        "counterpart (AOE operator tuning, HF32 settings) where one exists. " + _ROW,
+        "counterpart (AOE operator tuning, HF32 settings) where one exists. A switch set in "
+        "several places of one file is one row listing the lines. " + _ROW,
         kind=OPEN_WORK,
     ),
     "environment": declare(
@@ -36,7 +44,11 @@ CATEGORY_RULES = {
         "with a similar role where there is one (variables with an exact counterpart are "
         "rewritten by environment.ascend_variable). A row is where the code reads or sets the "
         "variable or runs a command setting it; a name in the text of a message (a print, a "
-        "log call, a warning, an exception, an argparse `help=`) is none. The NCCL settings "
+        "log call, a warning, an exception, an argparse `help=`) is none, nor is a name in a "
+        "list of variables the code removes (`for k in NAMES: os.environ.pop(k, None)`, `del "
+        "os.environ[k]`), and a command in an f-string joined to other strings is read as "
+        "one in a single string. A variable named in several places of one file is one row "
+        "listing the lines (per action). The NCCL settings "
         "of one function (or of the module level) are one row listing them all: a caveat "
         "(hccl ignores them; the tip names the HCCL variable of the same purpose where the "
         "CANN docs have one), manual when one of them needs its HCCL counterpart set "
@@ -53,7 +65,8 @@ CATEGORY_RULES = {
         "setup.py, `cpp_extension.load(name=...)` of CUDA sources; `from pkg import _C` in any "
         "file), saying where it is built. A `cpp_extension.load` given nvcc flags "
         "(`extra_cuda_cflags`) but a literal list of C/C++ files only builds a CPU extension: "
-        "its row is a caveat. " + _ROW,
+        "its row is a caveat. The rows of one API in one file are one row listing the "
+        "lines. " + _ROW,
         kind=OPEN_WORK,
     ),
     "third_party": CUDA_ONLY,  # folded per file and library: libraries/library_rows.py
@@ -79,7 +92,15 @@ CATEGORY_RULES = {
         "collapses to its default (ASCEND_RT_VISIBLE_DEVICES names the visible NPUs); the "
         "reads are listed too. Nothing in these files is "
         "rewritten (their values may be choices of the program, or read by other tools): "
-        "each file gets one row listing the lines, each command string one row. "
+        "each file gets one row listing the lines, each command string one row. A setting "
+        "counts once per run: the rows of the same settings in three or more launch / config "
+        "files (`device: cuda` in every recipe YAML) are one row, in the first file by path, "
+        "whose tip says how many files set it and names the first three (`path:line`); "
+        "msFmkTranspltlog.txt lists every `path:line` of it. The configuration of a CI "
+        "service is not the program's: files under a `.github/`, `.gitlab/`, `.circleci/`, "
+        "`.azure-pipelines/` or `.buildkite/` folder and `.gitlab-ci.yml`, "
+        "`azure-pipelines*.yml`, `.travis.yml` get no row (their runner matrix's "
+        '`device: "cuda"` chooses a CI machine). '
         "(`device=cuda` / `--device=cuda` words of a Python command string are migrated by "
         "device_strings.literal.) " + _ROW,
         kind=OPEN_WORK,
@@ -116,3 +137,16 @@ def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
     if entry.category == THIRD_PARTY:
         return row_rule(api, entry.action, libraries)
     return category_rule(entry.category)
+
+
+# a setting counts once per file: these rows fold into one per file, API and action
+FOLDED_PER_API = frozenset(
+    CATEGORY_RULES[c] for c in ("environment", "backend_switch", "custom_cuda_code")
+)
+
+
+def fold(notices: list[Notice], done: Folding) -> list[Notice]:
+    """The family's rows folded (Family.fold): ``CUDA_VISIBLE_DEVICES`` in every command of a
+    test, ``cudnn.deterministic`` set in three places of one file: one row each, listing the
+    lines (fold_rows_per_api)."""
+    return fold_rows_per_api(notices, FOLDED_PER_API, done.migrated)

@@ -17,6 +17,8 @@ from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
     command_entry,
     command_values,
     in_message,
+    removed_name,
+    removing_loops,
 )
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import command_message as launch_message
 from ms_fmk_transplt.engine.scope_model import full_name
@@ -86,6 +88,7 @@ class UnsupportedSpans(SpanConcern):
         self._foreign_call: tuple[ast.AST, bool] | None = None
         self.optional_names: set[str] = set()  # names bound by optional imports
         self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
+        self._removing: set[str] | None = None  # lists of variables the file's loops remove
 
     def _registered(self, qualified: str) -> bool:
         if self._own_ops is None:
@@ -299,7 +302,7 @@ class UnsupportedSpans(SpanConcern):
         body = part.token.body
         entry = self.table.env_name(body)
         if entry is not None:
-            if not in_message(self.ctx, part.node):
+            if not in_message(self.ctx, part.node) and not self._removed(part.node):
                 self.ctx.unsupported(part.lines, body, entry)
             return
         assigned = self.table.env_assignments(body)
@@ -319,6 +322,22 @@ class UnsupportedSpans(SpanConcern):
             for name, entry in assigned:
                 self.ctx.unsupported(self.ctx.lines(node), name, entry, command_message(name))
         self._command_values(self.ctx.lines(node), text)
+
+    def visit_FormattedPart(self, part: StringPart) -> None:
+        """An f-string joined to other strings (``f"CUDA_VISIBLE_DEVICES={i} " f"python
+        ..."``): the variables its command sets, as for an f-string alone."""
+        if part.docstring or self.ctx.import_depth:
+            return
+        assigned = self.table.env_assignments(part.token.body)
+        if assigned and not in_message(self.ctx, part.node):
+            for name, entry in assigned:
+                self.ctx.unsupported(part.lines, name, entry, command_message(name))
+
+    def _removed(self, node: ast.AST) -> bool:
+        """A name in a list of variables the code removes (launch_values.removed_name)."""
+        if self._removing is None and isinstance(self.ctx.parent(node), (ast.Tuple, ast.List)):
+            self._removing = removing_loops(self.ctx.source.data)
+        return removed_name(self.ctx, node, self._removing)
 
     def _command_values(self, where: tuple[int, int], text: str) -> None:
         """``"torchrun train.py --backend nccl"``: a value the command passes (one row)."""
