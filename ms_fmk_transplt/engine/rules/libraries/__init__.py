@@ -10,7 +10,7 @@ from ms_fmk_transplt.engine.rules.libraries.library_rows import fold
 FAMILY = Family(
     "libraries",
     "span",
-    ("library_rows", "library_argument_spans"),
+    ("library_rows", "library_argument_spans", "library_configs"),
     (LIBRARIES,),
     (LibraryArgumentSpans,),
     fold=fold,

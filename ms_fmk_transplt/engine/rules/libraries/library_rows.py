@@ -187,6 +187,8 @@ def _kind(rule: str, library: Library) -> str:
     if rule == NPU_PATH:
         return "runs on the NPU with its Ascend path"
     whole = library.ascend is None and not library.device_neutral
+    if whole and library.npu_parts:
+        return f"CUDA-only except {library.npu_parts}"
     return "CUDA-only" if whole else "a CUDA-only part of it"
 
 
