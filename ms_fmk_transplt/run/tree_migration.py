@@ -21,6 +21,7 @@ from ms_fmk_transplt.engine.rules.family_exports import (
     LAUNCH_SUFFIXES,
     MAX_BYTES,
     category_rule,
+    config_notice,
     file_notice,
 )
 from ms_fmk_transplt.errors import UserError
@@ -159,6 +160,9 @@ def _other_entry(
             notice = file_notice(rel, read_regular(src), src.suffix, table)
             if notice is not None:  # run.sh / config.yaml passing cuda, nccl
                 record.notices.append(notice)
+            named = config_notice(rel, read_regular(src), src.suffix, table)
+            if named is not None:  # a recipe naming bitsandbytes' optimizers
+                record.notices.append(named)
     return record
 
 

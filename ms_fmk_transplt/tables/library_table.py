@@ -38,8 +38,14 @@ class Argument:
     action: str
     tip: str
     in_file: bool = False  # a call of that name in a file using the library (Actor.options)
+    # the calls of subclasses too: a class of the file deriving from one of ``calls``, any
+    # class of these packages (trl's SFTConfig, DPOConfig, ... subclass TrainingArguments)
+    subclasses: tuple[str, ...] | None = None
+    pattern: str = ""  # a string value matching it (a Hub kernel "org/name", attn_implementation)
 
     def matches(self, value: object) -> bool:
+        if self.pattern:
+            return isinstance(value, str) and re.fullmatch(self.pattern, value) is not None
         if not self.values:
             return value is True or (isinstance(value, (int, float)) and bool(value))
         return isinstance(value, str) and value in self.values
@@ -77,6 +83,7 @@ class Library:
     device_neutral: bool  # its own code runs on any device: only its listed parts are CUDA-only
     # a kernel language with an Ascend build (Triton): the project's own NPU kernels need no port
     own_ascend_kernels: bool = False
+    npu_parts: str = ""  # what of a CUDA library runs on the NPU in some build (bitsandbytes)
 
 
 class LibraryTable:
@@ -99,6 +106,7 @@ class LibraryTable:
                 lib["source"],
                 lib.get("device_neutral", False),
                 lib.get("own_ascend_kernels", False),
+                lib.get("npu_parts", ""),
             )
             self.libraries.append(library)
             self.by_name[library.name] = library
@@ -123,6 +131,8 @@ class LibraryTable:
                         arg["action"],
                         arg["tip"],
                         bool(arg.get("in_file")),
+                        tuple(arg["subclasses"]) if "subclasses" in arg else None,
+                        arg.get("pattern", ""),
                     )
                 )
         self.words = self._words()
@@ -177,6 +187,8 @@ class LibraryTable:
         for keyword, arguments in self.arguments.items():  # unless its calls are words already
             if any(not a.calls or not set(a.calls) <= words for a in arguments):
                 words.add(keyword)
+        for arguments in self.arguments.values():  # a subclass's call: its values are the words
+            words.update(v for a in arguments if a.subclasses is not None for v in a.values)
         return tuple(sorted(words))
 
     def kernel_library(self, module: str) -> bool:

@@ -27,6 +27,7 @@ from ms_fmk_transplt.engine.rules.kit.kit_checks import (
     TENSORFLOW,
     is_kit_call,
 )
+from ms_fmk_transplt.engine.rules.libraries.library_configs import config_notice
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
 from ms_fmk_transplt.engine.rules.optout.optout_comments import (
     IGNORE_LINE,
@@ -87,6 +88,7 @@ __all__ = [
     "bidi_notices",
     "bindings",
     "category_rule",
+    "config_notice",
     "cuda_only_names",
     "file_notice",
     "has_condition",

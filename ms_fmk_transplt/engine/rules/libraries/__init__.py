@@ -10,7 +10,13 @@ from ms_fmk_transplt.engine.rules.libraries.library_rows import fold
 FAMILY = Family(
     "libraries",
     "span",
-    ("library_rows", "library_argument_spans", "type_only_imports", "option_choices"),
+    (
+        "library_rows",
+        "library_argument_spans",
+        "library_configs",
+        "type_only_imports",
+        "option_choices",
+    ),
     (LIBRARIES,),
     (LibraryArgumentSpans,),
     fold=fold,

@@ -2,12 +2,17 @@
 (``from_pretrained(..., attn_implementation="flash_attention_2")``, ``load_in_4bit=True``,
 ``TrainingArguments(tf32=True)``, Lightning's ``Trainer(gpus=2)``): a row each, folded with the
 library's other rows of the file (library_rows.py). A listed string that is a side of a
-comparison (``if args.optim == "adamw_bnb_8bit":``) tests the user's choice: no row."""
+comparison (``if args.optim == "adamw_bnb_8bit":``) tests the user's choice: no row. An argument
+whose entry lists ``subclasses`` applies to the calls of subclasses too: trl's
+``SFTConfig(optim=...)`` (a class of a listed package) and a class of the file deriving from a
+listed call, directly or through other classes of the file (``class Args(TrainingArguments)``;
+a base imported from another file of the project is not followed)."""
 
 from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 from ms_fmk_transplt.tables.library_table import Argument
@@ -22,6 +27,7 @@ class LibraryArgumentSpans(SpanConcern):
         self.arguments = self.tables.unsupported.libraries.arguments
         self.strings = self.tables.unsupported.libraries.strings
         self._roots: frozenset[str] | None = None
+        self._bases: dict[str, list[str]] | None = None  # a class of the file: its bases
 
     def _imported_roots(self) -> frozenset[str]:
         """The top-level modules the file imports from."""
@@ -60,6 +66,34 @@ class LibraryArgumentSpans(SpanConcern):
                 return False
         return False
 
+    def _classes(self) -> dict[str, list[str]]:
+        """The classes the file defines: the names of their bases, through its imports."""
+        if self._bases is None:
+            bound = self.ctx.import_bound
+            self._bases = {}
+            for node in ast.walk(tree_of(self.ctx.source.data)):
+                if isinstance(node, ast.ClassDef):
+                    names = [list(reversed(self.ctx.names_in(b))) for b in node.bases]
+                    self._bases[node.name] = [
+                        ".".join([bound.get(n[0], n[0]), *n[1:]]) for n in names if n
+                    ]
+        return self._bases
+
+    def _derives(self, name: str, argument: Argument, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the class ``name`` (a qualified name, or a class of the file) derives from
+        one of the argument's calls of its library, or is a class of a listed package."""
+        library = self.tables.unsupported.libraries.by_name[argument.library]
+        root, _, _ = name.partition(".")
+        if root in (argument.subclasses or ()):
+            return True
+        leaf = name.rsplit(".", 1)[-1]
+        if root in library.roots and leaf in argument.calls:
+            return True
+        classes = self._classes()
+        if name not in classes or name in seen:
+            return False
+        return any(self._derives(b, argument, seen | {name}) for b in classes[name])
+
     def visit_Call(self, node: ast.Call) -> None:
         for kw in node.keywords:
             if kw.arg is None or kw.arg not in self.arguments:
@@ -74,6 +108,9 @@ class LibraryArgumentSpans(SpanConcern):
         library = self.tables.unsupported.libraries.by_name[argument.library]
         if argument.calls:
             names = self.ctx.names_in(node.func)
+            if argument.subclasses is not None and names and names[0] not in argument.calls:
+                qualified = self.ctx.qname(node.func) or ".".join(reversed(names))
+                return self._derives(qualified, argument) and self._value_applies(argument, value)
             if not names or names[0] not in argument.calls:  # the last identifier first
                 return False
             qualified = self.ctx.qname(node.func) or ""
@@ -83,8 +120,12 @@ class LibraryArgumentSpans(SpanConcern):
                 return False
         elif not library.roots or not set(library.roots) & self._imported_roots():
             return False
+        return self._value_applies(argument, value)
+
+    @staticmethod
+    def _value_applies(argument: Argument, value: object) -> bool:
         if value is _UNSET:  # not a constant: reported when the argument is a switch
-            return not argument.values
+            return not argument.values and not argument.pattern
         return argument.matches(value)
 
     def _report(self, argument: Argument, node: ast.Call, kw: ast.keyword, value: object) -> None:

@@ -43,7 +43,9 @@ CUDA_ONLY = declare(
     '`attn_implementation="flash_attention_2"`, `TrainingArguments(tf32=True)`, Lightning\'s '
     "`Trainer(gpus=N)`). Nothing is rewritten; the tip names the nearest torch / torch_npu "
     "replacement (`torch_npu.npu_fusion_attention` for flash attention, bf16 LoRA for "
-    "k-bit training); `-sim` replaces some of them automatically." + _ROW,
+    "k-bit training); `-sim` replaces some of them automatically. A recipe file naming one "
+    "(`optim: paged_adamw_8bit`, torchtune's `_component_: bitsandbytes.optim.PagedAdamW8bit`) "
+    "gets one row per file (library_configs.py)." + _ROW,
     kind=OPEN_WORK,
 )
 NPU_PATH = declare(
@@ -314,6 +316,8 @@ def _kind(rule: str, library: Library) -> str:
     if rule == NPU_PATH:
         return "runs on the NPU with its Ascend path"
     whole = library.ascend is None and not library.device_neutral
+    if whole and library.npu_parts:
+        return f"CUDA-only except {library.npu_parts}"
     return "CUDA-only" if whole else "a CUDA-only part of it"
 
 

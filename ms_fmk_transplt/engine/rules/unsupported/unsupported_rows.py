@@ -32,8 +32,10 @@ CATEGORY_RULES = {
         "a cuDNN / CUDA backend switch (`torch.backends.cudnn.benchmark`, `allow_tf32`, ...)",
         "Switches of `torch.backends.cudnn` and `torch.backends.cuda` do nothing on the NPU (there "
         "is no cuDNN). Most are harmless and reported as caveats; the tip names the Ascend "
-        "counterpart (AOE operator tuning, HF32 settings) where one exists. A switch set in "
-        "several places of one file is one row listing the lines. " + _ROW,
+        "counterpart (AOE operator tuning, HF32 settings) where one exists. Naming a value or "
+        "asking a question sets nothing and is no row (`SDPBackend.MATH`, `flash_sdp_enabled()`, "
+        "`can_use_flash_attention(...)`: `rules/unsupported_api.json` action `none`). A switch "
+        "set in several places of one file is one row listing the lines. " + _ROW,
         kind=OPEN_WORK,
     ),
     "environment": declare(
