@@ -1,0 +1,63 @@
+"""Once-per-training-script advice counts once per run (the advice family's RunFold).
+
+advice.task_queue, advice.binary_kernels and advice.cpu_affinity are given on each training
+script (training_scripts.py): how to launch it. A project of many entry scripts (trl: 57 example
+and CLI scripts) would get the same three rows 57 times. Once every file's rows exist (after the
+merge of ``--shard`` parts), the rows of one of these advices in ``FOLD_FROM`` or more files
+become one, in the first file (by path): its API names how many training scripts it stands for
+and the first few (``path:line``); the run's log (msFmkTranspltlog.txt) lists every
+``path:line``. One or two scripts keep their rows."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ms_fmk_transplt.events import Notice
+
+# the advices of the ``training_entry`` pattern of rules/advice.json
+SCRIPT_ADVICE = frozenset({"advice.task_queue", "advice.binary_kernels", "advice.cpu_affinity"})
+FOLD_FROM = 3
+NAMED = 3
+
+
+def fold_script_advice(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+    """Each file's rows (in the run's order) with each once-per-script advice given in
+    FOLD_FROM or more files folded into one row, and the log lines listing its scripts."""
+    groups: dict[tuple[str, str, str], list[Notice]] = {}
+    for rows in files:
+        for row in rows:
+            if row.advice and row.rule in SCRIPT_ADVICE:
+                groups.setdefault((row.rule, row.message, row.tip), []).append(row)
+    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
+    lines: list[str] = []
+    for (rule, _, _), group in groups.items():
+        if len({row.file for row in group}) < FOLD_FROM:
+            continue
+        group.sort(key=lambda row: (row.file, row.line))
+        folded.update((id(row), None) for row in group[1:])
+        folded[id(group[0])] = _folded(group)
+        places = ", ".join(f"{row.file}:{row.line}" for row in group)
+        lines.append(
+            f"{group[0].file}:{group[0].line}: [{rule}] one advice row for the {len(group)} "
+            f"training scripts: {places}"
+        )
+    if not folded:
+        return files, []
+    return [_refolded(rows, folded) for rows in files], lines
+
+
+def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
+    if not any(id(row) in folded for row in rows):
+        return rows
+    out = (folded.get(id(row), row) for row in rows)
+    return [row for row in out if row is not None]
+
+
+def _folded(group: list[Notice]) -> Notice:
+    named = ", ".join(f"{row.file}:{row.line}" for row in group[:NAMED])
+    more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
+    api = (
+        f'if __name__ == "__main__" of {len(group)} training scripts '
+        f"({named}{more}; all in msFmkTranspltlog.txt)"
+    )
+    return dataclasses.replace(group[0], api=api)
