@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 
+from ms_fmk_transplt.engine.rules.advice.advice_rows import ADVICE_RULES
 from ms_fmk_transplt.events import Notice
 
 # the advices of the ``training_entry`` pattern of rules/advice.json
-SCRIPT_ADVICE = frozenset({"advice.task_queue", "advice.binary_kernels", "advice.cpu_affinity"})
+SCRIPT_ADVICE = frozenset(
+    rule
+    for rule in ADVICE_RULES
+    if rule.partition(".")[2] in ("task_queue", "binary_kernels", "cpu_affinity")
+)
 FOLD_FROM = 3
 NAMED = 3
 

@@ -17,6 +17,7 @@ from ms_fmk_transplt.engine.rules.device_api.no_counterpart import (
     nvidia_tool,
     tool_message,
 )
+from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 
@@ -122,11 +123,15 @@ HF32_SWITCH = declare(
     "`cuda.matmul.allow_tf32`). Left as it is, `torch.backends.cudnn.allow_tf32 = False` would "
     "do nothing and the user's full-float32 intent would be lost; so each assignment to a "
     "TF32 switch becomes one to its HF32 counterpart, same value (the pairs are the "
-    "replacements of `advice.tf32_to_hf32` in rules/advice.json). A read stays as written, "
-    "without a row: torch's `cuda.matmul.allow_tf32` follows "
-    "`torch.set_float32_matmul_precision` (on any build: it reads torch's global context), "
-    "torch_npu's `allow_hf32` does not, so `assert torch.backends.cuda.matmul.allow_tf32` "
-    "would change its meaning if renamed, and runs as written. "
+    "replacements of `advice.tf32_to_hf32` in rules/advice.json). A read of "
+    "`cuda.matmul.allow_tf32` stays as written, without a row, unless the file also sets it "
+    "(a save and restore: `old = ...allow_tf32`, `...allow_tf32 = old`, both sides renamed): "
+    "torch's flag follows `torch.set_float32_matmul_precision` (on any build: it reads "
+    "torch's global context), torch_npu's `allow_hf32` does not, so `assert "
+    "torch.backends.cuda.matmul.allow_tf32` after `set_float32_matmul_precision(...)` "
+    "would change its meaning if renamed, and runs as written. A read of "
+    "`cudnn.allow_tf32` (no such coupling) is renamed like a write: it reads what the "
+    "migrated writes set. "
     "Where the `-v` target lacks the HF32 name, or "
     "the switch is not reached through `torch` (`from torch.backends import cudnn`), it is left "
     "alone and reported as before (unsupported.backend_switch), with the advice row.",
@@ -135,17 +140,19 @@ HF32_SWITCH = declare(
     answers=TF32_ADVICE,
 )
 TF32_ATTRIBUTE = "allow_tf32"
+CUDNN_TF32 = "torch.backends.cudnn.allow_tf32"
 
 
 class Hf32Switches(SpanConcern):
-    """``torch.backends.cudnn.allow_tf32 = x`` -> ``torch.npu.conv.allow_hf32 = x`` (assignments
-    only: a read stays as written)."""
+    """``torch.backends.cudnn.allow_tf32 = x`` -> ``torch.npu.conv.allow_hf32 = x`` (assignments;
+    a read of the matmul switch stays as written unless the file also sets it)."""
 
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
         entry = self.tables.advice.by_id.get(TF32_ADVICE)
         pairs = entry.replacement.items() if entry is not None else ()
         self.switches = {tf32: hf32 for tf32, hf32 in pairs if tf32.endswith("." + TF32_ATTRIBUTE)}
+        self._stored: set[str] | None = None  # the switches the file sets, as written
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr != TF32_ATTRIBUTE or self.ctx.is_claimed(node):
@@ -156,7 +163,7 @@ class Hf32Switches(SpanConcern):
             return
         if not _through_torch(self.ctx, node):
             return  # `cudnn.allow_tf32` after `from torch.backends import cudnn`: reported
-        if not isinstance(node.ctx, ast.Store):
+        if not isinstance(node.ctx, ast.Store) and not self._renamed_read(node, qualified):
             # a read runs as written and is kept, without a row: torch's flag follows
             # set_float32_matmul_precision, torch_npu's does not (a rename changes the meaning)
             self.ctx.claim(node)
@@ -170,6 +177,33 @@ class Hf32Switches(SpanConcern):
             self.ctx.lines(node), HF32_SWITCH, f"{qualified} -> {hf32}", before,
             self.ctx.snippet(node),
         )  # fmt: skip
+
+    def _renamed_read(self, node: ast.Attribute, qualified: str) -> bool:
+        """A read renamed with the writes: of cudnn's switch (what the migrated writes set),
+        or of the matmul switch in a file that also sets it (a save and restore)."""
+        if qualified == CUDNN_TF32:
+            return True
+        if self._stored is None:
+            tree = tree_of(self.ctx.source.data)
+            self._stored = {
+                self._qualified(n)
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute)
+                and n.attr == TF32_ATTRIBUTE
+                and isinstance(n.ctx, ast.Store)
+            }
+        return qualified in self._stored
+
+    def _qualified(self, node: ast.Attribute) -> str:
+        """``th.backends.cuda.matmul.allow_tf32`` with its root through the file's imports
+        (``import torch as th``): ``torch.backends.cuda.matmul.allow_tf32``."""
+        parts = [node.attr]
+        value = node.value
+        while isinstance(value, ast.Attribute):
+            parts.append(value.attr)
+            value = value.value
+        root = value.id if isinstance(value, ast.Name) else "?"
+        return ".".join([self.ctx.import_bound.get(root, root), *reversed(parts)])
 
 
 def _root(node: ast.Attribute) -> ast.expr:
