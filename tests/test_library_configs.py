@@ -58,3 +58,34 @@ def test_near_misses_are_silent() -> None:
     json_recipe = b'{\n  "optim": "paged_adamw_32bit",\n  "bf16": true\n}\n'
     found = config_notice("ds.json", json_recipe, ".json", table)
     assert found is not None and found.line == 2
+
+
+def test_an_attention_kernel_from_the_hub_in_a_recipe_is_a_row() -> None:
+    """axolotl's gpt-oss recipes: ``attn_implementation: kernels-community/vllm-flash-attn3``;
+    flash_attention_3 too; sdpa, eager and flash_attention_2 (an NPU path) are no row."""
+    table = load_tables().unsupported
+    recipe = b"attn_implementation: kernels-community/vllm-flash-attn3\nbf16: true\n"
+    notice = config_notice("gpt-oss.yaml", recipe, ".yaml", table)
+    assert notice is not None and (notice.line, notice.action) == (1, "manual")
+    assert notice.api == "transformers: attn_implementation='kernels-community/vllm-flash-attn3'"
+    assert "Hugging Face Hub" in notice.tip
+    fa3 = config_notice("fa3.yaml", b'attn_implementation: "flash_attention_3"\n', ".yaml", table)
+    assert fa3 is not None and "FlashAttention 3" in fa3.tip
+    for value in (b"sdpa", b"eager", b"flash_attention_2", b"flex_attention"):
+        near = b"attn_implementation: " + value + b"\n"
+        assert config_notice("near.yaml", near, ".yaml", table) is None
+
+
+def test_a_json_file_names_a_kernel_only_at_its_top_level() -> None:
+    """An HF arguments JSON names the setting at its top level; a test's recorded reference
+    nesting the run's arguments (trl's tests/invariant/references/sft_fa2.json) is no recipe."""
+    table = load_tables().unsupported
+    args = b'{\n  "attn_implementation": "kernels-community/flash-attn2",\n  "bf16": true\n}\n'
+    found = config_notice("args.json", args, ".json", table)
+    assert found is not None and found.line == 2
+    reference = (
+        b'{\n  "config": {\n    "args": {\n'
+        b'      "attn_implementation": "kernels-community/flash-attn2"\n    }\n  },\n'
+        b'  "trajectory": [1.5, 1.2]\n}\n'
+    )
+    assert config_notice("sft_fa2.json", reference, ".json", table) is None

@@ -374,6 +374,19 @@ def test_files_linked_to_pytorch_code_are_pytorch() -> None:
     }
 
 
+def test_a_test_importing_the_package_of_a_src_layout_is_pytorch() -> None:
+    """tests/e2e/test_x.py importing ``pkg.train`` of src/pkg/ (axolotl's layout, no other
+    import): linked to the package's torch code; a test importing a name of no such package
+    is not."""
+    files = {
+        "src/pkg/__init__.py": "",
+        "src/pkg/train.py": "import torch\n",
+        "tests/e2e/test_x.py": "import pytest\nfrom pkg.train import train\n",
+        "tests/e2e/test_y.py": "import pytest\nfrom other.train import train\n",
+    }
+    assert _not_pytorch(files) == {"tests/e2e/test_y.py"}
+
+
 def test_an_optional_torch_import_of_a_tensorflow_file_links_nothing() -> None:
     """A TensorFlow file importing torch only under an ``if`` or a ``try`` (an optional
     backend: Hugging Face's utilities) is not PyTorch code: a helper its program imports stays

@@ -134,6 +134,8 @@ class _Modules:
             while folder:
                 folder = folder.rpartition("/")[0]
                 bases.append(folder)
+            # a package of a src layout (src/pkg), imported by the project's tests and scripts
+            bases += [f"{base}/src" if base else "src" for base in bases]
         for base in bases:
             found = self.file(base, module) if module else None
             subs = [self.file(base, f"{module}.{n}" if module else n) for n in names]

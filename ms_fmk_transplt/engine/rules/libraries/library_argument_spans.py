@@ -6,12 +6,23 @@ comparison (``if args.optim == "adamw_bnb_8bit":``) tests the user's choice: no 
 whose entry lists ``subclasses`` applies to the calls of subclasses too: trl's
 ``SFTConfig(optim=...)`` (a class of a listed package) and a class of the file deriving from a
 listed call, directly or through other classes of the file (``class Args(TrainingArguments)``;
-a base imported from another file of the project is not followed)."""
+a base imported from another file of the project is not followed). A dict display holding such a
+setting by its name is a recipe written in Python (axolotl's ``DictDefault({"optimizer":
+"adamw_bnb_8bit"})``, trl's ``model_init_kwargs={"attn_implementation": "<org>/<kernel>"}``):
+a row as a recipe file gets (library_configs.py), the optimizer names whatever the file imports
+(the recipe is handed to a trainer elsewhere), an argument of any call of a library when the file
+uses it."""
 
 from __future__ import annotations
 
 import ast
 
+from ms_fmk_transplt.engine.rules.libraries.library_configs import (
+    OPTIMIZER_KEYS,
+    optimizer_names,
+    setting_arguments,
+    setting_entry,
+)
 from ms_fmk_transplt.engine.spans.shared_tree import tree_of
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
@@ -28,6 +39,8 @@ class LibraryArgumentSpans(SpanConcern):
         self.strings = self.tables.unsupported.libraries.strings
         self._roots: frozenset[str] | None = None
         self._bases: dict[str, list[str]] | None = None  # a class of the file: its bases
+        self._names: dict[str, Entry] | None = None  # optimizer names (library_configs.py)
+        self._settings: dict[str, list[tuple[str, Argument]]] | None = None
 
     def _imported_roots(self) -> frozenset[str]:
         """The top-level modules the file imports from."""
@@ -39,10 +52,14 @@ class LibraryArgumentSpans(SpanConcern):
     def visit_SimpleString(self, part: StringPart) -> None:
         """``attn_implementation = "flash_attention_2"`` (held for a later call, a default, a
         flag value), Ray's ``{"GPU": 1}`` bundles: the value a library reads."""
-        found = self.strings.get(part.value) if isinstance(part.value, str) else None
-        if found is None or part.docstring:
+        if part.docstring or not isinstance(part.value, str):
             return
         parent = self.ctx.stack[-1] if self.ctx.stack else None
+        if isinstance(parent, ast.Dict) and part.whole and self._dict_setting(part, parent):
+            return
+        found = self.strings.get(part.value)
+        if found is None:
+            return
         if isinstance(parent, ast.keyword) and parent.arg in self.arguments:
             return  # attn_implementation="flash_attention_2": the argument's row
         if self._compared():
@@ -55,6 +72,30 @@ class LibraryArgumentSpans(SpanConcern):
         api = f"{library.roots[0]}: {found.value!r}"
         entry = Entry(api, "third_party", found.action, found.tip)
         self.ctx.unsupported(part.lines, api, entry)
+
+    def _dict_setting(self, part: StringPart, parent: ast.Dict) -> bool:
+        """``{"optimizer": "adamw_bnb_8bit"}``, ``{"attn_implementation": "<org>/<kernel>"}``: a
+        value of a dict display under a setting's name; reported, True."""
+        index = next((i for i, v in enumerate(parent.values) if v is part.node), None)
+        key = None if index is None else parent.keys[index]
+        value = part.value
+        if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+            return False
+        if not isinstance(value, str):
+            return False
+        table = self.tables.unsupported
+        entry = None
+        if key.value in OPTIMIZER_KEYS:
+            self._names = self._names if self._names is not None else optimizer_names(table)
+            entry = self._names.get(value)
+        if entry is None:
+            if self._settings is None:
+                self._settings = setting_arguments(table)
+            entry = setting_entry(key.value, value, self._settings)
+            if entry is None or entry.key.split(":", 1)[0] not in self._imported_roots():
+                return False
+        self.ctx.unsupported(part.lines, entry.key, entry)
+        return True
 
     def _compared(self) -> bool:
         """The string is a side of a comparison (``optim in ("adamw_8bit", ...)``): code that

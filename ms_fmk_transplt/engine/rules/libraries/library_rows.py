@@ -44,8 +44,11 @@ CUDA_ONLY = declare(
     "`Trainer(gpus=N)`). Nothing is rewritten; the tip names the nearest torch / torch_npu "
     "replacement (`torch_npu.npu_fusion_attention` for flash attention, bf16 LoRA for "
     "k-bit training); `-sim` replaces some of them automatically. A recipe file naming one "
-    "(`optim: paged_adamw_8bit`, torchtune's `_component_: bitsandbytes.optim.PagedAdamW8bit`) "
-    "gets one row per file (library_configs.py)." + _ROW,
+    "(`optim: paged_adamw_8bit`, torchtune's `_component_: bitsandbytes.optim.PagedAdamW8bit`, "
+    "`attn_implementation: kernels-community/vllm-flash-attn3`; in a JSON file a key of its "
+    "top-level object) gets one row per file (library_configs.py), and so does a dict display "
+    'of Python code holding such a setting (`{"optimizer": "adamw_bnb_8bit"}`, '
+    '`model_init_kwargs={"attn_implementation": "kernels-community/flash-attn2"}`).' + _ROW,
     kind=OPEN_WORK,
 )
 NPU_PATH = declare(
