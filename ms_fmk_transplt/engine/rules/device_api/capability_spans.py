@@ -25,7 +25,7 @@ from ms_fmk_transplt.engine.rules.device_api.probe_shapes import (
     probed_variables,
     tried,
 )
-from ms_fmk_transplt.engine.spans.npu_siblings import ACCELERATOR_LINE
+from ms_fmk_transplt.engine.spans.npu_siblings import accelerator_strings
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import Unit
@@ -229,9 +229,9 @@ def keep_probes(
 class CapabilitySpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
-        self.active_accelerator = b"ccelerator" in ctx.source.data and bool(
-            ACCELERATOR_LINE.search(ctx.source.data)
-        )
+        # a "cuda" kept as Lightning's accelerator (only in a file importing Lightning): the
+        # probe that chooses it stays on torch.cuda with it
+        self.active_accelerator = bool(accelerator_strings(ctx.source.data))
         self.active = hinted(ctx.source.data) or self.active_accelerator
         self.guarded: set[int] = set()
         self.variables = probed_variables(ctx.source.data) if self.active else frozenset()
