@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding
 from ms_fmk_transplt.events import Notice
 
 # the advices of the ``training_entry`` pattern of rules/advice.json
@@ -20,9 +21,12 @@ FOLD_FROM = 3
 NAMED = 3
 
 
-def fold_script_advice(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+def fold_script_advice(
+    files: list[list[Notice]], run: RunFolding | None = None
+) -> tuple[list[list[Notice]], list[str]]:
     """Each file's rows (in the run's order) with each once-per-script advice given in
-    FOLD_FROM or more files folded into one row, and the log lines listing its scripts."""
+    FOLD_FROM or more files folded into one row, and the log lines listing its scripts
+    (``run`` is not needed: an advice is compared by its rule and text)."""
     groups: dict[tuple[str, str, str], list[Notice]] = {}
     for rows in files:
         for row in rows:
