@@ -6,9 +6,9 @@ Usage::
     python scripts/check_libraries.py --write-page   # (re)write docs/libraries.md from the table
 
 Always: the table's shape (every library names its public source with the version it was read
-at; actions are manual/caveat or the entry is supported; a module belongs to one library; an
-Ascend path names a package, a minimum version and how it is switched on; argument entries name
-a keyword, an action and a tip).
+at; actions are manual/caveat or the entry is supported; per_run is true or false; a module
+belongs to one library; an Ascend path names a package, a minimum version and how it is switched
+on; argument entries name a keyword, an action and a tip).
 
 ``--index``: each Ascend path's package and minimum version exist on the package index
 (``pip index versions``; needs the network or a configured index).
@@ -64,6 +64,8 @@ def shape_problems(raw: dict[str, Any]) -> list[str]:
                 row.get("action") not in ACTIONS or not row.get("tip")
             ):
                 problems.append(f"{name}: {module} needs an action (manual/caveat) and a tip")
+            if not isinstance(row.get("per_run", False), bool):
+                problems.append(f"{name}: {module}: per_run must be true or false")
         ascend = lib.get("ascend")
         if ascend is not None and not all(ascend.get(k) for k in ("package", "min_version", "how")):
             problems.append(f"{name}: ascend needs package, min_version and how")
@@ -73,6 +75,8 @@ def shape_problems(raw: dict[str, Any]) -> list[str]:
         for text in lib.get("strings", []):
             if not text.get("value") or text.get("action") not in ACTIONS or not text.get("tip"):
                 problems.append(f"{name}: string {text.get('value')} needs value, action, tip")
+        if not isinstance(lib.get("per_run", False), bool):
+            problems.append(f"{name}: per_run must be true or false")
         if not lib.get("modules"):
             problems.append(f"{name}: lists no module")
     roots: dict[str, str] = {}
@@ -138,7 +142,10 @@ def render_page(raw: dict[str, Any]) -> str:
         "",
         "Generated from `rules/libraries.json` by `python scripts/check_libraries.py "
         "--write-page`; do not edit. The rows these entries give are `libraries.cuda_only` "
-        "and `libraries.npu_path` (one row per file and library; see docs/rules/).",
+        "and `libraries.npu_path` (one row per file and library; see docs/rules/). An entry "
+        "marked *per run* (`per_run` in the table) is CUDA-only in the library's own code: the "
+        "action is in the library (patch or migrate it once), not in the file, so its manual "
+        "rows in three or more files are one row for the run, the log listing every file.",
         "",
         "| library | modules | Ascend path | source (version read) |",
         "| --- | --- | --- | --- |",
@@ -160,6 +167,8 @@ def render_page(raw: dict[str, Any]) -> str:
         out.append("| --- | --- | --- |")
         for row in lib["modules"]:
             action = "supported" if row.get("supported") else row["action"]
+            if not row.get("supported") and row.get("per_run", lib.get("per_run", False)):
+                action += ", per run"
             out.append(f"| `{row['module']}` | {action} | {_cell(row.get('tip', ''))} |")
         for arg in lib.get("arguments", []):
             values = " / ".join(repr(v) for v in arg.get("values", [])) or "true"

@@ -84,6 +84,9 @@ class Library:
     # a kernel language with an Ascend build (Triton): the project's own NPU kernels need no port
     own_ascend_kernels: bool = False
     npu_parts: str = ""  # what of a CUDA library runs on the NPU in some build (bitsandbytes)
+    # its module entries' action is in the library itself, not in the files using it (coqui's
+    # trainer picks its device with torch.cuda): their rows in many files are one row per run
+    per_run: bool = False
 
 
 class LibraryTable:
@@ -107,6 +110,7 @@ class LibraryTable:
                 lib.get("device_neutral", False),
                 lib.get("own_ascend_kernels", False),
                 lib.get("npu_parts", ""),
+                bool(lib.get("per_run")),
             )
             self.libraries.append(library)
             self.by_name[library.name] = library
@@ -146,17 +150,32 @@ class LibraryTable:
         )  # any line ending
         self.gate_paths = self._gate_paths(raw)
         # caveats that ask nothing of the file using them (the library selects the NPU itself)
-        self._no_change = {m["module"]: bool(m.get("no_change")) for m in self.module_rows}
+        self._entries = {m["module"]: m for m in self.module_rows}
+
+    def entry(self, api: str) -> dict[str, Any] | None:
+        """The module entry an API falls under (the longest listed prefix), or None."""
+        parts = api.split(".")
+        for end in range(len(parts), 0, -1):
+            found = self._entries.get(".".join(parts[:end]))
+            if found is not None:
+                return found
+        return None
 
     def asks_no_change(self, api: str) -> bool:
         """Whether the module entry an API falls under (the longest listed prefix) is marked
         ``no_change``: its caveat names the Ascend path and nothing to do in the file."""
-        parts = api.split(".")
-        for end in range(len(parts), 0, -1):
-            found = self._no_change.get(".".join(parts[:end]))
-            if found is not None:
-                return found
-        return False
+        entry = self.entry(api)
+        return entry is not None and bool(entry.get("no_change"))
+
+    def per_run(self, api: str) -> bool:
+        """Whether the module entry an API falls under is marked ``per_run`` (or its library
+        is, and the entry does not say otherwise): what to do about it is done in the library,
+        once, not in each file using it (coqui's ``trainer.TrainerArgs``, basicsr's models)."""
+        entry = self.entry(api)
+        if entry is None or entry.get("supported"):
+            return False
+        library = self.library_of(api)
+        return bool(entry.get("per_run", library is not None and library.per_run))
 
     @staticmethod
     def _gate_paths(raw: dict[str, Any]) -> CudaOnlyPaths:

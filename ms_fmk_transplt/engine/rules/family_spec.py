@@ -22,10 +22,11 @@ Hooks (each optional; the registry calls them in family order):
   whole file, inserted imports); in the registry's FINISHING order;
 * ``fold(notices, done)``: how the family's rows fold once the file is finished (one row per file
   and library, per API, ...);
-* ``run_fold(files)``: how the family's rows fold across the files of the run, once every
+* ``run_fold(files, run)``: how the family's rows fold across the files of the run, once every
   file's rows exist (after the merge of ``--shard`` parts): each file's rows in the run's order,
   and the log lines naming what a folded row stands for (a launch setting in 196 recipe
-  YAMLs: one row);
+  YAMLs: one row; a library whose action is in the library itself, used by 54 recipes: one
+  row); ``run`` holds the run's tables and the numbering its rows are shown in;
 * ``cst_stage(code, tables, options)``: the LibCST concerns the family runs on this file
   (``before`` / ``after`` families; imported only when they run: LibCST stays unloaded);
 * ``open_work_rule(api, entry, libraries)``: the rule of an open-work row a concern records
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     FileFacts = Callable[[SpanContext, ModuleFacts, bytes, list[tuple[Piece, ast.Module]]], None]
     FinishStep = Callable[[SpanContext, ModuleFacts, "Finishing"], None]
     RowFold = Callable[[list[Notice], "Folding"], list[Notice]]
-    RunFold = Callable[[list[list[Notice]]], tuple[list[list[Notice]], list[str]]]
+    RunFold = Callable[[list[list[Notice]], "RunFolding"], tuple[list[list[Notice]], list[str]]]
     CstStage = Callable[[bytes, Tables, EngineOptions], tuple[type[Concern], ...]]
     OpenWorkRule = Callable[[str, Entry, LibraryTable], str]
 
@@ -79,6 +80,14 @@ class Folding:
     tables: Tables
     options: EngineOptions
     migrated: bool  # rows name the migrated file's lines (not --analyse's input lines)
+
+
+@dataclass(frozen=True)
+class RunFolding:
+    """What a fold across the run's files may need: the run's tables and options."""
+
+    tables: Tables
+    migrated: bool  # rows name the migrated files' lines (not --analyse's input lines)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.catalogue.rule_catalog import RULES
-from ms_fmk_transplt.engine.rules.family_spec import Family, Finishing, Folding
+from ms_fmk_transplt.engine.rules.family_spec import Family, Finishing, Folding, RunFolding
 
 if TYPE_CHECKING:
     import ast
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ms_fmk_transplt.tables.library_table import LibraryTable
     from ms_fmk_transplt.tables.unsupported_table import Entry
 
-__all__ = ["Family", "Finishing", "Folding"]
+__all__ = ["Family", "Finishing", "Folding", "RunFolding"]
 
 PACKAGE = "ms_fmk_transplt.engine.rules"
 # the families, in order: the span pass runs their concerns on each node in this order
@@ -175,14 +175,16 @@ def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
     return notices
 
 
-def fold_run_rows(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+def fold_run_rows(
+    files: list[list[Notice]], run: RunFolding
+) -> tuple[list[list[Notice]], list[str]]:
     """Each file's rows (in the run's order) folded across files as each family says
     (Family.run_fold), in family order, and the log lines naming what the folded rows stand
     for."""
     lines: list[str] = []
     for family in families():
         if family.run_fold is not None:
-            files, more = family.run_fold(files)
+            files, more = family.run_fold(files, run)
             lines.extend(more)
     return files, lines
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from ms_fmk_transplt.engine.rules.advice.advice_rows import ADVICE_RULES
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding
 from ms_fmk_transplt.events import Notice
 
 # the advices of the ``training_entry`` pattern of rules/advice.json
@@ -25,9 +26,13 @@ FOLD_FROM = 3
 NAMED = 3
 
 
-def fold_script_advice(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+def fold_script_advice(
+    files: list[list[Notice]], run: RunFolding | None = None
+) -> tuple[list[list[Notice]], list[str]]:
     """Each file's rows (in the run's order) with each once-per-script advice given in
-    FOLD_FROM or more files folded into one row, and the log lines listing its scripts."""
+    FOLD_FROM or more files folded into one row, and the log lines listing its scripts (at
+    the lines the rows show: the migrated files' unless ``run`` says otherwise)."""
+    migrated = run is None or run.migrated
     groups: dict[tuple[str, str, str], list[Notice]] = {}
     for rows in files:
         for row in rows:
@@ -38,12 +43,12 @@ def fold_script_advice(files: list[list[Notice]]) -> tuple[list[list[Notice]], l
     for (rule, _, _), group in groups.items():
         if len({row.file for row in group}) < FOLD_FROM:
             continue
-        group.sort(key=lambda row: (row.file, row.line))
+        group.sort(key=lambda row: (row.file, row.lines(migrated)))
         folded.update((id(row), None) for row in group[1:])
-        folded[id(group[0])] = _folded(group)
-        places = ", ".join(f"{row.file}:{row.line}" for row in group)
+        folded[id(group[0])] = _folded(group, migrated)
+        places = ", ".join(_place(row, migrated) for row in group)
         lines.append(
-            f"{group[0].file}:{group[0].line}: [{rule}] one advice row for the {len(group)} "
+            f"{_place(group[0], migrated)}: [{rule}] one advice row for the {len(group)} "
             f"training scripts: {places}"
         )
     if not folded:
@@ -58,8 +63,12 @@ def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Noti
     return [row for row in out if row is not None]
 
 
-def _folded(group: list[Notice]) -> Notice:
-    named = ", ".join(f"{row.file}:{row.line}" for row in group[:NAMED])
+def _place(row: Notice, migrated: bool) -> str:
+    return f"{row.file}:{row.lines(migrated)[0]}"
+
+
+def _folded(group: list[Notice], migrated: bool) -> Notice:
+    named = ", ".join(_place(row, migrated) for row in group[:NAMED])
     more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
     api = (
         f'if __name__ == "__main__" of {len(group)} training scripts '

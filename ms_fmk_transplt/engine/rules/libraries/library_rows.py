@@ -6,6 +6,9 @@ xformers and calls it fourteen times would get fourteen rows saying the same thi
 of one library in one file become one row: at its first use, listing every line, with each
 distinct tip once, a ``manual`` action when any use needs work, and, for a library with an
 Ascend path, the package and version that brings it.
+The uses of an entry marked ``per_run`` (the action is in the library: coqui's trainer) are a row
+of their own, whose API is such an entry's, so that the run can fold it across files
+(library_run_folds.py).
 A library whose name is one of the project's own top-level modules or packages is none: the rows
 go (gpt-neox's own ``megatron/`` is not Megatron-LM; the project's facts say which names it holds,
 engine/rules/cuda_only/project_facts.py).
@@ -48,7 +51,11 @@ CUDA_ONLY = declare(
     "`attn_implementation: kernels-community/vllm-flash-attn3`; in a JSON file a key of its "
     "top-level object) gets one row per file (library_configs.py), and so does a dict display "
     'of Python code holding such a setting (`{"optimizer": "adamw_bnb_8bit"}`, '
-    '`model_init_kwargs={"attn_implementation": "kernels-community/flash-attn2"}`).' + _ROW,
+    '`model_init_kwargs={"attn_implementation": "kernels-community/flash-attn2"}`). A library '
+    "that picks CUDA in its own code (`per_run` in the table: coqui's `trainer.TrainerArgs`, "
+    "basicsr's models) is work on the library, done once: its uses are a row apart in each "
+    "file, and in three or more files one row for the run, in the first file by path, naming "
+    "how many files use it (the log lists them all: library_run_folds.py)." + _ROW,
     kind=OPEN_WORK,
 )
 NPU_PATH = declare(
@@ -109,18 +116,21 @@ def fold_library_rows(
         notices = [n for n in notices if n.rule != NPU_PATH]
     notices = _without_type_only(notices, table, source)
     notices = _chosen(notices, table, source)
-    groups: dict[str, list[Notice]] = {}
+    # the uses of an entry whose action is in the library (per_run) apart from the file's own
+    groups: dict[tuple[str, bool], list[Notice]] = {}
     for n in notices:
         if n.open_work and n.category == THIRD_PARTY:
             library = table.library_of(n.api)
             if library is not None:
-                groups.setdefault(library.name, []).append(n)
-    return fold_groups(
-        notices,
-        groups.items(),
-        lambda name, group: _folded(group, table.by_name[name], migrated, _no_change(group, table)),
-        single=True,
-    )
+                groups.setdefault((library.name, table.per_run(n.api)), []).append(n)
+
+    def row(key: tuple[str, bool], group: list[Notice]) -> Notice:
+        folded = _folded(group, table.by_name[key[0]], migrated, _no_change(group, table))
+        if key[1] and not table.per_run(folded.api):  # (basicsr.train and basicsr.models)
+            return dataclasses.replace(folded, api=group[0].api)  # an API of a per_run entry
+        return folded
+
+    return fold_groups(notices, groups.items(), row, single=True)
 
 
 _LEADING_NAME = re.compile(r"\w+")

@@ -18,6 +18,7 @@ import dataclasses
 import re
 from pathlib import PurePosixPath
 
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import LAUNCH_SUFFIXES
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import CATEGORY_RULES
 from ms_fmk_transplt.events import Notice
@@ -42,9 +43,12 @@ def _setting(row: Notice) -> str | None:
     return _LINE.sub("", row.api)
 
 
-def fold_launch_rows(files: list[list[Notice]]) -> tuple[list[list[Notice]], list[str]]:
+def fold_launch_rows(
+    files: list[list[Notice]], run: RunFolding | None = None
+) -> tuple[list[list[Notice]], list[str]]:
     """Each file's rows (in the run's order) with the rows of a setting in FOLD_FROM or more
-    launch files folded into one, and the log lines listing the files of each folded row."""
+    launch files folded into one, and the log lines listing the files of each folded row
+    (``run`` is not needed: a setting is compared by its text)."""
     groups: dict[Key, list[tuple[int, Notice]]] = {}
     for index, rows in enumerate(files):
         for row in rows:

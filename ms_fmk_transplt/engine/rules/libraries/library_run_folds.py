@@ -1,0 +1,94 @@
+"""A library whose action is in the library itself counts once per run (rule
+``libraries.cuda_only``, the family's RunFold).
+
+Most library rows ask something of the file (flash_attn called in ten files: each call must
+change). An entry marked ``per_run`` in rules/libraries.json does not: the library picks CUDA in
+its own code (coqui's trainer: ``use_cuda = torch.cuda.is_available()``; basicsr's models and
+training pipeline), so the one thing to do is to patch, fork or configure the library, once. A
+project of many recipes (coqui TTS: 54 recipes build ``TrainerArgs``) would get the same row in
+each, and the rate would be driven by repetition. Once every file's rows exist (after the merge
+of ``--shard`` parts), the ``manual`` rows of such entries of one library in ``FOLD_FROM`` or more
+files become one: in the first file (by path), its tip saying how many files use the library
+and naming the first few (``path:line``, in the numbering the rows are shown in); the run's log
+(msFmkTranspltlog.txt) lists every ``path:line``. One or two files keep their rows; so do the
+caveats of a use the run's options choose (``if args.trainer == ...``: leaving it off is the
+file's), and every other library row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding
+from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY
+from ms_fmk_transplt.events import Notice
+from ms_fmk_transplt.tables.library_table import LibraryTable
+
+FOLD_FROM = 3  # a library used by one or two files keeps their rows
+NAMED = 3  # files named in the folded row's tip
+
+
+def _per_run_library(row: Notice, table: LibraryTable) -> str | None:
+    """The library of a file's manual row about entries marked ``per_run``, or None."""
+    if row.rule != CUDA_ONLY or row.category != THIRD_PARTY or row.action != "manual":
+        return None
+    library = table.library_of(row.api)
+    return library.name if library is not None and table.per_run(row.api) else None
+
+
+def fold_library_runs(
+    files: list[list[Notice]], run: RunFolding
+) -> tuple[list[list[Notice]], list[str]]:
+    """Each file's rows (in the run's order) with the per_run rows of a library in FOLD_FROM or
+    more files folded into one, and the log lines listing the files of each folded row."""
+    table = run.tables.unsupported.libraries
+    groups: dict[str, list[Notice]] = {}
+    for rows in files:
+        for row in rows:
+            name = _per_run_library(row, table)
+            if name is not None:
+                groups.setdefault(name, []).append(row)
+    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
+    lines: list[str] = []
+    for name, group in groups.items():
+        if len({row.file for row in group}) < FOLD_FROM:
+            continue
+        group.sort(key=lambda row: (row.file, row.lines(run.migrated)))
+        folded.update((id(row), None) for row in group[1:])
+        folded[id(group[0])] = _folded(name, group, table, run.migrated)
+        places = ", ".join(_place(row, run.migrated) for row in group)
+        lines.append(
+            f"{_place(group[0], run.migrated)}: [{CUDA_ONLY}] {name}: one row for the "
+            f"{len(group)} files that use it (the action is in the library): {places}"
+        )
+    if not folded:
+        return files, []
+    return [_refolded(rows, folded) for rows in files], lines
+
+
+def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
+    """A file's rows with their folds (the same list when none of them is folded)."""
+    if not any(id(row) in folded for row in rows):
+        return rows
+    out = (folded.get(id(row), row) for row in rows)
+    return [row for row in out if row is not None]
+
+
+def _place(row: Notice, migrated: bool) -> str:
+    return f"{row.file}:{row.lines(migrated)[0]}"
+
+
+def _folded(name: str, group: list[Notice], table: LibraryTable, migrated: bool) -> Notice:
+    """The run's row: the first file's, its tip the entries' own (each once), saying how many
+    files use the library and naming the first few."""
+    named = ", ".join(_place(row, migrated) for row in group[:NAMED])
+    more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
+    where = f"{len(group)} files use {name} ({named}{more}; all in msFmkTranspltlog.txt)"
+    entries = (table.entry(row.api) for row in group)
+    tips = dict.fromkeys(entry["tip"] for entry in entries if entry is not None)
+    first = group[0]
+    return dataclasses.replace(
+        first,
+        message=f"{where}: one row for the run, the action is in the library; {first.message}",
+        tip=f"{where}; the action is in the library, not in each file: " + " | ".join(tips),
+    )
