@@ -157,11 +157,8 @@ def _graph(imports: dict[str, list[Import]], index: _Modules) -> dict[str, list[
     return graph
 
 
-def _top_graph(modules: dict[str, bytes], index: _Modules) -> dict[str, list[str]]:
-    """The import graph through unindented imports only (what importing a module runs)."""
-    return _graph(
-        {path: _imports(source, top_level=True) for path, source in modules.items()}, index
-    )
+def _top_imports(source: bytes) -> list[Import]:
+    return _imports(source, top_level=True)
 
 
 def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
@@ -397,9 +394,7 @@ def build_programs(
             libraries,
             _optional_torch(modules, imports, tf_files, libraries),
         ),
-        training_entries(
-            torch_entries, graph, _top_graph(modules, index) if torch_entries else {}, modules
-        ),
+        training_entries(torch_entries, modules, imports, _top_imports, index.resolve),
     )
 
 

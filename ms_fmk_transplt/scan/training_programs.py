@@ -12,11 +12,16 @@ advice family's training_scripts.py says what a training script is and tests the
   imports in its functions: ``llamafactory-cli train``) and through the unindented imports of
   the modules below it: an import inside a library's function runs only when that function
   does (gpt-neox's ``megatron/utils.py`` imports its training module in one function: every
-  tool importing the utilities would otherwise be a training script)."""
+  tool importing the utilities would otherwise be a training script). A module reached by
+  ``from m import a, b`` trains when its module-level code does, or the functions and classes
+  ``a`` and ``b`` name, with those their code names in turn (byte-level blocks, ``_blocks``):
+  gpt-neox's ``eval.py`` imports ``forward_step`` from the training module, ``train.py``
+  imports ``pretrain``, which reaches ``backward_step``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 
 from ms_fmk_transplt.engine.rules.family_exports import (
     is_test,
@@ -27,6 +32,13 @@ from ms_fmk_transplt.engine.rules.family_exports import (
 )
 
 TRAINING_CODE = "module-level training code"  # how such a module is an entry (Program.found_by)
+Import = tuple[int, str, list[str]]  # (program_model._imports)
+Resolve = Callable[[str, int, str, list[str]], list[str]]  # (program_model._Modules.resolve)
+Edges = dict[str, "frozenset[str] | None"]  # imported file -> the names imported (None: all)
+
+_BLOCK = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_CONTINUED = b" \t\r\n#)]}@"  # a line starting so continues the block above (or decorates)
 
 
 def module_level_entries(
@@ -45,20 +57,80 @@ def module_level_entries(
     return found
 
 
+def _edges(path: str, lines: list[Import], resolve: Resolve) -> Edges:
+    """The project files a module's import lines name, each with the names imported from it
+    (None: the module itself is imported, ``import m`` / ``from pkg import m``)."""
+    edges: Edges = {}
+    for level, module, names in lines:
+        itself = set(resolve(path, level, module, [])) if module else set()
+        for target in resolve(path, level, module, names):
+            known = edges.get(target, frozenset())
+            if target == path:
+                continue
+            if target in itself and names and known is not None:
+                edges[target] = known | frozenset(names)
+            else:
+                edges[target] = None
+    return edges
+
+
+def _blocks(source: bytes) -> tuple[dict[bytes, bytes], bytes]:
+    """The module's top-level functions and classes (name -> code) and the rest, its
+    module-level code (a byte-level split at unindented lines)."""
+    blocks: dict[bytes, list[bytes]] = {}
+    rest: list[bytes] = []
+    current = rest
+    for line in source.splitlines(keepends=True):
+        if line[:1] not in _CONTINUED:
+            found = _BLOCK.match(line)
+            current = blocks.setdefault(found.group(1), []) if found else rest
+        current.append(line)
+    return {name: b"".join(lines) for name, lines in blocks.items()}, b"".join(rest)
+
+
+def _names_train(source: bytes, names: frozenset[str]) -> bool:
+    """Whether the module's module-level code, or the functions and classes ``names`` name
+    (and those their code names, in the module), run a training step."""
+    blocks, rest = _blocks(source)
+    if runs_training(rest):
+        return True
+    todo = [n for n in (name.encode() for name in names) if n in blocks]
+    seen = set(todo)
+    while todo:
+        code = blocks[todo.pop()]
+        if runs_training(code):
+            return True
+        for word in set(_WORD.findall(code)) - seen:
+            if word in blocks:
+                seen.add(word)
+                todo.append(word)
+    return False
+
+
 def training_entries(
     entries: Iterable[str],
-    graph: dict[str, list[str]],
-    top_graph: dict[str, list[str]],
     modules: dict[str, bytes],
+    imports: dict[str, list[Import]],
+    top_imports: Callable[[bytes], list[Import]],
+    resolve: Resolve,
 ) -> frozenset[str]:
-    """The entries (no TensorFlow program's) whose program trains; ``graph``: every import of
-    each module, ``top_graph``: its unindented ones."""
-    known: dict[str, bool] = {}
+    """The entries (no TensorFlow program's) whose program trains; ``imports``: every import
+    line of each module, ``top_imports`` reads a module's unindented ones."""
+    known: dict[tuple[str, frozenset[str] | None], bool] = {}
+    below: dict[str, Edges] = {}
 
-    def train(path: str) -> bool:
-        found = known.get(path)
+    def train(path: str, names: frozenset[str] | None) -> bool:
+        found = known.get((path, names))
         if found is None:
-            found = known[path] = runs_training(modules[path])
+            source = modules[path]
+            found = runs_training(source) if names is None else _names_train(source, names)
+            known[(path, names)] = found
+        return found
+
+    def edges(path: str) -> Edges:
+        found = below.get(path)
+        if found is None:
+            found = below[path] = _edges(path, top_imports(modules[path]), resolve)
         return found
 
     def program_trains(entry: str) -> bool:
@@ -67,10 +139,11 @@ def training_entries(
         seen = {entry}
         order = [entry]
         for path in order:  # (order grows as the walk goes)
-            for target in (graph if path == entry else top_graph).get(path, ()):
+            found = _edges(entry, imports[entry], resolve) if path == entry else edges(path)
+            for target, names in found.items():
+                if train(target, names):
+                    return True
                 if target not in seen:
-                    if train(target):
-                        return True
                     seen.add(target)
                     order.append(target)
         return False

@@ -30,15 +30,18 @@ from ms_fmk_transplt.engine.program_facts import ProgramFacts
 
 _TRAINING_CALL = re.compile(rb"\.backward\(|(?i:trainer)\s*\.\s*(?:train|fit)\s*\(")
 # a training call in code a program imports: not on a comment or a doctest line, not autograd's
-# own ``torch.autograd.backward(`` nor an extension's ``xentropy_lib.backward(`` (a custom
-# Function's backward pass)
+# own ``torch.autograd.backward(`` nor an extension's ``xentropy_lib.backward(``
 _LIBRARY_CALL = re.compile(
     rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*?"
     rb"(?:(?<!autograd)(?<!lib)\.backward\(|(?i:trainer)\s*\.\s*(?:train|fit)\s*\()",
     re.M,
 )
+_FUNCTION = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TRIPLE_QUOTES = re.compile(rb'"""|\'\'\'')
 # an unindented line that starts a function or a class: the code below it is theirs
+# a line starting with these starts no statement: indented, blank, a comment, the closing
+# bracket of a statement above (``) -> None:`` of a ``def`` whose parameters span lines)
+_NOT_A_STATEMENT = b" \t\r\n#)]}"
 _DEFINES = re.compile(rb"(?:def|class|async[ \t]+def)\b|@")
 _TPU_IMPORT = re.compile(rb"^(?:import|from)[ \t]+torch_xla\b", re.M)
 _MAIN_GUARD = re.compile(rb"__name__\s*==\s*[\"']__main__")
@@ -57,22 +60,26 @@ def trains(source: bytes) -> bool:
 def runs_training(source: bytes) -> bool:
     """Whether a module a program imports runs a training step (trains' test, stricter: not in
     a comment, a doctest or a docstring's example, not autograd's or an extension's
-    ``backward``)."""
+    ``backward``, not in a ``def backward`` of a custom autograd Function)."""
     if _TRAINING_CALL.search(source) is None:
         return False
     for found in _LIBRARY_CALL.finditer(source):
-        if len(_TRIPLE_QUOTES.findall(source, 0, found.start())) % 2 == 0:
-            return True  # (outside a triple-quoted string)
+        if len(_TRIPLE_QUOTES.findall(source, 0, found.start())) % 2:
+            continue  # (inside a triple-quoted string)
+        functions = _FUNCTION.findall(source, 0, found.start())
+        if not functions or functions[-1] != b"backward":
+            return True  # (not a custom autograd Function's backward pass)
     return False
 
 
 def trains_at_module_level(source: bytes) -> int:
     """The line of the file's first training call in module-level code (0: none): on an
     unindented line, or under one (a module-level ``for`` / ``while`` / ``with`` loop) that
-    starts no ``def`` or ``class`` (a byte-level test)."""
+    starts no ``def`` or ``class`` (a byte-level test; a closing bracket at the line's start
+    belongs to the statement above)."""
     for found in _TRAINING_CALL.finditer(source):
         start = source.rfind(b"\n", 0, found.start()) + 1
-        while start and source[start : start + 1] in b" \t\r\n#":
+        while start and source[start : start + 1] in _NOT_A_STATEMENT:
             start = source.rfind(b"\n", 0, start - 1) + 1
         if not _DEFINES.match(source, start):
             return source.count(b"\n", 0, found.start()) + 1
