@@ -290,8 +290,8 @@ def test_entries_training_through_their_program_get_it(tmp_path: Path) -> None:
     )
     log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
     listed = [line for line in log.splitlines() if "[advice.binary_kernels] one advice" in line]
-    # (input lines: the recipe's trainer.fit(), the -m script's first module-level call, the
-    # entry's guard)
+    # (migrated lines, below import torch_npu: the recipe's trainer.fit(), the -m script's
+    # first module-level call, the entry's guard)
     assert listed[0].endswith(
-        "training scripts: recipes/ljspeech/train_tts.py:7, scripts/sft.py:4, train.py:9"
+        "training scripts: recipes/ljspeech/train_tts.py:8, scripts/sft.py:5, train.py:10"
     )
