@@ -142,7 +142,8 @@ def test_module_level_training(source: bytes, line: int) -> None:
 
 # a project: entries that train through the modules they import, a recipe without a guard, a
 # module run with -m; near misses: a test importing the training module, a utility entry
-# importing nothing that trains (a function of the training module that does not train, a
+# importing nothing that trains (a function of the training module that does not train, one
+# of a module importing the training module for another function, a
 # utility module importing the training module in a function, a docstring's example,
 # autograd's own backward, a custom Function's backward pass), a TPU (torch_xla) script
 LOOP = b"""import torch
@@ -159,6 +160,31 @@ def step(model, x):
 
 def evaluate(model, data):
     return [model(x.cuda()) for x in data]
+"""
+TUNER = b"""import torch
+from pkg.loop import fit
+
+
+def run(model):
+    fit(model, [])
+
+
+def export(model):
+    torch.save(model.cuda().state_dict(), "m.pt")
+"""
+EXPORT = b"""import torch
+from pkg.tuner import export
+
+
+if __name__ == "__main__":
+    export(torch.nn.Linear(2, 1))
+"""
+LAUNCH = b"""import torch
+from pkg.tuner import run
+
+
+if __name__ == "__main__":
+    run(torch.nn.Linear(2, 1).cuda())
 """
 EVALUATE = b"""import torch
 from pkg.loop import evaluate
@@ -253,6 +279,9 @@ PROGRAM_FILES = {
     "pkg/utils.py": UTILS,
     "pkg/helpers.py": HELPERS,
     "tools/evaluate.py": EVALUATE,
+    "pkg/tuner.py": TUNER,
+    "tools/export.py": EXPORT,
+    "launch.py": LAUNCH,
     "train.py": ENTRY,
     "tools/convert.py": UTILITY,
     "tests/smoke.py": SMOKE,
@@ -270,9 +299,10 @@ def test_the_program_model_knows_which_programs_train() -> None:
     found = {p.entry: p.found_by for p in facts.programs}
     assert found["recipes/ljspeech/train_tts.py"] == "module-level training code (line 7)"
     assert found["scripts/sft.py"] == "launcher runs/speedrun.sh:1"
-    assert facts.training == {"train.py", "recipes/ljspeech/train_tts.py", "scripts/sft.py"}
-    assert "training ['recipes/ljspeech/train_tts.py'" in facts.fingerprint()
-    near_misses = {"tools/convert.py", "tools/evaluate.py", "tests/smoke.py"}
+    trained = {"train.py", "launch.py", "recipes/ljspeech/train_tts.py", "scripts/sft.py"}
+    assert facts.training == trained
+    assert "training ['launch.py', 'recipes/ljspeech/train_tts.py'" in facts.fingerprint()
+    near_misses = {"tools/convert.py", "tools/evaluate.py", "tools/export.py", "tests/smoke.py"}
     assert near_misses | {"extensions/xla/finetune.py"} <= set(found)
 
 
@@ -284,14 +314,15 @@ def test_entries_training_through_their_program_get_it(tmp_path: Path) -> None:
     out = tmp_path / "out" / "proj_msft"
     with (out / "advice.csv").open(encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["Rule"] == "advice.binary_kernels"]
-    assert [(r["File"], r["Line"]) for r in rows] == [("recipes/ljspeech/train_tts.py", "8")]
+    assert [(r["File"], r["Line"]) for r in rows] == [("launch.py", "6")]
     assert rows[0]["API"].startswith(
-        'if __name__ == "__main__" or module-level code of 3 training scripts ('
+        'if __name__ == "__main__" or module-level code of 4 training scripts ('
     )
     log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
     listed = [line for line in log.splitlines() if "[advice.binary_kernels] one advice" in line]
     # (migrated lines, below import torch_npu: the recipe's trainer.fit(), the -m script's
     # first module-level call, the entry's guard)
     assert listed[0].endswith(
-        "training scripts: recipes/ljspeech/train_tts.py:8, scripts/sft.py:5, train.py:10"
+        "training scripts: launch.py:6, recipes/ljspeech/train_tts.py:8, scripts/sft.py:5, "
+        "train.py:10"
     )

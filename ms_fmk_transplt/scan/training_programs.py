@@ -16,7 +16,10 @@ advice family's training_scripts.py says what a training script is and tests the
   ``from m import a, b`` trains when its module-level code does, or the functions and classes
   ``a`` and ``b`` name, with those their code names in turn (byte-level blocks, ``_blocks``):
   gpt-neox's ``eval.py`` imports ``forward_step`` from the training module, ``train.py``
-  imports ``pretrain``, which reaches ``backward_step``."""
+  imports ``pretrain``, which reaches ``backward_step``; and the walk goes on from it only
+  through the imports binding a name that code uses (a package's ``__init__`` re-exporting
+  the name: the import binding it): LLaMA-Factory's web UI imports ``export_model`` from the
+  module whose ``run_exp`` trains."""
 
 from __future__ import annotations
 
@@ -38,7 +41,10 @@ Edges = dict[str, "frozenset[str] | None"]  # imported file -> the names importe
 
 _BLOCK = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_CONTINUED = b" \t\r\n#)]}@"  # a line starting so continues the block above (or decorates)
+_CONTINUED = b" \t\r\n#)]}@"
+_IMPORT_LINES = re.compile(
+    rb"^(?:from[ \t]+\S+[ \t]+)?import[ \t]+(?:\([^)]*\)|[^\n]*)", re.M
+)  # a line starting so continues the block above (or decorates)
 
 
 def module_level_entries(
@@ -88,23 +94,36 @@ def _blocks(source: bytes) -> tuple[dict[bytes, bytes], bytes]:
     return {name: b"".join(lines) for name, lines in blocks.items()}, b"".join(rest)
 
 
-def _names_train(source: bytes, names: frozenset[str]) -> bool:
+Reach = tuple[bool, "frozenset[str] | None"]  # trains, the words its reached code names
+
+
+def _names_reach(source: bytes, names: frozenset[str]) -> Reach:
     """Whether the module's module-level code, or the functions and classes ``names`` name
-    (and those their code names, in the module), run a training step."""
+    (and those their code names, in the module), run a training step; and the words that
+    code names, with ``names`` (the imports binding one of them are followed on)."""
     blocks, rest = _blocks(source)
+    words = set(names)
     if runs_training(rest):
-        return True
+        return True, None
+    words.update(w.decode() for w in _WORD.findall(_IMPORT_LINES.sub(b"", rest)))
     todo = [n for n in (name.encode() for name in names) if n in blocks]
     seen = set(todo)
     while todo:
         code = blocks[todo.pop()]
         if runs_training(code):
-            return True
+            return True, None
         for word in set(_WORD.findall(code)) - seen:
+            words.add(word.decode())
             if word in blocks:
                 seen.add(word)
                 todo.append(word)
-    return False
+    return False, frozenset(words)
+
+
+def _bound(line: Import) -> set[str]:
+    """The names an import line binds (as program_model reads them: before any ``as``)."""
+    level, module, names = line
+    return set(names) if names else {module.split(".")[0]} if module else set()
 
 
 def training_entries(
@@ -116,36 +135,35 @@ def training_entries(
 ) -> frozenset[str]:
     """The entries (no TensorFlow program's) whose program trains; ``imports``: every import
     line of each module, ``top_imports`` reads a module's unindented ones."""
-    known: dict[tuple[str, frozenset[str] | None], bool] = {}
-    below: dict[str, Edges] = {}
+    known: dict[tuple[str, frozenset[str] | None], Reach] = {}
 
-    def train(path: str, names: frozenset[str] | None) -> bool:
+    def reach(path: str, names: frozenset[str] | None) -> Reach:
         found = known.get((path, names))
         if found is None:
             source = modules[path]
-            found = runs_training(source) if names is None else _names_train(source, names)
+            if names is None:
+                found = (runs_training(source), None)
+            else:
+                found = _names_reach(source, names)
             known[(path, names)] = found
-        return found
-
-    def edges(path: str) -> Edges:
-        found = below.get(path)
-        if found is None:
-            found = below[path] = _edges(path, top_imports(modules[path]), resolve)
         return found
 
     def program_trains(entry: str) -> bool:
         if trains(modules[entry]):
             return True
-        seen = {entry}
-        order = [entry]
-        for path in order:  # (order grows as the walk goes)
-            found = _edges(entry, imports[entry], resolve) if path == entry else edges(path)
-            for target, names in found.items():
-                if train(target, names):
+        seen: set[tuple[str, frozenset[str] | None]] = {(entry, None)}
+        order: list[tuple[str, frozenset[str] | None]] = [(entry, None)]
+        for path, words in order:  # (order grows as the walk goes)
+            lines = imports[entry] if path == entry else top_imports(modules[path])
+            if words is not None:  # (reached by name: the imports its reached code uses)
+                lines = [line for line in lines if not words.isdisjoint(_bound(line))]
+            for target, names in _edges(path, lines, resolve).items():
+                trained, named = reach(target, names)
+                if trained:
                     return True
-                if target not in seen:
-                    seen.add(target)
-                    order.append(target)
+                if (target, names) not in seen:
+                    seen.add((target, names))
+                    order.append((target, named))
         return False
 
     return frozenset(
