@@ -81,6 +81,34 @@ def test_launchers_and_console_scripts() -> None:
     assert console_modules("setup.cfg", cfg) == ["pkg.cli"]
 
 
+def test_modules_a_launcher_runs_with_dash_m() -> None:
+    """``python -m pkg.mod`` and ``torchrun ... -m pkg.mod`` run a module: its path without
+    the suffix (the model tries ``pkg/mod.py``, then ``pkg/mod/__main__.py``); ``-m`` of
+    another command, or in a comment, runs nothing."""
+    text = "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=24\n"
+    text += "python -m scripts.chat_sft\n# python -m old.run\necho -m not.run\n"
+    text += "python3 -m pkg --x 1\n"
+    assert launched("runs/a.sh", text) == [
+        ("scripts/base_train", 1),
+        ("scripts/chat_sft", 2),
+        ("pkg", 5),
+    ]
+    modules = {
+        "scripts/base_train.py": b"import torch\n",
+        "scripts/chat_sft.py": b"import torch\n",
+        "pkg/__main__.py": b"import torch\n",
+        "pkg/__init__.py": b"",
+        "not/run.py": b"import torch\n",
+    }
+    facts = build_programs(modules, {}, {"runs/a.sh": text}, {}, load_tables().tf_migration)
+    found = {p.entry: p.found_by for p in facts.programs}
+    assert found == {
+        "scripts/base_train.py": "launcher runs/a.sh:1",
+        "scripts/chat_sft.py": "launcher runs/a.sh:2",
+        "pkg/__main__.py": "launcher runs/a.sh:5",
+    }
+
+
 @pytest.mark.parametrize(
     ("source", "kinds"),
     [
@@ -249,6 +277,8 @@ def test_the_model_read_back_from_the_cache_is_the_model() -> None:
         lambda v: v.update(horovod_params={"a.py": {"hvd": 1}}),
         lambda v: v.update(horovod_params=[]),
         lambda v: v.update(horovod_passed={"a.py": [None]}),
+        lambda v: v.update(training=["a.py", 1]),
+        lambda v: v.pop("training"),
         lambda v: v.update(extra=1),
     ],
 )

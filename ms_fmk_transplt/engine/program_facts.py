@@ -72,6 +72,10 @@ class ProgramFacts:
     # Python files of no PyTorch program (program_model.py): neither TensorFlow nor linked to
     # PyTorch code by the project's imports; the PyTorch rules do not run on them
     not_pytorch: frozenset[str] = frozenset()
+    # the entries of the programs that train (scan/training_programs.py): the entry or a
+    # project module it imports calls ``.backward(`` or a trainer's ``.train(`` / ``.fit(``;
+    # no TensorFlow program, no TPU script (the advice family's training_scripts.py)
+    training: frozenset[str] = frozenset()
 
     def pytorch(self, path: str) -> bool:
         """Whether the PyTorch rules run on the file: every file but those the model says
@@ -98,6 +102,8 @@ class ProgramFacts:
         """What of the model the migrated files depend on, as text ("" for a model that says
         nothing of TensorFlow)."""
         others = f" not pytorch {sorted(self.not_pytorch)!r}" if self.not_pytorch else ""
+        if self.training:
+            others += f" training {sorted(self.training)!r}"
         if not (self.tf_style or self.tf2_entries or self.horovod_params or self.horovod_passed):
             return others.lstrip()
         compat = sorted(self.compat_entries)
@@ -146,6 +152,7 @@ def to_cached(facts: ProgramFacts) -> dict[str, object]:
         "horovod_passed": {path: list(calls) for path, calls in facts.horovod_passed.items()},
         "compat_entries": sorted(facts.compat_entries),
         "not_pytorch": sorted(facts.not_pytorch),
+        "training": sorted(facts.training),
     }
 
 
@@ -167,7 +174,7 @@ def _str_lists(value: object) -> dict[str, list[str]] | None:
 def from_cached(value: object) -> ProgramFacts | None:
     """to_cached's value read back; None for anything else (the model is built again)."""
     keys = {"programs", "tf_style", "tf2_entries", "shared", "horovod_params"}
-    more = {"horovod_passed", "compat_entries", "not_pytorch"}
+    more = {"horovod_passed", "compat_entries", "not_pytorch", "training"}
     if type(value) is not dict or set(value) != keys | more:
         return None
     programs = []
@@ -181,9 +188,10 @@ def from_cached(value: object) -> ProgramFacts | None:
     passed = _str_lists(value["horovod_passed"])
     entries, compat = _strs(value["tf2_entries"]), _strs(value["compat_entries"])
     others, params = _strs(value["not_pytorch"]), value["horovod_params"]
+    training = _strs(value["training"])
     if styles is None or shared is None or passed is None or entries is None or compat is None:
         return None
-    if others is None:
+    if others is None or training is None:
         return None
     if any(len(item) != 2 for item in styles.values()) or type(params) is not dict:
         return None
@@ -203,4 +211,5 @@ def from_cached(value: object) -> ProgramFacts | None:
         {path: tuple(v) for path, v in passed.items()},
         frozenset(compat),
         frozenset(others),
+        frozenset(training),
     )

@@ -17,7 +17,12 @@ from typing import Any
 
 from ms_fmk_transplt.engine.cst_names import scoped_children
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
-from ms_fmk_transplt.engine.rules.family_exports import PATTERN_WORDS, AdviceFinder, operator_notice
+from ms_fmk_transplt.engine.rules.family_exports import (
+    PATTERN_WORDS,
+    AdviceFinder,
+    operator_notice,
+    training_script,
+)
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
 from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers
@@ -51,7 +56,9 @@ def target_notices(
     ``answered``: (line, advice id) pairs a change already acted on (no advice row there);
     ``programs``: the run's program model (None: none, one file at a time)."""
     if not may_concern_target(source, tables):
-        return None
+        # (a training script whose program trains through the modules it imports)
+        if programs is None or not training_script(path, source, programs):
+            return None
     if tree is None:
         try:
             check_parse_size(source)  # (a whole file: its memory is bounded as the pieces')
@@ -76,7 +83,7 @@ def _scanned(
     chains = _chain_roots(source, encoded(api_words(tables)), scan.imported)
     lines = _lines(source, scan.line_patterns(), chains)
     if not lines:
-        return []
+        return scan.finish()  # (a training script's row, placed without a walk)
     try:
         scan.run(lines, Scopes(tree, walrus=b":=" in source))
     except (UnsupportedScope, RecursionError):

@@ -33,10 +33,12 @@ from ms_fmk_transplt.scan.project_files import (
     console_modules,
     folder_pins,
     launched,
+    launched_files,
     pin_for,
 )
 from ms_fmk_transplt.scan.pytorch_files import imports_torch, not_pytorch, torch_imports
 from ms_fmk_transplt.scan.tf_module_scan import TfModule, scan_module
+from ms_fmk_transplt.scan.training_programs import module_level_entries, training_entries
 from ms_fmk_transplt.tables.table_sections import ImportsTable
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable
 
@@ -155,6 +157,10 @@ def _graph(imports: dict[str, list[Import]], index: _Modules) -> dict[str, list[
     return graph
 
 
+def _top_imports(source: bytes) -> list[Import]:
+    return _imports(source, top_level=True)
+
+
 def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
     seen = {entry}
     order = [entry]
@@ -178,8 +184,8 @@ def _entries(
         folder = rel_path.rpartition("/")[0]
         for script, line in launched(rel_path, text):
             script = script[2:] if script.startswith("./") else script
-            for base in (folder, ""):
-                candidate = "/".join(p for p in (base, script) if p)
+            files = launched_files(script)
+            for candidate in (f"{b}/{f}" if b else f for b in (folder, "") for f in files):
                 if candidate in modules:
                     entries.setdefault(candidate, f"launcher {rel_path}:{line}")
                     break
@@ -329,6 +335,8 @@ def build_programs(
     for path in sorted(tf_files - imported - set(entries)):
         if "script" in evidence[path]:
             entries[path] = f"{MODULE_LEVEL} (line {evidence[path]['script'][1]})"
+    entries.update(module_level_entries(modules, imported, {*entries, *tf_files}))
+    torch_entries: list[str] = []  # (no TensorFlow program's: which of them train)
     programs: list[Program] = []
     versions: dict[str, dict[str, str]] = {}  # TF file -> {entry: version}
     reasons: dict[str, str] = {}
@@ -340,6 +348,7 @@ def build_programs(
             torch = any("torch" in roots[f] for f in files)
             framework = "torch" if torch else ""
             programs.append(Program(entry, found_by, framework, "", "", len(files)))
+            torch_entries.append(entry)
             continue
         version, decided_by = decide_version(entry.rpartition("/")[0], tf, pins, evidence)
         programs.append(Program(entry, found_by, "tensorflow", version, decided_by, len(files)))
@@ -385,6 +394,7 @@ def build_programs(
             libraries,
             _optional_torch(modules, imports, tf_files, libraries),
         ),
+        training_entries(torch_entries, modules, imports, _top_imports, index.resolve),
     )
 
 

@@ -43,6 +43,12 @@ _RUN = re.compile(
     r"(?:^|[\s;&|(`])(?:python[0-9.]*|torchrun|horovodrun|mpirun|deepspeed|accelerate\s+launch)"
     r"\b[^\n#]*?(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.py)\b"
 )
+# ``python -m pkg.mod``, ``torchrun --nproc_per_node=8 -m pkg.mod``: a module run from the
+# launcher's working folder
+_LAUNCHER = re.compile(
+    r"(?:^|[\s;&|(`])(?:python[0-9.]*|torchrun|deepspeed|accelerate\s+launch)(?![\w.-])"
+)
+_MODULE_RUN = re.compile(r"(?<!\S)-m[ \t]+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _SCRIPT = re.compile(r"""[\w.-]+\s*=\s*['"]?\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
 
 
@@ -143,13 +149,27 @@ def pin_for(folder: str, pins: dict[str, Pin]) -> Pin | None:
 
 
 def launched(rel_path: str, text: str) -> list[tuple[str, int]]:
-    """The Python files a shell launcher runs, as written (relative paths), with their lines."""
+    """The Python files a shell launcher runs, as written (relative paths), with their lines;
+    a module it runs (``-m pkg.mod``) as its path without the suffix (``pkg/mod``: the file
+    ``pkg/mod.py`` or the package's ``pkg/mod/__main__.py``)."""
     runs: list[tuple[str, int]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("#"):
             continue
         runs.extend((m.group(1), number) for m in _RUN.finditer(line))
+        start = _LAUNCHER.search(line)
+        if start is not None:
+            modules = _MODULE_RUN.finditer(line, start.end())
+            runs.extend((m.group(1).replace(".", "/"), number) for m in modules)
     return runs
+
+
+def launched_files(script: str) -> tuple[str, ...]:
+    """The files a launched script may be (``launched``'s): itself, or a ``-m`` module's file
+    or package ``__main__``."""
+    if script.endswith(".py"):
+        return (script,)
+    return (f"{script}.py", f"{script}/__main__.py")
 
 
 def console_modules(rel_path: str, text: str) -> list[str]:

@@ -16,6 +16,14 @@ from ms_fmk_transplt.engine.rules.advice.advice_rows import (
     may_hold_pattern,
 )
 from ms_fmk_transplt.engine.rules.advice.same_item import joined_advice
+from ms_fmk_transplt.engine.rules.advice.training_scripts import (
+    is_test,
+    runs_training,
+    tpu_script,
+    training_script,
+    trains,
+    trains_at_module_level,
+)
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
@@ -62,6 +70,12 @@ from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 
 __all__ = [
+    "is_test",
+    "runs_training",
+    "tpu_script",
+    "training_script",
+    "trains",
+    "trains_at_module_level",
     "applied_npu_options",
     "SESSION_LOOP",
     "already_distributed_rule",

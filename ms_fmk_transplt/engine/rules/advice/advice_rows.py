@@ -13,7 +13,8 @@ or code patterns: ``rope`` (a function named like a hand-written rotary embeddin
 (``silu(a) * b``), ``contiguous_copy`` (``x.transpose(...).contiguous()``/``permute``),
 ``loss_scaling`` (an ``if`` testing ``isfinite``/``isinf``/``isnan`` whose branch changes a
 ``*scale*`` value: hand-written float16 loss scaling) and ``training_entry`` (the
-``if __name__ == "__main__":`` of a training script: training_scripts.py).
+``if __name__ == "__main__":`` of a training script, or the module-level code of one without a
+guard: training_scripts.py).
 Advice relying on a torch_npu name the target version lacks is not given.
 """
 
@@ -27,7 +28,11 @@ from dataclasses import dataclass
 from ms_fmk_transplt.catalogue.rule_catalog import ADVICE as ADVICE_KIND
 from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
-from ms_fmk_transplt.engine.rules.advice.training_scripts import training_script, trains
+from ms_fmk_transplt.engine.rules.advice.training_scripts import (
+    training_place,
+    training_script,
+    trains,
+)
 from ms_fmk_transplt.engine.scope_model import Scope
 from ms_fmk_transplt.engine.word_search import word_search
 from ms_fmk_transplt.events import ADVICE, Notice, Severity
@@ -130,6 +135,8 @@ def _also_holds(pattern: str, source: bytes) -> bool:
 
 
 QName = Callable[[ast.AST, Scope], "str | None"]
+# compound statements whose header is a row's place (a training script's module-level loop)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
 @dataclass
@@ -156,6 +163,7 @@ class AdviceFinder:
         self.table = tables.advice
         self.tree = tree
         self.qname = qname  # what an expression read in a scope refers to (target_scan.py)
+        self.source = source
         # the once-per-training-script advice goes here (training_scripts.py)
         self.training = training_script(path, source, programs)
         self.found: dict[tuple[str, str], _Found] = {}
@@ -175,7 +183,7 @@ class AdviceFinder:
             return
         end = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
         line = node.lineno  # type: ignore[attr-defined]
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If)):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If, *_LOOPS)):
             end = line  # the header is the place
         self.found[key] = _Found(entry, api, line, end)
 
@@ -209,16 +217,16 @@ class AdviceFinder:
                 and func.value.func.attr in TRANSPOSES
             ):
                 self._pattern("contiguous_copy", f"{func.value.func.attr}(...).contiguous()", node)
-        elif isinstance(node, ast.If):
-            if parent is self.tree and self.training and _is_main_guard(node.test):
-                self._pattern("training_entry", 'if __name__ == "__main__" (training script)', node)
-            elif _scales_on_finite_test(node):
-                self._pattern("loss_scaling", LOSS_SCALING, node)
+        elif isinstance(node, ast.If) and _scales_on_finite_test(node):
+            self._pattern("loss_scaling", LOSS_SCALING, node)
 
     def _calls(self, node: ast.AST, names: frozenset[str], scope: Scope) -> bool:
         return isinstance(node, ast.Call) and self.qname(node.func, scope) in names
 
     def finish(self) -> list[Notice]:
+        place = training_place(self.tree, self.source) if self.training else None
+        if place is not None:
+            self._pattern("training_entry", place[1], place[0])
         return [self._notice(f) for f in self.found.values()]
 
     def _notice(self, found: _Found) -> Notice:
@@ -309,14 +317,3 @@ def _target_name(target: ast.AST) -> str:
 
 def _calls_rsqrt(node: ast.ClassDef) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in ("rsqrt", "sqrt") for n in ast.walk(node))
-
-
-def _is_main_guard(test: ast.AST) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )

@@ -5,7 +5,8 @@ script (training_scripts.py): how to launch it. A project of many entry scripts 
 and CLI scripts) would get the same three rows 57 times. Once every file's rows exist (after the
 merge of ``--shard`` parts), the rows of one of these advices in ``FOLD_FROM`` or more files
 become one, in the first file (by path): its API names how many training scripts it stands for
-and the first few (``path:line``); the run's log (msFmkTranspltlog.txt) lists every
+and the first few (``path:line``: the ``__main__`` guard, or the module-level code of a script
+without one); the run's log (msFmkTranspltlog.txt) lists every
 ``path:line``. One or two scripts keep their rows."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from ms_fmk_transplt.engine.rules.advice.advice_rows import ADVICE_RULES
+from ms_fmk_transplt.engine.rules.advice.training_scripts import GUARD_API
 from ms_fmk_transplt.engine.rules.family_spec import RunFolding
 from ms_fmk_transplt.events import Notice
 
@@ -33,14 +35,14 @@ def fold_script_advice(
     FOLD_FROM or more files folded into one row, and the log lines listing its scripts (at
     the lines the rows show: the migrated files' unless ``run`` says otherwise)."""
     migrated = run is None or run.migrated
-    groups: dict[tuple[str, str, str], list[Notice]] = {}
+    groups: dict[tuple[str, str], list[Notice]] = {}  # (its message names its place: not a key)
     for rows in files:
         for row in rows:
             if row.advice and row.rule in SCRIPT_ADVICE:
-                groups.setdefault((row.rule, row.message, row.tip), []).append(row)
+                groups.setdefault((row.rule, row.tip), []).append(row)
     folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
     lines: list[str] = []
-    for (rule, _, _), group in groups.items():
+    for (rule, _), group in groups.items():
         if len({row.file for row in group}) < FOLD_FROM:
             continue
         group.sort(key=lambda row: (row.file, row.lines(migrated)))
@@ -70,8 +72,9 @@ def _place(row: Notice, migrated: bool) -> str:
 def _folded(group: list[Notice], migrated: bool) -> Notice:
     named = ", ".join(_place(row, migrated) for row in group[:NAMED])
     more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
-    api = (
-        f'if __name__ == "__main__" of {len(group)} training scripts '
-        f"({named}{more}; all in msFmkTranspltlog.txt)"
-    )
+    guards = sum(row.api == GUARD_API for row in group)
+    place = 'if __name__ == "__main__"' if guards else "module-level code"
+    if 0 < guards < len(group):
+        place += " or module-level code"
+    api = f"{place} of {len(group)} training scripts ({named}{more}; all in msFmkTranspltlog.txt)"
     return dataclasses.replace(group[0], api=api)
