@@ -17,6 +17,7 @@ import ast
 import re
 
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
+from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
 
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _PROBES = frozenset({"hasattr", "getattr"})
@@ -34,21 +35,58 @@ def type_only_imports(source: bytes, roots: frozenset[str]) -> dict[Import, bool
     tree = analysable_tree(source)
     if tree is None:
         return {}
-    parents = _parents(tree)
-    typed, quoted = _annotations(tree)
     imports: dict[Import, tuple[str, str]] = {}
+    _statement_imports(tree.body, _UNGUARDED, imports, roots)
+    if not imports:
+        return {}
+    # a name the file calls (``B(...)``, ``B.x.f(...)``) is used for real: only the others
+    # need the walk of the whole tree (most files of a library's rows call what they import)
+    bound = {
+        name
+        for name, guard in imports.values()
+        if guard != _NEVER_RUNS and not _called_in(name, source)
+    }
+    if not bound:
+        return {key: True for key, (_, guard) in imports.items() if guard == _NEVER_RUNS}
+    loads: list[ast.Name] = []
+    annotations: list[ast.AST] = []
+    type_uses: set[int] = set()  # ids of the names a type test or a probe is about
+    for node in tree_nodes(tree):
+        if isinstance(node, ast.Name):
+            if node.id in bound and isinstance(node.ctx, ast.Load):
+                loads.append(node)
+        elif isinstance(node, ast.Call):
+            _type_test(node, type_uses)
+        elif isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                if isinstance(operand, ast.Call) and _called(operand) == "getattr":
+                    if operand.args:
+                        _mark(operand.args[0], type_uses)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            annotations.extend(a.annotation for a in every if a is not None and a.annotation)
+            if node.returns is not None:
+                annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+    inside = walk_nodes(annotations)
+    typed = {id(n) for n in inside}
+    quoted = {
+        word
+        for n in inside
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        for word in _WORD.findall(n.value)
+    }
     only_types: dict[str, bool] = dict.fromkeys(quoted, True)  # bound name -> type uses only
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
-            _imports(node, parents, imports, roots)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if id(node) in typed:
-                only_types.setdefault(node.id, True)
-            else:
-                only_types[node.id] = only_types.get(node.id, True) and _type_use(node, parents)
+    for load in loads:
+        if id(load) in typed:
+            only_types.setdefault(load.id, True)
+        else:
+            only_types[load.id] = only_types.get(load.id, True) and id(load) in type_uses
     found: dict[Import, bool] = {}
-    for key, (bound, guard) in imports.items():
-        if guard == _NEVER_RUNS or only_types.get(bound, False):
+    for key, (name, guard) in imports.items():
+        if guard == _NEVER_RUNS or (name in bound and only_types.get(name, False)):
             found[key] = guard != _UNGUARDED
     return found
 
@@ -58,13 +96,55 @@ _GUARDED = "guarded"
 _UNGUARDED = ""
 
 
-def _imports(
-    node: ast.Import | ast.ImportFrom,
-    parents: dict[int, ast.AST],
+def _statement_imports(
+    body: list[ast.stmt],
+    where: str,
     imports: dict[Import, tuple[str, str]],
     wanted: frozenset[str],
 ) -> None:
-    where = _guard(node, parents)
+    """The imports of ``wanted`` in ``body`` and the statements inside it, each with how it is
+    kept from failing (``where``: never run, guarded, or not at all): the body of an ``if``
+    on ``TYPE_CHECKING`` never runs; the body of an ``if is_x_available():`` or of a ``try``
+    whose handler falls back is guarded."""
+    for stmt in body:
+        if isinstance(stmt, ast.Import) or (isinstance(stmt, ast.ImportFrom) and not stmt.level):
+            _imports(stmt, where, imports, wanted)
+        elif isinstance(stmt, ast.If):
+            names = _names(stmt.test)
+            inner = where
+            if "TYPE_CHECKING" in names:
+                inner = _NEVER_RUNS
+            elif where == _UNGUARDED and any(_AVAILABLE.match(n) for n in names):
+                inner = _GUARDED
+            _statement_imports(stmt.body, inner, imports, wanted)
+            _statement_imports(stmt.orelse, where, imports, wanted)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
+            inner = where
+            if where == _UNGUARDED and any(_catches(h) for h in handlers):
+                inner = _GUARDED
+            _statement_imports(getattr(stmt, "body", []), inner, imports, wanted)
+            for handler in handlers:
+                _statement_imports(handler.body, where, imports, wanted)
+            _statement_imports(getattr(stmt, "orelse", []), where, imports, wanted)
+            _statement_imports(getattr(stmt, "finalbody", []), where, imports, wanted)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                inner_body = getattr(stmt, field, None)
+                if isinstance(inner_body, list):
+                    _statement_imports(inner_body, where, imports, wanted)
+            for case in getattr(stmt, "cases", ()):  # match
+                _statement_imports(case.body, where, imports, wanted)
+            for handler in getattr(stmt, "handlers", ()):
+                _statement_imports(handler.body, where, imports, wanted)
+
+
+def _imports(
+    node: ast.Import | ast.ImportFrom,
+    where: str,
+    imports: dict[Import, tuple[str, str]],
+    wanted: frozenset[str],
+) -> None:
     for alias in node.names:
         if alias.name == "*":
             continue
@@ -74,21 +154,6 @@ def _imports(
             name, bound = f"{node.module}.{alias.name}", alias.asname or alias.name
         if name.split(".", 1)[0] in wanted:
             imports[(name, node.lineno, node.end_lineno or node.lineno)] = (bound, where)
-
-
-def _guard(node: ast.AST, parents: dict[int, ast.AST]) -> str:
-    """How the import is kept from failing: never run, guarded, or not at all."""
-    child, parent = node, parents.get(id(node))
-    guarded = False
-    while parent is not None:
-        if isinstance(parent, ast.If) and child in parent.body:
-            if _names(parent.test) & {"TYPE_CHECKING"}:
-                return _NEVER_RUNS
-            guarded = guarded or any(_AVAILABLE.match(n) for n in _names(parent.test))
-        elif isinstance(parent, ast.Try) and child in parent.body:
-            guarded = guarded or any(_catches(h) for h in parent.handlers)
-        child, parent = parent, parents.get(id(parent))
-    return _GUARDED if guarded else _UNGUARDED
 
 
 def _names(test: ast.expr) -> set[str]:
@@ -111,44 +176,40 @@ def _catches(handler: ast.ExceptHandler) -> bool:
     return any(_names(kind) & _IMPORT_ERRORS for kind in kinds)
 
 
-def _annotations(tree: ast.Module) -> tuple[set[int], set[str]]:
-    """The ids of the nodes inside annotations, and the names string annotations spell."""
-    roots: list[ast.expr] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = node.args
-            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-            roots.extend(a.annotation for a in every if a is not None and a.annotation)
-            if node.returns is not None:
-                roots.append(node.returns)
-        elif isinstance(node, ast.AnnAssign):
-            roots.append(node.annotation)
-    inside = [n for root in roots for n in ast.walk(root)]
-    quoted = {
-        word
-        for n in inside
-        if isinstance(n, ast.Constant) and isinstance(n.value, str)
-        for word in _WORD.findall(n.value)
-    }
-    return {id(n) for n in inside}, quoted
+def _called_in(name: str, source: bytes) -> bool:
+    """``source`` calls ``name`` or an attribute of it somewhere (a byte-level test)."""
+    pattern = rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?:\s*\.\s*\w+)*\s*\("
+    return re.search(pattern, source) is not None
 
 
-def _type_use(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
-    """``name`` (or ``name.a.b``) is the class of a type test or the object of a probe."""
-    node: ast.AST = name
-    parent = parents.get(id(node))
-    while isinstance(parent, ast.Attribute):
-        node, parent = parent, parents.get(id(parent))
-    while isinstance(parent, (ast.Tuple, ast.List)):
-        node, parent = parent, parents.get(id(parent))
-    if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)):
-        return False
-    called = parent.func.id
-    if called in _TYPE_TESTS:
-        return len(parent.args) == 2 and parent.args[1] is node
-    if called not in _PROBES or not parent.args or parent.args[0] is not node:
-        return False
-    return called == "hasattr" or isinstance(parents.get(id(parent)), ast.Compare)
+def _called(node: ast.AST) -> str:
+    """The name a call calls by a plain name (``isinstance(...)``), else ""."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return ""
+
+
+def _type_test(call: ast.Call, type_uses: set[int]) -> None:
+    """The names ``call`` uses as types: the class of ``isinstance`` / ``issubclass`` (``x``,
+    ``x.A``, ``(x, y)``) and the object of ``hasattr`` (``getattr`` only when compared: its
+    Compare marks it)."""
+    called = _called(call)
+    if called in _TYPE_TESTS and len(call.args) == 2:
+        _mark(call.args[1], type_uses)
+    elif called == "hasattr" and call.args:
+        _mark(call.args[0], type_uses)
+
+
+def _mark(node: ast.AST, type_uses: set[int]) -> None:
+    """The root names of ``node``: ``a`` of ``a.b.c``, each of a tuple's or a list's."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        for item in node.elts:
+            _mark(item, type_uses)
+        return
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Name):
+        type_uses.add(id(node))
 
 
 def import_statements(source: bytes, roots: frozenset[str]) -> dict[Import, bool]:
@@ -157,17 +218,6 @@ def import_statements(source: bytes, roots: frozenset[str]) -> dict[Import, bool
     tree = analysable_tree(source)
     if tree is None:
         return {}
-    parents = _parents(tree)
     found: dict[Import, tuple[str, str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and not node.level):
-            _imports(node, parents, found, roots)
+    _statement_imports(tree.body, _UNGUARDED, found, roots)
     return {key: guard != _UNGUARDED for key, (_, guard) in found.items()}
-
-
-def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    return parents
