@@ -41,6 +41,7 @@ from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.decline import Unreadable
 from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
+from ms_fmk_transplt.engine.spans.shared_tree import share
 from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
@@ -62,6 +63,7 @@ def migrate_source(
         with recursion_room():
             return _migrate(source, path, tables, options)
     finally:
+        share(source, None)  # the span pass's tree, kept for the folding of the rows
         if collecting:
             gc.enable()
 

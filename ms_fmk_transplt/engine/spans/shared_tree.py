@@ -1,5 +1,7 @@
 """The stdlib tree of the file the span pass is migrating, shared with the helpers that read a
-whole file (npu_siblings, cuda_only_names), which would otherwise parse it again."""
+whole file (npu_siblings, cuda_only_names) and with the folding of its rows once the pass is
+over (the libraries family's type-only imports and option choices), which would otherwise parse
+it again. engine/migrate.py forgets it when the file is done (tests/test_trees_freed.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def tree_of(source: bytes) -> ast.Module:
     """The stdlib tree of ``source``: the span pass's own when it is this file, else parsed
     (raises SyntaxError/ValueError as ``ast.parse`` does, TooDeep for a file too large to be
     parsed at once: parse_bounds.check_parse_size). Callers only read it."""
-    if _current is not None and _current[0] is source:
+    if _current is not None and (_current[0] is source or _current[0] == source):
         return _current[1]
     check_parse_size(source)
     return ast.parse(source)

@@ -231,8 +231,11 @@ def _span_pass(
         if exc.compile_error:
             raise Unreadable(*refused_by_cpython(original, exc)) from exc
         raise  # scopes.py models every other scope: an internal error
-    finally:
+    except BaseException:
         share(source, None)
+        raise
+    finally:
+        # (the tree stays shared for the folding of the file's rows: migrate.py forgets it)
         if facts.scopes is not None:
             facts.scopes.release()
     return PassOutput(
