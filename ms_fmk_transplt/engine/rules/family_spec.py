@@ -35,7 +35,7 @@ Hooks (each optional; the registry calls them in family order):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,6 +88,51 @@ class RunFolding:
 
     tables: Tables
     migrated: bool  # rows name the migrated files' lines (not --analyse's input lines)
+
+
+def fold_across_files(
+    files: list[list[Notice]],
+    key_of: Callable[[Notice], Hashable | None],
+    folded_row: Callable[[Hashable, list[Notice]], Notice],
+    logged: Callable[[Hashable, list[Notice]], str],
+    migrated: bool,
+    fold_from: int = 3,
+) -> tuple[list[list[Notice]], list[str]]:
+    """The helper of a ``run_fold``: the rows of one key (``key_of``; None: not folded) in
+    ``fold_from`` or more files become one, ``folded_row(key, group)`` in the first file (by
+    path and line); each file's rows (the same list when none of them folds) and the log
+    lines naming every ``path:line`` a folded row stands for, after ``logged(key, group)``."""
+    groups: dict[Hashable, list[Notice]] = {}
+    for rows in files:
+        for row in rows:
+            key = key_of(row)
+            if key is not None:
+                groups.setdefault(key, []).append(row)
+    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
+    lines: list[str] = []
+    for key, group in groups.items():
+        if len({row.file for row in group}) < fold_from:
+            continue
+        group.sort(key=lambda row: (row.file, row.lines(migrated)))
+        folded.update((id(row), None) for row in group[1:])
+        folded[id(group[0])] = folded_row(key, group)
+        places = ", ".join(place(row, migrated) for row in group)
+        lines.append(f"{place(group[0], migrated)}: {logged(key, group)}: {places}")
+    if not folded:
+        return files, []
+    return [_refolded(rows, folded) for rows in files], lines
+
+
+def place(row: Notice, migrated: bool) -> str:
+    """``path:line`` of a row, in the numbering it is shown in."""
+    return f"{row.file}:{row.lines(migrated)[0]}"
+
+
+def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
+    if not any(id(row) in folded for row in rows):
+        return rows
+    out = (folded.get(id(row), row) for row in rows)
+    return [row for row in out if row is not None]
 
 
 @dataclass(frozen=True)

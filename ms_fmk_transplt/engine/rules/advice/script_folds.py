@@ -12,10 +12,11 @@ without one); the run's log (msFmkTranspltlog.txt) lists every
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 
 from ms_fmk_transplt.engine.rules.advice.advice_rows import ADVICE_RULES
 from ms_fmk_transplt.engine.rules.advice.training_scripts import GUARD_API
-from ms_fmk_transplt.engine.rules.family_spec import RunFolding
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding, fold_across_files, place
 from ms_fmk_transplt.events import Notice
 
 # the advices of the ``training_entry`` pattern of rules/advice.json
@@ -35,46 +36,25 @@ def fold_script_advice(
     FOLD_FROM or more files folded into one row, and the log lines listing its scripts (at
     the lines the rows show: the migrated files' unless ``run`` says otherwise)."""
     migrated = run is None or run.migrated
-    groups: dict[tuple[str, str], list[Notice]] = {}  # (its message names its place: not a key)
-    for rows in files:
-        for row in rows:
-            if row.advice and row.rule in SCRIPT_ADVICE:
-                groups.setdefault((row.rule, row.tip), []).append(row)
-    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
-    lines: list[str] = []
-    for (rule, _), group in groups.items():
-        if len({row.file for row in group}) < FOLD_FROM:
-            continue
-        group.sort(key=lambda row: (row.file, row.lines(migrated)))
-        folded.update((id(row), None) for row in group[1:])
-        folded[id(group[0])] = _folded(group, migrated)
-        places = ", ".join(_place(row, migrated) for row in group)
-        lines.append(
-            f"{_place(group[0], migrated)}: [{rule}] one advice row for the {len(group)} "
-            f"training scripts: {places}"
+
+    def key_of(row: Notice) -> tuple[str, str] | None:
+        if row.advice and row.rule in SCRIPT_ADVICE:
+            return (row.rule, row.tip)  # (its message names its place: not a key)
+        return None
+
+    def logged(key: Hashable, group: list[Notice]) -> str:
+        return f"[{group[0].rule}] one advice row for the {len(group)} training scripts"
+
+    def folded_row(key: Hashable, group: list[Notice]) -> Notice:
+        named = ", ".join(place(row, migrated) for row in group[:NAMED])
+        more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
+        guards = sum(row.api == GUARD_API for row in group)
+        where = 'if __name__ == "__main__"' if guards else "module-level code"
+        if 0 < guards < len(group):
+            where += " or module-level code"
+        api = (
+            f"{where} of {len(group)} training scripts ({named}{more}; all in msFmkTranspltlog.txt)"
         )
-    if not folded:
-        return files, []
-    return [_refolded(rows, folded) for rows in files], lines
+        return dataclasses.replace(group[0], api=api)
 
-
-def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
-    if not any(id(row) in folded for row in rows):
-        return rows
-    out = (folded.get(id(row), row) for row in rows)
-    return [row for row in out if row is not None]
-
-
-def _place(row: Notice, migrated: bool) -> str:
-    return f"{row.file}:{row.lines(migrated)[0]}"
-
-
-def _folded(group: list[Notice], migrated: bool) -> Notice:
-    named = ", ".join(_place(row, migrated) for row in group[:NAMED])
-    more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
-    guards = sum(row.api == GUARD_API for row in group)
-    place = 'if __name__ == "__main__"' if guards else "module-level code"
-    if 0 < guards < len(group):
-        place += " or module-level code"
-    api = f"{place} of {len(group)} training scripts ({named}{more}; all in msFmkTranspltlog.txt)"
-    return dataclasses.replace(group[0], api=api)
+    return fold_across_files(files, key_of, folded_row, logged, migrated, FOLD_FROM)

@@ -18,8 +18,9 @@ file's), and every other library row.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 
-from ms_fmk_transplt.engine.rules.family_spec import RunFolding
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding, fold_across_files, place
 from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.library_table import LibraryTable
@@ -42,46 +43,26 @@ def fold_library_runs(
     """Each file's rows (in the run's order) with the per_run rows of a library in FOLD_FROM or
     more files folded into one, and the log lines listing the files of each folded row."""
     table = run.tables.unsupported.libraries
-    groups: dict[str, list[Notice]] = {}
-    for rows in files:
-        for row in rows:
-            name = _per_run_library(row, table)
-            if name is not None:
-                groups.setdefault(name, []).append(row)
-    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
-    lines: list[str] = []
-    for name, group in groups.items():
-        if len({row.file for row in group}) < FOLD_FROM:
-            continue
-        group.sort(key=lambda row: (row.file, row.lines(run.migrated)))
-        folded.update((id(row), None) for row in group[1:])
-        folded[id(group[0])] = _folded(name, group, table, run.migrated)
-        places = ", ".join(_place(row, run.migrated) for row in group)
-        lines.append(
-            f"{_place(group[0], run.migrated)}: [{CUDA_ONLY}] {name}: one row for the "
-            f"{len(group)} files that use it (the action is in the library): {places}"
+
+    def key_of(row: Notice) -> str | None:
+        return _per_run_library(row, table)
+
+    def logged(name: Hashable, group: list[Notice]) -> str:
+        return (
+            f"[{CUDA_ONLY}] {name}: one row for the {len(group)} files that use it (the "
+            "action is in the library)"
         )
-    if not folded:
-        return files, []
-    return [_refolded(rows, folded) for rows in files], lines
 
+    def folded_row(name: Hashable, group: list[Notice]) -> Notice:
+        return _folded(str(name), group, table, run.migrated)
 
-def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
-    """A file's rows with their folds (the same list when none of them is folded)."""
-    if not any(id(row) in folded for row in rows):
-        return rows
-    out = (folded.get(id(row), row) for row in rows)
-    return [row for row in out if row is not None]
-
-
-def _place(row: Notice, migrated: bool) -> str:
-    return f"{row.file}:{row.lines(migrated)[0]}"
+    return fold_across_files(files, key_of, folded_row, logged, run.migrated, FOLD_FROM)
 
 
 def _folded(name: str, group: list[Notice], table: LibraryTable, migrated: bool) -> Notice:
     """The run's row: the first file's, its tip the entries' own (each once), saying how many
     files use the library and naming the first few."""
-    named = ", ".join(_place(row, migrated) for row in group[:NAMED])
+    named = ", ".join(place(row, migrated) for row in group[:NAMED])
     more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
     where = f"{len(group)} files use {name} ({named}{more}; all in msFmkTranspltlog.txt)"
     entries = (table.entry(row.api) for row in group)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Hashable
 from pathlib import PurePosixPath
 
-from ms_fmk_transplt.engine.rules.family_spec import RunFolding
+from ms_fmk_transplt.engine.rules.family_spec import RunFolding, fold_across_files, place
 from ms_fmk_transplt.engine.rules.unsupported.launch_values import LAUNCH_SUFFIXES
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import CATEGORY_RULES
 from ms_fmk_transplt.events import Notice
@@ -49,41 +50,26 @@ def fold_launch_rows(
     """Each file's rows (in the run's order) with the rows of a setting in FOLD_FROM or more
     launch files folded into one, and the log lines listing the files of each folded row
     (``run`` is not needed: a setting is compared by its text)."""
-    groups: dict[Key, list[tuple[int, Notice]]] = {}
-    for index, rows in enumerate(files):
-        for row in rows:
-            setting = _setting(row)
-            if setting is not None:
-                groups.setdefault((setting, row.action, row.tip), []).append((index, row))
-    folded: dict[int, Notice | None] = {}  # id(row) -> its folded row, None: dropped
-    lines: list[str] = []
-    for (setting, _, _), group in groups.items():
-        if len({index for index, _ in group}) < FOLD_FROM:
-            continue
-        group.sort(key=lambda item: (item[1].file, item[1].line))
-        rows = [row for _, row in group]
-        folded.update((id(row), None) for row in rows[1:])
-        folded[id(rows[0])] = _folded(setting, rows)
-        places = ", ".join(_place(row) for row in rows)
-        lines.append(
-            f"{rows[0].file}:{rows[0].line}: [{LAUNCH_CONFIG}] {setting}: one row for the "
-            f"{len(rows)} launch / config files that set it: {places}"
+
+    def key_of(row: Notice) -> Key | None:
+        setting = _setting(row)
+        return None if setting is None else (setting, row.action, row.tip)
+
+    def logged(key: Hashable, group: list[Notice]) -> str:
+        setting = str(key[0]) if isinstance(key, tuple) else ""
+        return (
+            f"[{LAUNCH_CONFIG}] {setting}: one row for the {len(group)} launch / config files "
+            "that set it"
         )
-    if not folded:
-        return files, []
-    return [_refolded(rows, folded) for rows in files], lines
 
+    def folded_row(key: Hashable, group: list[Notice]) -> Notice:
+        return _folded(str(key[0]) if isinstance(key, tuple) else "", group)
 
-def _refolded(rows: list[Notice], folded: dict[int, Notice | None]) -> list[Notice]:
-    """A file's rows with their folds (the same list when none of them is folded)."""
-    if not any(id(row) in folded for row in rows):
-        return rows
-    out = (folded.get(id(row), row) for row in rows)
-    return [row for row in out if row is not None]
+    return fold_across_files(files, key_of, folded_row, logged, True, FOLD_FROM)
 
 
 def _place(row: Notice) -> str:
-    return f"{row.file}:{row.line}"
+    return place(row, True)  # (a launch file is copied as it is: one numbering)
 
 
 def _folded(setting: str, rows: list[Notice]) -> Notice:
