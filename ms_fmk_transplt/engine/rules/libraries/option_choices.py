@@ -8,7 +8,8 @@
 chose (``optimizer_cls.__name__ == "Adam8bit"``), runs the library only when the user asks
 for it. The default run never gets there; on the NPU the user leaves that choice off. The
 ``else`` of such a test is the default path and stays manual work; a test that probes the
-device (``torch.cuda.is_available()``, ``"cuda"``) is no choice of the user's.
+device (``torch.cuda.is_available()``, ``"cuda"``) or the launch (``args.local_rank != -1``,
+``args.distributed``, ``world_size > 1``) is no choice of the user's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import re
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 
 _OPTIONS = re.compile(r"^(?:\w+_)?(?:args|cfg|config|opts?|options|hparams|flags)$")
-_DEVICE = re.compile(r"cuda|device|is_available|gpu", re.I)
+# a test of the device, or of the launch (how many processes: a distributed run is the run the
+# NPU cluster is for, not an option to leave off)
+_DEVICE = re.compile(r"cuda|device|is_available|gpu|rank|world_size|distributed", re.I)
 _MAX_TEST = 60  # characters of the test shown in the tip
 
 Choice = tuple[int, int, str]  # first and last line of the body, the test as written
