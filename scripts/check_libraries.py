@@ -66,6 +66,9 @@ def shape_problems(raw: dict[str, Any]) -> list[str]:
                 problems.append(f"{name}: {module} needs an action (manual/caveat) and a tip")
             if not isinstance(row.get("per_run", False), bool):
                 problems.append(f"{name}: {module}: per_run must be true or false")
+            word = row.get("word", module.split(".")[0])
+            if not isinstance(word, str) or word not in module.split("."):
+                problems.append(f"{name}: {module}: word must be one of the module's names")
         ascend = lib.get("ascend")
         if ascend is not None and not all(ascend.get(k) for k in ("package", "min_version", "how")):
             problems.append(f"{name}: ascend needs package, min_version and how")

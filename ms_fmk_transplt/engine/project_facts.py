@@ -52,7 +52,7 @@ def absolute_module(module: str, level: int, importer: str) -> str:
 _ASCEND_FOLDER = re.compile(r"(?:^|_)(?:ascend|npu)(?:_|$)", re.I)
 # a Triton kernel file written for the NPU: it imports triton and asks the NPU itself (its
 # device through torch.npu / torch_npu, its AI core count, triton-ascend by name)
-_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+triton\b", re.M)
+_TRITON_IMPORT = re.compile(rb"(?:^|[\r\n])[ \t]*(?:from|import)[ \t]+triton\b")  # any line end
 _ASCEND_QUERY = re.compile(
     rb"torch\.npu\b|\btorch_npu\b|\btriton_ascend\b|\bnum_aicore\b|\bnum_vectorcore\b"
     rb"|\bget_npu_properties\b"

@@ -196,12 +196,16 @@ class LibraryTable:
         """The words that make a file worth parsing and a line worth visiting: the top-level
         name of a library whose own code is CUDA code, the last name of each listed part of a
         device-neutral one (a file that imports transformers for a model class is not read
-        for it), and the argument keywords (but those whose calls are such words already)."""
+        for it; an entry's ``word`` instead where that name is too common: basicsr's ``train``),
+        and the argument keywords (but those whose calls are such words already)."""
         words: set[str] = set()
         for row in self.module_rows:
             module = row["module"]
             neutral = not self.kernel_library(module)
-            words.add(module.rsplit(".", 1)[-1] if neutral else module.split(".", 1)[0])
+            word = row.get("word") or (
+                module.rsplit(".", 1)[-1] if neutral else module.split(".", 1)[0]
+            )
+            words.add(word)
         words.update(v for v, s in self.strings.items() if not s.dict_key)
         for keyword, arguments in self.arguments.items():  # unless its calls are words already
             if any(not a.calls or not set(a.calls) <= words for a in arguments):

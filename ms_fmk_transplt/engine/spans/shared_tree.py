@@ -34,6 +34,8 @@ def analysable_tree(source: bytes) -> ast.Module | None:
     attribute chain would overflow the recursive helpers that read names); None for a file
     that cannot be analysed: Python cannot read it, or it is beyond the parse bounds or the
     depth guard (the file's own migration reports it)."""
+    if _current is not None and (_current[0] is source or _current[0] == source):
+        return _current[1]  # the span pass's: it passed the guard before the pass walked it
     try:
         tree = tree_of(source)
         check_tree(tree, source)

@@ -36,18 +36,18 @@ _LIBRARY_CALL = re.compile(
     rb"(?:(?<!autograd)(?<!lib)\.backward\(|(?i:trainer)\s*\.\s*(?:train|fit)\s*\()",
     re.M,
 )
-_FUNCTION = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_FUNCTION = re.compile(rb"(?:^|[\r\n])[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _TRIPLE_QUOTES = re.compile(rb'"""|\'\'\'')
 # an unindented line that starts a function or a class: the code below it is theirs
 # a line starting with these starts no statement: indented, blank, a comment, the closing
 # bracket of a statement above (``) -> None:`` of a ``def`` whose parameters span lines)
 _NOT_A_STATEMENT = b" \t\r\n#)]}"
 _DEFINES = re.compile(rb"(?:def|class|async[ \t]+def)\b|@")
-_TPU_IMPORT = re.compile(rb"^(?:import|from)[ \t]+torch_xla\b", re.M)
+_TPU_IMPORT = re.compile(rb"(?:^|[\r\n])(?:import|from)[ \t]+torch_xla\b")
 _MAIN_GUARD = re.compile(rb"__name__\s*==\s*[\"']__main__")
 TEST_FOLDERS = frozenset({"tests", "test"})
 TENSORFLOW = "tensorflow"  # (Program.framework)
-_TF_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|tf_keras|keras)\b", re.M)
+_TF_IMPORT = re.compile(rb"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:tensorflow|tf_keras|keras)\b")
 GUARD_API = 'if __name__ == "__main__" (training script)'
 MODULE_API = "module-level code (training script without a __main__ guard)"
 

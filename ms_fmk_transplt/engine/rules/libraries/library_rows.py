@@ -159,7 +159,7 @@ def _without_type_only(notices: list[Notice], table: LibraryTable, source: bytes
     roots = frozenset(n.api.split(".", 1)[0] for n in rows if table.library_of(n.api))
     if not roots or not source:
         return notices
-    found = type_only_imports(source, roots)
+    found = type_only_imports(source, roots, frozenset(n.line for n in rows))
     if not found:
         return notices
     gone: set[int] = set()
@@ -213,7 +213,7 @@ def _chosen(notices: list[Notice], table: LibraryTable, source: bytes) -> list[N
         n for n in notices if n.open_work and n.category == THIRD_PARTY and n.action == "manual"
     ]
     rows = [n for n in rows if table.library_of(n.api) is not None]
-    choices = option_choices(source) if rows and source else []
+    choices = option_choices(source, frozenset(n.line for n in rows)) if rows and source else []
     if not choices:
         return notices
     made: dict[int, Notice] = {}
@@ -235,7 +235,7 @@ def _chosen_imports(
     rows: list[Notice], made: dict[int, Notice], table: LibraryTable, source: bytes
 ) -> None:
     roots = frozenset(n.api.split(".", 1)[0] for n in rows)
-    imports = import_statements(source, roots)
+    imports = import_statements(source, roots, frozenset(n.line for n in rows))
     for n in rows:
         library = table.library_of(n.api)
         importable = library is not None and (library.device_neutral or library.ascend is not None)

@@ -28,22 +28,55 @@ _MAX_TEST = 60  # characters of the test shown in the tip
 Choice = tuple[int, int, str]  # first and last line of the body, the test as written
 
 
-def option_choices(source: bytes) -> list[Choice]:
-    """The bodies of the ``if`` statements of ``source`` that run on the user's choice."""
+def option_choices(source: bytes, lines: frozenset[int]) -> list[Choice]:
+    """The bodies of the ``if`` statements of ``source`` that run on the user's choice and
+    hold one of ``lines`` (found by going down the statements that hold each line only)."""
     tree = analysable_tree(source)
     if tree is None:
         return []
-    text = source.decode("utf-8", "replace")
-    found: list[Choice] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and node.body and _chooses(node.test):
-            shown = ast.get_source_segment(text, node.test) or ""
-            shown = " ".join(shown.split())
-            if len(shown) > _MAX_TEST:
-                shown = shown[: _MAX_TEST - 3] + "..."
-            last = node.body[-1]
-            found.append((node.body[0].lineno, last.end_lineno or last.lineno, shown))
-    return found
+    starts = _line_starts(source)  # byte offset of each line (the tests' columns are bytes)
+    found: dict[int, Choice] = {}
+    for line in sorted(lines):
+        _choices_at(tree.body, line, source, starts, found)
+    return list(found.values())
+
+
+def _choices_at(
+    body: list[ast.stmt], line: int, source: bytes, starts: list[int], found: dict[int, Choice]
+) -> None:
+    for stmt in body:
+        if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            continue
+        if isinstance(stmt, ast.If) and stmt.body:
+            first, last = stmt.body[0].lineno, stmt.body[-1].end_lineno or stmt.body[-1].lineno
+            if first <= line <= last and id(stmt) not in found and _chooses(stmt.test):
+                shown = " ".join(_segment(source, starts, stmt.test).split())
+                if len(shown) > _MAX_TEST:
+                    shown = shown[: _MAX_TEST - 3] + "..."
+                found[id(stmt)] = (first, last, shown)
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                _choices_at(inner, line, source, starts, found)
+        for holder in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            _choices_at(holder.body, line, source, starts, found)
+        return
+
+
+def _line_starts(source: bytes) -> list[int]:
+    """The byte offset of each line, lines ending as Python reads them (\\n, \\r\\n or \\r)."""
+    return [0, *(found.end() for found in _LINE_END.finditer(source))]
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _segment(source: bytes, starts: list[int], node: ast.expr) -> str:
+    """The text of ``node`` as written (``ast.get_source_segment`` splits the whole file into
+    lines on each call: a file of many choices took seconds)."""
+    end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
+    begin = starts[node.lineno - 1] + node.col_offset
+    return source[begin : starts[end_line - 1] + end_col].decode("utf-8", "replace")
 
 
 def _chooses(test: ast.expr) -> bool:

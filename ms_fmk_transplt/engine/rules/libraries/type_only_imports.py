@@ -28,23 +28,30 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 Import = tuple[str, int, int]  # the imported dotted name, first and last line of the statement
 
 
-def type_only_imports(source: bytes, roots: frozenset[str]) -> dict[Import, bool]:
+def type_only_imports(
+    source: bytes, roots: frozenset[str], lines: frozenset[int] | None = None
+) -> dict[Import, bool]:
     """The imports of ``source`` from the modules ``roots`` (the file's library rows' leading
     names) whose bound name is used, and only as a type, each with whether it cannot fail on
-    any host (guarded); those under ``TYPE_CHECKING`` too (never run: True)."""
+    any host (guarded); those under ``TYPE_CHECKING`` too (never run: True). ``lines``: only
+    the import statements at these lines (those the rows are at) are looked at."""
     tree = analysable_tree(source)
     if tree is None:
         return {}
     imports: dict[Import, tuple[str, str]] = {}
-    _statement_imports(tree.body, _UNGUARDED, imports, roots)
+    if lines is None:
+        _statement_imports(tree.body, _UNGUARDED, imports, roots)
+    else:
+        for line in sorted(lines):
+            _import_at(tree.body, line, _UNGUARDED, imports, roots)
     if not imports:
         return {}
-    # a name the file calls (``B(...)``, ``B.x.f(...)``) is used for real: only the others
-    # need the walk of the whole tree (most files of a library's rows call what they import)
+    # a name the file surely uses for real (a call, an attribute) is no type-only import:
+    # only the others need the walk of the whole tree (most files of a library's rows)
     bound = {
         name
         for name, guard in imports.values()
-        if guard != _NEVER_RUNS and not _called_in(name, source)
+        if guard != _NEVER_RUNS and not _used_for_real(name, source)
     }
     if not bound:
         return {key: True for key, (_, guard) in imports.items() if guard == _NEVER_RUNS}
@@ -139,6 +146,52 @@ def _statement_imports(
                 _statement_imports(handler.body, where, imports, wanted)
 
 
+def _import_at(
+    body: list[ast.stmt],
+    line: int,
+    where: str,
+    imports: dict[Import, tuple[str, str]],
+    wanted: frozenset[str],
+) -> None:
+    """The import of ``wanted`` at ``line``, if the statement there is one: found by going
+    down the statements that hold the line only (with the guard of each block on the way)."""
+    for stmt in body:
+        if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            continue
+        if isinstance(stmt, ast.Import) or (isinstance(stmt, ast.ImportFrom) and not stmt.level):
+            _imports(stmt, where, imports, wanted)
+            return
+        if isinstance(stmt, ast.If):
+            names = _names(stmt.test)
+            inner = where
+            if "TYPE_CHECKING" in names:
+                inner = _NEVER_RUNS
+            elif where == _UNGUARDED and any(_AVAILABLE.match(n) for n in names):
+                inner = _GUARDED
+            _import_at(stmt.body, line, inner, imports, wanted)
+            _import_at(stmt.orelse, line, where, imports, wanted)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
+            inner = where
+            if where == _UNGUARDED and any(_catches(h) for h in handlers):
+                inner = _GUARDED
+            _import_at(getattr(stmt, "body", []), line, inner, imports, wanted)
+            for handler in handlers:
+                _import_at(handler.body, line, where, imports, wanted)
+            _import_at(getattr(stmt, "orelse", []), line, where, imports, wanted)
+            _import_at(getattr(stmt, "finalbody", []), line, where, imports, wanted)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                inner_body = getattr(stmt, field, None)
+                if isinstance(inner_body, list):
+                    _import_at(inner_body, line, where, imports, wanted)
+            for case in getattr(stmt, "cases", ()):
+                _import_at(case.body, line, where, imports, wanted)
+            for handler in getattr(stmt, "handlers", ()):
+                _import_at(handler.body, line, where, imports, wanted)
+        return
+
+
 def _imports(
     node: ast.Import | ast.ImportFrom,
     where: str,
@@ -176,10 +229,20 @@ def _catches(handler: ast.ExceptHandler) -> bool:
     return any(_names(kind) & _IMPORT_ERRORS for kind in kinds)
 
 
-def _called_in(name: str, source: bytes) -> bool:
-    """``source`` calls ``name`` or an attribute of it somewhere (a byte-level test)."""
-    pattern = rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?:\s*\.\s*\w+)*\s*\("
-    return re.search(pattern, source) is not None
+def _used_for_real(name: str, source: bytes) -> bool:
+    """``source`` surely uses ``name`` for real (a byte-level test): a call of it or an
+    attribute of it (``B(...)``, ``B.x.f(...)``, ``B.__version__``) on a line whose text
+    before it holds no type test, probe, annotation, comment or string."""
+    pattern = rb"(?<![\w.])" + re.escape(name.encode()) + rb"\s*[.(]"
+    for found in re.finditer(pattern, source):
+        start = source.rfind(b"\n", 0, found.start()) + 1
+        if _UNSURE.search(source, start, found.start()) is None:
+            return True
+    return False
+
+
+# what before a name on its line may make it a type use, or no code
+_UNSURE = re.compile(rb"isinstance|issubclass|hasattr|getattr|[:#\"'@]|->")
 
 
 def _called(node: ast.AST) -> str:
@@ -212,12 +275,18 @@ def _mark(node: ast.AST, type_uses: set[int]) -> None:
         type_uses.add(id(node))
 
 
-def import_statements(source: bytes, roots: frozenset[str]) -> dict[Import, bool]:
-    """The imports of ``source`` from the modules ``roots``, wherever they stand, each with
-    whether it cannot fail (guarded, or never run)."""
+def import_statements(
+    source: bytes, roots: frozenset[str], lines: frozenset[int] | None = None
+) -> dict[Import, bool]:
+    """The imports of ``source`` from the modules ``roots``, wherever they stand (``lines``:
+    at these lines only), each with whether it cannot fail (guarded, or never run)."""
     tree = analysable_tree(source)
     if tree is None:
         return {}
     found: dict[Import, tuple[str, str]] = {}
-    _statement_imports(tree.body, _UNGUARDED, found, roots)
+    if lines is None:
+        _statement_imports(tree.body, _UNGUARDED, found, roots)
+    else:
+        for line in sorted(lines):
+            _import_at(tree.body, line, _UNGUARDED, found, roots)
     return {key: guard != _UNGUARDED for key, (_, guard) in found.items()}
