@@ -38,12 +38,7 @@ def type_only_imports(
     tree = analysable_tree(source)
     if tree is None:
         return {}
-    imports: dict[Import, tuple[str, str]] = {}
-    if lines is None:
-        _statement_imports(tree.body, _UNGUARDED, imports, roots)
-    else:
-        for line in sorted(lines):
-            _import_at(tree.body, line, _UNGUARDED, imports, roots)
+    imports = _imports_of(tree, roots, lines)
     if not imports:
         return {}
     # a name the file surely uses for real (a call, an attribute) is no type-only import:
@@ -103,93 +98,64 @@ _GUARDED = "guarded"
 _UNGUARDED = ""
 
 
-def _statement_imports(
+def _imports_of(
+    tree: ast.Module, roots: frozenset[str], lines: frozenset[int] | None
+) -> dict[Import, tuple[str, str]]:
+    """The imports of ``roots`` in the file (``lines``: at these lines only), with guards."""
+    imports: dict[Import, tuple[str, str]] = {}
+    if lines is None:
+        _collect(tree.body, _UNGUARDED, imports, roots)
+    for line in sorted(lines or ()):
+        _collect(tree.body, _UNGUARDED, imports, roots, line)
+    return imports
+
+
+def _collect(
     body: list[ast.stmt],
     where: str,
     imports: dict[Import, tuple[str, str]],
     wanted: frozenset[str],
+    line: int | None = None,
 ) -> None:
-    """The imports of ``wanted`` in ``body`` and the statements inside it, each with how it is
-    kept from failing (``where``: never run, guarded, or not at all): the body of an ``if``
-    on ``TYPE_CHECKING`` never runs; the body of an ``if is_x_available():`` or of a ``try``
-    whose handler falls back is guarded."""
+    """The imports of ``wanted`` in ``body`` and the statements inside it (``line``: only the
+    statements that hold that line, going down to the import there), each with how it is
+    kept from failing (``where``: never run, guarded, or not at all)."""
     for stmt in body:
-        if isinstance(stmt, ast.Import) or (isinstance(stmt, ast.ImportFrom) and not stmt.level):
-            _imports(stmt, where, imports, wanted)
-        elif isinstance(stmt, ast.If):
-            names = _names(stmt.test)
-            inner = where
-            if "TYPE_CHECKING" in names:
-                inner = _NEVER_RUNS
-            elif where == _UNGUARDED and any(_AVAILABLE.match(n) for n in names):
-                inner = _GUARDED
-            _statement_imports(stmt.body, inner, imports, wanted)
-            _statement_imports(stmt.orelse, where, imports, wanted)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
-            inner = where
-            if where == _UNGUARDED and any(_catches(h) for h in handlers):
-                inner = _GUARDED
-            _statement_imports(getattr(stmt, "body", []), inner, imports, wanted)
-            for handler in handlers:
-                _statement_imports(handler.body, where, imports, wanted)
-            _statement_imports(getattr(stmt, "orelse", []), where, imports, wanted)
-            _statement_imports(getattr(stmt, "finalbody", []), where, imports, wanted)
-        else:
-            for field in ("body", "orelse", "finalbody"):
-                inner_body = getattr(stmt, field, None)
-                if isinstance(inner_body, list):
-                    _statement_imports(inner_body, where, imports, wanted)
-            for case in getattr(stmt, "cases", ()):  # match
-                _statement_imports(case.body, where, imports, wanted)
-            for handler in getattr(stmt, "handlers", ()):
-                _statement_imports(handler.body, where, imports, wanted)
-
-
-def _import_at(
-    body: list[ast.stmt],
-    line: int,
-    where: str,
-    imports: dict[Import, tuple[str, str]],
-    wanted: frozenset[str],
-) -> None:
-    """The import of ``wanted`` at ``line``, if the statement there is one: found by going
-    down the statements that hold the line only (with the guard of each block on the way)."""
-    for stmt in body:
-        if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+        if line is not None and not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
             continue
         if isinstance(stmt, ast.Import) or (isinstance(stmt, ast.ImportFrom) and not stmt.level):
             _imports(stmt, where, imports, wanted)
-            return
-        if isinstance(stmt, ast.If):
-            names = _names(stmt.test)
-            inner = where
-            if "TYPE_CHECKING" in names:
-                inner = _NEVER_RUNS
-            elif where == _UNGUARDED and any(_AVAILABLE.match(n) for n in names):
-                inner = _GUARDED
-            _import_at(stmt.body, line, inner, imports, wanted)
-            _import_at(stmt.orelse, line, where, imports, wanted)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
-            inner = where
-            if where == _UNGUARDED and any(_catches(h) for h in handlers):
-                inner = _GUARDED
-            _import_at(getattr(stmt, "body", []), line, inner, imports, wanted)
-            for handler in handlers:
-                _import_at(handler.body, line, where, imports, wanted)
-            _import_at(getattr(stmt, "orelse", []), line, where, imports, wanted)
-            _import_at(getattr(stmt, "finalbody", []), line, where, imports, wanted)
         else:
-            for field in ("body", "orelse", "finalbody"):
-                inner_body = getattr(stmt, field, None)
-                if isinstance(inner_body, list):
-                    _import_at(inner_body, line, where, imports, wanted)
-            for case in getattr(stmt, "cases", ()):
-                _import_at(case.body, line, where, imports, wanted)
-            for handler in getattr(stmt, "handlers", ()):
-                _import_at(handler.body, line, where, imports, wanted)
-        return
+            for block, guard in _blocks(stmt, where):
+                _collect(block, guard, imports, wanted, line)
+        if line is not None:
+            return
+
+
+def _blocks(stmt: ast.stmt, where: str) -> list[tuple[list[ast.stmt], str]]:
+    """The statement lists inside ``stmt``, each with its guard: the body of an ``if`` on
+    ``TYPE_CHECKING`` never runs; the body of an ``if is_x_available():`` or of a ``try``
+    whose handler falls back is guarded; the others keep ``where``."""
+    if isinstance(stmt, ast.If):
+        names = _names(stmt.test)
+        inner = where
+        if "TYPE_CHECKING" in names:
+            inner = _NEVER_RUNS
+        elif where == _UNGUARDED and any(_AVAILABLE.match(n) for n in names):
+            inner = _GUARDED
+        return [(stmt.body, inner), (stmt.orelse, where)]
+    handlers: list[ast.ExceptHandler] = list(getattr(stmt, "handlers", ()))
+    inner = where
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        if where == _UNGUARDED and any(_catches(h) for h in handlers):
+            inner = _GUARDED
+    found: list[tuple[list[ast.stmt], str]] = []
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field, None)
+        if isinstance(block, list):
+            found.append((block, inner if field == "body" else where))
+    found.extend((holder.body, where) for holder in (*handlers, *getattr(stmt, "cases", ())))
+    return found
 
 
 def _imports(
@@ -283,10 +249,5 @@ def import_statements(
     tree = analysable_tree(source)
     if tree is None:
         return {}
-    found: dict[Import, tuple[str, str]] = {}
-    if lines is None:
-        _statement_imports(tree.body, _UNGUARDED, found, roots)
-    else:
-        for line in sorted(lines):
-            _import_at(tree.body, line, _UNGUARDED, found, roots)
+    found = _imports_of(tree, roots, lines)
     return {key: guard != _UNGUARDED for key, (_, guard) in found.items()}
