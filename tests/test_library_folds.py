@@ -147,3 +147,30 @@ def test_only_manual_rows_of_per_run_entries_fold() -> None:
         "action is in the library): r0.py:4, r1.py:4, r2.py:4"
     ]
     assert fold_library_runs(files[:2], run) == (files[:2], [])
+
+
+def test_a_recipe_setting_in_many_recipes_is_one_row(tmp_path: Path) -> None:
+    """``optim: adamw_bnb_8bit`` in four recipe YAMLs (axolotl's examples: 105): one row for
+    the run naming how many recipes set it, the log listing each; a setting of two recipes
+    (``paged_adamw_8bit``) keeps both rows."""
+    project = tmp_path / "recipes"
+    for i in range(4):
+        folder = project / "examples" / f"m{i}"
+        folder.mkdir(parents=True)
+        extra = "\n" * i  # the setting at another line of each recipe
+        (folder / "qlora.yaml").write_text(f"{extra}base_model: m\noptim: adamw_bnb_8bit\n")
+        if i < 2:
+            (folder / "lora.yaml").write_text("optim: paged_adamw_8bit\n")
+    (project / "train.py").write_text(RECIPE, encoding="utf-8")
+    out = tmp_path / "o"
+    _run(project, out, "--no-cache")
+    rows = [r for r in _rows(out / "recipes_msft") if r["File"].endswith(".yaml")]
+    folded = [r for r in rows if "adamw_bnb_8bit" in r["OP"]]
+    assert len(folded) == 1
+    assert folded[0]["File"] == "examples/m0/qlora.yaml"
+    assert folded[0]["Tips"].startswith("4 recipe files set it (examples/m0/qlora.yaml:2, ")
+    assert len([r for r in rows if "paged_adamw_8bit" in r["OP"]]) == 2
+    log = log_lines(out / "recipes_msft" / "msFmkTranspltlog.txt", out)
+    listed = [line for line in log if "one row for the 4 recipe files that set it" in line]
+    assert len(listed) == 1
+    assert all(f"examples/m{i}/qlora.yaml:{i + 2}" in listed[0] for i in range(4))

@@ -49,7 +49,8 @@ CUDA_ONLY = declare(
     "k-bit training); `-sim` replaces some of them automatically. A recipe file naming one "
     "(`optim: paged_adamw_8bit`, torchtune's `_component_: bitsandbytes.optim.PagedAdamW8bit`, "
     "`attn_implementation: kernels-community/vllm-flash-attn3`; in a JSON file a key of its "
-    "top-level object) gets one row per file (library_configs.py), and so does a dict display "
+    "top-level object) gets one row per file (library_configs.py; the same setting in three "
+    "or more recipe files: one row for the run, the log listing them), and so does a dict display "
     'of Python code holding such a setting (`{"optimizer": "adamw_bnb_8bit"}`, '
     '`model_init_kwargs={"attn_implementation": "kernels-community/flash-attn2"}`). A library '
     "that picks CUDA in its own code (`per_run` in the table: coqui's `trainer.TrainerArgs`, "

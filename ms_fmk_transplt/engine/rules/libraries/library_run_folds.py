@@ -13,14 +13,22 @@ and naming the first few (``path:line``, in the numbering the rows are shown in)
 (msFmkTranspltlog.txt) lists every ``path:line``. One or two files keep their rows; so do the
 caveats of a use the run's options choose (``if args.trainer == ...``: leaving it off is the
 file's), and every other library row.
+
+A recipe setting is folded the same way: the rows library_configs.py makes for the recipe files
+of the input (``optim: adamw_bnb_8bit`` in 105 axolotl example YAMLs, torchtune's
+``_component_: bitsandbytes.optim.PagedAdamW`` in 14 recipes) are one row per setting when three
+or more recipe files hold it, as launch settings are (unsupported/launch_folds.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Hashable
+from pathlib import PurePosixPath
 
 from ms_fmk_transplt.engine.rules.family_spec import RunFolding, fold_across_files, place
+from ms_fmk_transplt.engine.rules.libraries.library_configs import CONFIG_SUFFIXES
 from ms_fmk_transplt.engine.rules.libraries.library_rows import CUDA_ONLY, THIRD_PARTY
 from ms_fmk_transplt.events import Notice
 from ms_fmk_transplt.tables.library_table import LibraryTable
@@ -56,7 +64,38 @@ def fold_library_runs(
     def folded_row(name: Hashable, group: list[Notice]) -> Notice:
         return _folded(str(name), group, table, run.migrated)
 
-    return fold_across_files(files, key_of, folded_row, logged, run.migrated, FOLD_FROM)
+    files, lines = fold_across_files(files, key_of, folded_row, logged, run.migrated, FOLD_FROM)
+    files, more = fold_across_files(
+        files, _recipe_setting, _recipe_row, _recipe_logged, run.migrated, FOLD_FROM
+    )
+    return files, lines + more
+
+
+_LINES = re.compile(r"\blines? \d+(?:, \d+)*(?: and \d+ more)?: ")
+
+
+def _recipe_setting(row: Notice) -> tuple[str, str, str] | None:
+    """A recipe file's library row (library_configs.py): its setting, action and tip without
+    the lines it lists, or None."""
+    if row.category != THIRD_PARTY or PurePosixPath(row.file).suffix not in CONFIG_SUFFIXES:
+        return None
+    return (row.api, row.action, _LINES.sub("", row.tip))
+
+
+def _recipe_logged(key: Hashable, group: list[Notice]) -> str:
+    return (
+        f"[{group[0].rule}] {group[0].api}: one row for the {len(group)} recipe files that set it"
+    )
+
+
+def _recipe_row(key: Hashable, group: list[Notice]) -> Notice:
+    named = ", ".join(place(row, True) for row in group[:NAMED])
+    more = f" and {len(group) - NAMED} more" if len(group) > NAMED else ""
+    where = f"{len(group)} recipe files set it ({named}{more}; all in msFmkTranspltlog.txt)"
+    first = group[0]
+    return dataclasses.replace(
+        first, message=f"{where}: one row; {first.message}", tip=f"{where}: {first.tip}"
+    )
 
 
 def _folded(name: str, group: list[Notice], table: LibraryTable, migrated: bool) -> Notice:
