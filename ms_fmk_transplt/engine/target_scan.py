@@ -25,7 +25,7 @@ from ms_fmk_transplt.engine.rules.family_exports import (
 )
 from ms_fmk_transplt.engine.scope_model import Scope, UnsupportedScope, chosen_name, full_name
 from ms_fmk_transplt.engine.scopes import Scopes
-from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers
+from ms_fmk_transplt.engine.spans.anchors import lf_line_numbers, line_starts
 from ms_fmk_transplt.engine.statements import tree_statements
 from ms_fmk_transplt.engine.target_filter import (
     ATTRIBUTE,
@@ -120,7 +120,7 @@ def _lines(
     if not found_at:
         return []
     if b"\r" in source:
-        starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", source)]
+        starts = line_starts(source)
         return sorted({bisect_left(starts, offset + 1) for offset in found_at})
     return lf_line_numbers(source, found_at)
 

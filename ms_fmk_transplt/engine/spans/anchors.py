@@ -86,6 +86,15 @@ def anchor_lines(
     return lf_line_numbers(data, starts)
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def line_starts(data: bytes) -> list[int]:
+    """The offset of each line of ``data``, lines ending as Python reads them (LF, CRLF or
+    CR): line N starts at ``line_starts(data)[N - 1]``."""
+    return [0, *(m.end() for m in _LINE_END.finditer(data))]
+
+
 def lf_line_numbers(data: bytes, offsets: list[int]) -> list[int]:
     """The 1-based lines (sorted, once each) of ``offsets`` in ``data`` whose line breaks are
     LF only: the breaks counted between the offsets in order, not a table of every line."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ms_fmk_transplt.engine.spans.anchors import line_starts
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 
 _OPTIONS = re.compile(r"^(?:\w+_)?(?:args|cfg|config|opts?|options|hparams|flags)$")
@@ -34,7 +35,7 @@ def option_choices(source: bytes, lines: frozenset[int]) -> list[Choice]:
     tree = analysable_tree(source)
     if tree is None:
         return []
-    starts = _line_starts(source)  # byte offset of each line (the tests' columns are bytes)
+    starts = line_starts(source)  # byte offset of each line (the tests' columns are bytes)
     found: dict[int, Choice] = {}
     for line in sorted(lines):
         _choices_at(tree.body, line, source, starts, found)
@@ -61,14 +62,6 @@ def _choices_at(
         for holder in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
             _choices_at(holder.body, line, source, starts, found)
         return
-
-
-def _line_starts(source: bytes) -> list[int]:
-    """The byte offset of each line, lines ending as Python reads them (\\n, \\r\\n or \\r)."""
-    return [0, *(found.end() for found in _LINE_END.finditer(source))]
-
-
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 def _segment(source: bytes, starts: list[int], node: ast.expr) -> str:
