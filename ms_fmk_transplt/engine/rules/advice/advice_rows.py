@@ -29,6 +29,7 @@ from ms_fmk_transplt.catalogue.rule_catalog import ADVICE as ADVICE_KIND
 from ms_fmk_transplt.catalogue.rule_catalog import declare
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
 from ms_fmk_transplt.engine.rules.advice.training_scripts import (
+    MAIN_GUARD,
     training_place,
     training_script,
     trains,
@@ -104,7 +105,7 @@ PATTERN_BYTES = {
     "rms_norm": re.compile(rb"class\s+\w*(?i:rmsnorm)"),
     "swiglu": re.compile(rb"silu\("),
     "contiguous_copy": re.compile(rb"\.(?:transpose|permute)\([^\n]*\)\s*\.contiguous\("),
-    "training_entry": re.compile(rb"__name__\s*==\s*[\"']__main__"),
+    "training_entry": MAIN_GUARD,
     "loss_scaling": re.compile(rb"is(?:finite|inf|nan)\s*\("),
 }
 # each starts at a word's start

@@ -44,7 +44,7 @@ _TRIPLE_QUOTES = re.compile(rb'"""|\'\'\'')
 _NOT_A_STATEMENT = b" \t\r\n#)]}"
 _DEFINES = re.compile(rb"(?:def|class|async[ \t]+def)\b|@")
 _TPU_IMPORT = re.compile(rb"(?:^|[\r\n])(?:import|from)[ \t]+torch_xla\b")
-_MAIN_GUARD = re.compile(rb"__name__\s*==\s*[\"']__main__")
+MAIN_GUARD = re.compile(rb"__name__\s*==\s*[\"']__main__")  # (the training_entry pattern)
 TEST_FOLDERS = frozenset({"tests", "test"})
 TENSORFLOW = "tensorflow"  # (Program.framework)
 _TF_IMPORT = re.compile(rb"(?:^|[\r\n])[ \t]*(?:import|from)[ \t]+(?:tensorflow|tf_keras|keras)\b")
@@ -105,7 +105,7 @@ def training_script(path: str, source: bytes, programs: ProgramFacts | None) -> 
     if is_test(path) or _TF_IMPORT.search(source) or tpu_script(source):
         return False
     if programs is None:
-        return trains(source) and _MAIN_GUARD.search(source) is not None
+        return trains(source) and MAIN_GUARD.search(source) is not None
     return path in programs.training
 
 
