@@ -30,6 +30,7 @@ class RunOptions:
     ignore: tuple[str, ...] = ()  # --ignore: not these
     todo_comments: bool = True  # off: --no-todo-comments
     npu_options: tuple[str, ...] = ()  # --npu-option NAME=VALUE (TensorFlow adapter options)
+    deps: tuple[str, ...] = ()  # --deps DIR|auto: installed libraries to analyse
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     file_timeout: float | None = None  # --file-timeout, seconds (None: the engine's default)
     jobs: int = 0  # worker processes (0: one per core)

@@ -94,6 +94,9 @@ def may_need_migration(
     if facts is not None and facts.extension_import is not None:
         if facts.extension_import.search(source):
             return True
+    if facts is not None and facts.deps is not None and facts.deps.words is not None:
+        if facts.deps.words.search(source):
+            return True  # a file naming a library --deps analysed
     if facts is not None and path in facts.programs.tf2_entries:
         return True  # the entry of a TF 2.x program: the NPU device is opened there
     rules = options.user_rules

@@ -26,6 +26,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Protocol
 
+from ms_fmk_transplt.engine.library_facts import DepsFacts
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
 
 
@@ -84,6 +85,8 @@ class ProjectFacts:
     ascend_kernels: frozenset[str] = frozenset()
     # the programs of the input (program_model.py): entry points, TensorFlow versions
     programs: ProgramFacts = field(default_factory=ProgramFacts)
+    # --deps: what the installed libraries' APIs the project calls reach (None: not asked)
+    deps: DepsFacts | None = None
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from ms_fmk_transplt.catalogue.rule_catalog import rules_with
 from ms_fmk_transplt.catalogue.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
@@ -181,6 +182,7 @@ def _assembled(
         looped = dataclasses.replace(options, main_script=options.kit_loop)
         main_rel = main_script.main_file(project, looped, "--loop")
     final_dir = output_dir(project, options)
+    deps_log: list[str] = []
     project = _beside_the_cache(project, _cache_root(options), final_dir)
     if options.shard is not None:
         shards.check_records_name(project.root, project.single_file is not None)
@@ -189,6 +191,8 @@ def _assembled(
     check_not_there(final_dir, options)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
+        if options.deps:  # the installed libraries it imports (library_analysis.py)
+            facts, deps_log = _with_deps(project, facts, options, tables)
         engine = dataclasses.replace(engine, project=facts)
     started = datetime.now()
     if options.merge_shards:
@@ -197,7 +201,7 @@ def _assembled(
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
         main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
-    notes: list[tuple[Severity, str]] = []
+    notes: list[tuple[Severity, str]] = [(Severity.INFO, line) for line in deps_log]
     if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
         notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())
     if main_rel is not None:
@@ -221,6 +225,23 @@ def _assembled(
         result, lambda staging, run: _migrate_and_report(project, staging, run, progress)
     )
     return built, []
+
+
+def _with_deps(
+    project: Project, facts: ProjectFacts, options: RunOptions, tables: Tables
+) -> tuple[ProjectFacts, list[str]]:
+    """The facts with what the installed libraries the project imports reach (--deps)."""
+    from ms_fmk_transplt.run.library_analysis import analyse_dependencies, project_sources
+
+    deps, log = analyse_dependencies(
+        options.deps,
+        project_sources(project),
+        facts.own_modules,
+        tables,
+        _facts_cache(options),
+        options.jobs or os.cpu_count() or 1,
+    )
+    return dataclasses.replace(facts, deps=deps), log
 
 
 def _migrate_and_report(

@@ -370,6 +370,8 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
         text = f"{text}|own modules {sorted(facts.own_modules)!r}"
     if facts.ascend_kernels:
         text = f"{text}|ascend kernels {sorted(facts.ascend_kernels)!r}"
+    if facts.deps is not None:
+        text = f"{text}|deps {facts.deps.fingerprint()}"
     programs = facts.programs.fingerprint()  # (what TensorFlow each file is migrated for)
     return f"{text}|{programs}" if programs else text
 

@@ -346,6 +346,16 @@ SCHEMA: tuple[Option, ...] = (
         negated=True,
     ),
     Option(
+        ("--deps", "deps"),
+        (RUN,),
+        "Analyse the installed libraries the project imports, found in DIR (a site-packages "
+        "folder, a venv or a library's source tree; auto: $VIRTUAL_ENV's, else python3's): "
+        "report the calls of their APIs that reach CUDA code, with the path (repeatable).",
+        {"multiple": True, "metavar": "DIR|auto"},
+        run_field="deps",
+        result=True,
+    ),
+    Option(
         ("--npu-option", "npu_options"),
         (RUN,),
         "TensorFlow: set an Ascend TF adapter option (precision_mode, iterations_per_loop, "

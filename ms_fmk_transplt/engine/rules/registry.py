@@ -59,6 +59,7 @@ NAMES = (
     "environment",
     "unsupported",
     "libraries",
+    "deps",
     "tf",
     "imports",
     "similar",
@@ -129,7 +130,7 @@ def declared(rule_ids: Iterable[str]) -> None:
 
 @cache
 def span_concerns(
-    specify_device: bool, tensorflow: bool = False, pytorch: bool = True
+    specify_device: bool, tensorflow: bool = False, pytorch: bool = True, deps: bool = False
 ) -> tuple[type[SpanConcern], ...]:
     """The span pass's concerns, in order (-s's only with it; the tensorflow families' only
     for a file that imports TensorFlow, the pytorch ones not for a file that imports TensorFlow
@@ -139,6 +140,7 @@ def span_concerns(
         for family in families()
         if family.stage == "span"
         and (family.option != "-s" or specify_device)
+        and (family.option != "--deps" or deps)
         and (tensorflow if family.framework == "tensorflow" else pytorch)
         for concern in family.concerns
     )
