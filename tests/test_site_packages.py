@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import pytest
 
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.scan import site_packages
+from ms_fmk_transplt.scan.project_scan import _digest
 from ms_fmk_transplt.scan.site_packages import (
     MAX_BYTES,
     InstalledPackage,
@@ -146,6 +148,17 @@ def test_auto_asks_the_python3_on_path_isolated_and_without_site(tmp_path: Path)
 
 
 @posix_only
+def test_auto_through_path_finds_a_venvs_own_site_packages(tmp_path: Path) -> None:
+    """The venv's python3 on PATH, no VIRTUAL_ENV: its own site-packages, not its base's (before
+    Python 3.11 it is site, not run here, that makes pyvenv.cfg's folder the prefix)."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site = env / "lib" / version / "site-packages"
+    assert deps_folders(["auto"], {"PATH": str(env / "bin")}) == [site]
+
+
+@posix_only
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
@@ -238,6 +251,8 @@ def test_the_distribution_named_like_the_import_name_is_preferred(tmp_path: Path
     dist_info(site, "torch", "2.1.0", top_level="torch\n")
     dist_info(site, "torch-extras", "0.1", top_level="torch\ntorch_extras\n")
     assert find_packages([site], ["torch"])["torch"].version == "2.1.0"
+    dist_info(site, "torch", "2.0.0", top_level="torch\n")  # a stale one beside it
+    assert find_packages([site], ["torch"])["torch"].version == ""
 
 
 def test_garbled_metadata_gives_empty_dist_and_version(tmp_path: Path) -> None:
@@ -329,7 +344,7 @@ def test_package_files_skips_caches_data_folders_links_and_large_files(tmp_path:
 def test_content_digest_follows_every_byte_and_path(tmp_path: Path) -> None:
     files = [("lib/__init__.py", b"x = 1\n"), ("lib/a.py", b"a = 1\n")]
     digest = content_digest(files)
-    assert len(digest) == 64 and digest == content_digest(list(files))
+    assert len(digest) == 64 and digest == _digest(files).hex()  # the project's own scheme
     assert content_digest([files[0], ("lib/a.py", b"a = 2\n")]) != digest
     assert content_digest([files[0], ("lib/b.py", b"a = 1\n")]) != digest
     # the lengths are in it: moving a byte from a path into the content changes it

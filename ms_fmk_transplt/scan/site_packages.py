@@ -28,11 +28,18 @@ MAX_BYTES = 2 * 2**20  # as scan/project_scan.MAX_BYTES: larger files are genera
 _META_BYTES = 4 * 2**20  # METADATA / PKG-INFO (headers, then a long description), top_level.txt
 _RECORD_BYTES = 16 * 2**20  # a RECORD lists every file of the distribution
 _ASK_TIMEOUT = 15.0
-# what `python3 -I -S -c` runs: sysconfig only (no site, no library), its paths as JSON
-_ASK_PATHS = (
-    "import json, sysconfig; "
-    "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
-)
+# what `python3 -I -S -c` runs: sysconfig only (no site, no library), its paths as JSON. Before
+# Python 3.11 it is site that makes a venv's pyvenv.cfg the prefix: without it, the venv is
+# recognised here as site would (pyvenv.cfg beside the executable or one folder up).
+_ASK_PATHS = """import json, os, sys, sysconfig
+here = os.path.dirname(sys.executable) if sys.executable else ""
+base = {}
+for venv in (here, os.path.dirname(here)) if here else ():
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        base = {"base": venv, "platbase": venv}
+        break
+print(json.dumps([sysconfig.get_path(key, vars=base) for key in ("purelib", "platlib")]))
+"""
 _NO_ANSWER = "python3 did not say its site-packages"
 _SOURCE_TREE_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
 _INFO_SUFFIXES = (".dist-info", ".egg-info")
@@ -91,7 +98,7 @@ def _value_folders(value: str, environ: Mapping[str, str]) -> list[Path]:
 
 def _path_folders(path: Path) -> list[Path]:
     path = path.absolute()
-    if not os.path.lexists(path) or not path.exists():
+    if not path.exists():  # (a dangling link too)
         raise UserError(path, "does not exist")
     if not path.is_dir():
         raise UserError(path, "is not a folder")
@@ -209,7 +216,7 @@ def find_packages(folders: Sequence[Path], names: Iterable[str]) -> dict[str, In
     listings = [_Folder(folder) for folder in folders]
     out: dict[str, InstalledPackage] = {}
     for name in dict.fromkeys(names):
-        if not name.isidentifier() or name in out:
+        if not name.isidentifier():
             continue
         hit = _locate(listings, name)
         if hit is not None:
@@ -223,14 +230,22 @@ def _locate(listings: list[_Folder], name: str) -> tuple[_Folder, Path] | None:
     namespace: tuple[_Folder, Path] | None = None
     for folder in listings:
         package = folder.target(name)
-        if package is not None and os.path.isfile(os.path.join(package, "__init__.py")):
+        if package is not None and _regular_file(package / "__init__.py"):
             return folder, package
         module = folder.target(name + ".py")
-        if module is not None and os.path.isfile(module):
+        if module is not None and _regular_file(module):
             return folder, module
         if namespace is None and package is not None and _has_python(package):
             namespace = folder, package
     return namespace
+
+
+def _regular_file(path: Path) -> bool:
+    """A regular file, not a link to one."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _has_python(folder: Path) -> bool:
@@ -280,9 +295,9 @@ class _Folder:
     def distribution(self, name: str) -> tuple[str, str]:
         """(distribution, version) of the import name ``name``; ("", "") when none owns it."""
         infos = self._info_index()
-        for info in infos.get(_normalised(name), ()):
-            if name in self._top_level(info):
-                return _metadata(self.path / info)
+        named = [i for i in infos.get(_normalised(name), ()) if name in self._top_level(i)]
+        if named:  # (two: stale dist-infos of one distribution, neither sure)
+            return _metadata(self.path / named[0]) if len(named) == 1 else ("", "")
         if self._owners is None:
             self._owners = {}
             for info in sorted(i for group in infos.values() for i in group):
@@ -362,10 +377,11 @@ def _metadata(info: Path) -> tuple[str, str]:
         if not line.strip():
             break  # the headers end at the first blank line
         key, colon, value = line.partition(":")
-        if colon and key == "Name" and not name:
-            name = value.strip() if _NAME.fullmatch(value.strip()) else ""
-        elif colon and key == "Version" and not version:
-            version = value.strip() if _VERSION.fullmatch(value.strip()) else ""
+        key, value = key.strip().lower(), value.strip()
+        if colon and key == "name" and not name:
+            name = value if _NAME.fullmatch(value) else ""
+        elif colon and key == "version" and not version:
+            version = value if _VERSION.fullmatch(value) else ""
     return name, version
 
 
@@ -389,11 +405,7 @@ def package_files(package: InstalledPackage, max_files: int = 20000) -> list[tup
     ``__pycache__`` nor in a folder whose name is no identifier (``tests-data``: nothing imports
     it), at most ``max_files`` of them (the first read in a sorted walk)."""
     root = package.root
-    try:
-        is_file = stat.S_ISREG(os.lstat(root).st_mode)
-    except OSError:
-        return []
-    if is_file:
+    if _regular_file(root):
         data = read_small_regular(root, MAX_BYTES)
         return [] if data is None else [(f"{package.name}.py", data)]
     out: list[tuple[str, bytes]] = []
