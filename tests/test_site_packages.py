@@ -75,6 +75,12 @@ def test_a_venv_names_its_site_packages_and_the_package_its_dist_and_version(
     assert found == {"fancylib": package}
 
 
+def test_a_conda_env_without_pyvenv_cfg_is_a_prefix_too(tmp_path: Path) -> None:
+    site = write(tmp_path / "envs" / "x" / "lib" / "python3.10" / "site-packages" / "a.py").parent
+    write(tmp_path / "envs" / "x" / "bin" / "python3.10")
+    assert deps_folders([str(tmp_path / "envs" / "x")], {}) == [site]
+
+
 def test_a_site_packages_folder_is_itself_and_duplicates_come_once(tmp_path: Path) -> None:
     site = venv(tmp_path / "env")
     values = [str(site), str(tmp_path / "env"), str(site / "fancylib"), str(site)]

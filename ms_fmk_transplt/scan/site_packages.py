@@ -66,8 +66,8 @@ def deps_folders(values: Sequence[str], environ: Mapping[str, str]) -> list[Path
       value naming it would be), else those the ``python3`` on ``environ["PATH"]`` names when
       asked with ``python3 -I -S -c ...`` (no shell, 15 s; its output must be a JSON list of
       text; the paths of it that are folders);
-    - a venv (a folder with pyvenv.cfg): its ``lib/python3*/site-packages``,
-      ``lib64/python3*/site-packages`` and ``Lib/site-packages``;
+    - a venv (a folder with pyvenv.cfg) or another installation prefix (a conda env): its
+      ``lib/python3*/site-packages``, ``lib64/python3*/site-packages``, ``Lib/site-packages``;
     - a library's source tree (setup.py / setup.cfg / pyproject.toml): itself, and its ``src/``;
     - a folder that is itself a package (``__init__.py``): the folder holding it (the caller
       asks ``find_packages`` for that package's name);
@@ -102,8 +102,9 @@ def _path_folders(path: Path) -> list[Path]:
         raise UserError(path, "does not exist")
     if not path.is_dir():
         raise UserError(path, "is not a folder")
-    if (path / "pyvenv.cfg").is_file():
-        found = _venv_site_packages(path)
+    prefix = _venv_site_packages(path)
+    if prefix or (path / "pyvenv.cfg").is_file():
+        found = prefix
     elif any((path / name).is_file() for name in _SOURCE_TREE_FILES):
         found = [path] + ([path / "src"] if (path / "src").is_dir() else [])
     elif (path / "__init__.py").is_file():
