@@ -37,7 +37,9 @@ from ms_fmk_transplt.scan.site_packages import (
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.deps_table import load_deps_table
 
-_IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
+_IMPORTS = re.compile(
+    rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M
+)
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _ANALYSIS = EngineOptions(input_lines=True)
 
@@ -182,7 +184,11 @@ def module_facts(tables: Tables, task: tuple[str, bytes]) -> ModuleGraph | None:
             return None
         graph = module_graph(rel_path, tree)
         result = migrate_source(source, rel_path, tables, _ANALYSIS)
-        place_seeds(graph, tree, result_seeds(result, load_deps_table(), rel_path.split("/", 1)[0].removesuffix(".py")))
+        place_seeds(
+            graph,
+            tree,
+            result_seeds(result, load_deps_table(), rel_path.split("/", 1)[0].removesuffix(".py")),
+        )
         return graph
     finally:
         if collecting:

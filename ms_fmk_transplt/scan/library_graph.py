@@ -202,7 +202,8 @@ class _Reader:
             elif isinstance(stmt, ast.ClassDef):
                 self._class(stmt, f"{self.module}.{stmt.name}", own)
             elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                self._import_calls(stmt, own)
+                if any(stmt is s for s in tree.body):  # (one under `if`/`try` is optional)
+                    self._import_calls(stmt, own)
             elif not isinstance(stmt, (ast.If, ast.Try, ast.With)):
                 self._calls([stmt], own, self.names, None, {})
             else:  # its test / items: its blocks are in `top`
@@ -326,7 +327,9 @@ class _Reader:
             return f"{names[root]}.{rest}" if rest else names[root]
         return ""
 
-    def _bind_import(self, node: ast.Import | ast.ImportFrom, names: dict[str, str], exported: bool) -> None:
+    def _bind_import(
+        self, node: ast.Import | ast.ImportFrom, names: dict[str, str], exported: bool
+    ) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -81,7 +81,10 @@ def span_concerns_for(ctx: SpanContext) -> tuple[type[SpanConcern], ...]:
     pytorch = (tf is None or tf.torch) and (project is None or project.programs.pytorch(ctx.path))
     deps = pytorch and project is not None and project.deps is not None
     return registry.span_concerns(
-        ctx.options.specify_device and pytorch, tensorflow=tf is not None, pytorch=pytorch, deps=deps
+        ctx.options.specify_device and pytorch,
+        tensorflow=tf is not None,
+        pytorch=pytorch,
+        deps=deps,
     )
 
 

@@ -31,7 +31,7 @@ CPU_PATH = declare(
     "deps.cpu_path",
     "A library API the project calls takes its CPU path on the NPU (`--deps`)",
     "The library decides by `torch.cuda.is_available()`, a `use_cuda` flag or a device "
-    "compared with `\"cuda\"`, or uses a CUDA feature that switches itself off without CUDA "
+    'compared with `"cuda"`, or uses a CUDA feature that switches itself off without CUDA '
     "(`torch.cuda.amp.GradScaler`): on the NPU it runs, on the CPU or without the feature. "
     "The row names the API and one path down to the line.",
 )
@@ -103,10 +103,7 @@ class DepsSpans(SpanConcern):
         if imported and api != dotted.rstrip("."):
             return  # (an import names a module: only its own code counts)
         shown = dotted.split(".", 1)[1] if "." in dotted else dotted
-        message = (
-            f"{library.label()}: {shown} {_WHAT[reach.kind]}: "
-            + " -> ".join(reach.path)
-        )
+        message = f"{library.label()}: {shown} {_WHAT[reach.kind]}: " + " -> ".join(reach.path)
         rule = CUDA_PATH if reach.kind == CUDA else CPU_PATH
         self.ctx.unsupported(
             self.ctx.lines(node), dotted, Entry(dotted, CATEGORY, "manual", TIP), message, rule
