@@ -10,7 +10,7 @@ import ast
 import dataclasses
 
 from ms_fmk_transplt.catalogue.rule_catalog import declare
-from ms_fmk_transplt.engine.library_facts import CUDA, DepsFacts, LibraryFacts, Reach
+from ms_fmk_transplt.engine.library_facts import CUDA, DepsFacts
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
