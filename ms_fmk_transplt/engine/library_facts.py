@@ -17,6 +17,7 @@ CPU = "cpu"  # reaches code that takes another path (or turns a CUDA feature off
 class Reach:
     kind: str  # CUDA or CPU
     path: tuple[str, ...]  # "pkg.mod.f (pkg/mod.py:12)", ..., "pkg/mod.py:40: x.cuda()"
+    conditional: bool = False  # the path passes a test (an option, a setting): not always
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,18 @@ class DepsFacts:
             return None
         names = b"|".join(re.escape(n.encode()) for n in sorted(self.libraries))
         return re.compile(rb"\b(?:" + names + rb")\b")
+
+    @cached_property
+    def anchor_words(self) -> tuple[str, ...]:
+        """The libraries' names and the last names of the APIs that reach: a statement naming
+        one is walked (``train_pipeline(root)`` names no library)."""
+        words = set(self.libraries)
+        for library in self.libraries.values():
+            for dotted in [*library.reach, *library.aliases]:
+                last = dotted.rpartition(".")[2]
+                if last.isidentifier():
+                    words.add(last)
+        return tuple(sorted(words))
 
     def lookup(self, dotted: str) -> tuple[LibraryFacts, str, Reach] | None:
         """The library, the API (as the library defines it) and how it reaches CUDA-specific

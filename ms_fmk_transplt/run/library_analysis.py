@@ -12,6 +12,7 @@ import gc
 import multiprocessing
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from functools import partial
 
@@ -94,8 +95,9 @@ def analyse_dependencies(
         libraries[name] = LibraryFacts(name, package.dist, package.version, kept, kept_aliases)
         label = f"{name} {package.version}".strip()
         log.append(f"--deps: {label} ({package.root}): {len(reach)} APIs reach CUDA ({how})")
-    missing = sorted(wanted - packages.keys())
-    if missing:
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())  # (3.10 and later)
+    missing = sorted(wanted - packages.keys() - stdlib - set(sys.builtin_module_names))
+    if missing and stdlib:
         log.append(f"--deps: not found in the folders given: {', '.join(missing)}")
     return DepsFacts(libraries), log
 
@@ -124,7 +126,9 @@ def _package_reach(
         cache.put(
             key,
             {
-                "reach": {k: [r.kind, list(r.path)] for k, r in sorted(reach.items())},
+                "reach": {
+                    k: [r.kind, list(r.path), r.conditional] for k, r in sorted(reach.items())
+                },
                 "aliases": dict(sorted(aliases.items())),
             },
         )
@@ -140,12 +144,14 @@ def _cached(value: object) -> tuple[dict[str, Reach], dict[str, str]] | None:
         return None
     reach: dict[str, Reach] = {}
     for api, item in reach_value.items():
-        if type(item) is not list or len(item) != 2 or item[0] not in ("cuda", "cpu"):
+        if type(item) is not list or len(item) != 3 or item[0] not in ("cuda", "cpu"):
+            return None
+        if type(item[2]) is not bool:
             return None
         steps = item[1]
         if type(steps) is not list or not all(type(s) is str for s in steps):
             return None
-        reach[api] = Reach(item[0], tuple(steps))
+        reach[api] = Reach(item[0], tuple(steps), item[2])
     if not all(type(k) is str and type(v) is str for k, v in aliases.items()):
         return None
     return reach, dict(aliases)

@@ -36,6 +36,7 @@ class Call:
     target: str
     line: int
     guarded: bool  # inside code a CUDA test selects
+    conditional: bool = False  # inside code another test selects (an ``if``, an ``except``)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Seed:
     line: int
     kind: str
     what: str
+    conditional: bool = False  # inside code a test (not a CUDA one) selects
 
 
 @dataclass
@@ -65,6 +67,7 @@ class ModuleGraph:
     units: tuple[Unit, ...]
     classes: tuple[tuple[str, tuple[str, ...]], ...]  # (class, its bases as dotted names)
     exports: tuple[tuple[str, str], ...]  # (module.name, what it names) for imported names
+    stars: tuple[str, ...] = ()  # the modules it imports * from (at module level)
 
 
 def module_graph(rel_path: str, tree: ast.Module) -> ModuleGraph:
@@ -79,6 +82,7 @@ def module_graph(rel_path: str, tree: ast.Module) -> ModuleGraph:
         tuple(reader.units),
         tuple(reader.classes),
         tuple(sorted(reader.exports.items())),
+        tuple(reader.stars),
     )
 
 
@@ -88,6 +92,7 @@ def place_seeds(graph: ModuleGraph, tree: ast.Module, seeds: list[Seed]) -> None
     if not seeds:
         return
     guarded = guarded_lines(tree)
+    conditional = guarded_lines(tree, cuda=False)
     tests, uses = _cuda_string_lines(tree)
     optional = _nested_module_lines(tree)  # `if is_x_available(): import x` at module level
     units = sorted((u for u in graph.units if not u.name.endswith(MODULE_CODE)), key=_span)
@@ -103,7 +108,7 @@ def place_seeds(graph: ModuleGraph, tree: ast.Module, seeds: list[Seed]) -> None
         if string and seed.line in tests and seed.line not in uses:
             continue  # x.device.type == "cuda": a test, not a use
         kind = "cpu" if seed.line in guarded else seed.kind
-        holder.seeds.append(Seed(seed.line, kind, seed.what))
+        holder.seeds.append(Seed(seed.line, kind, seed.what, seed.line in conditional))
 
 
 def _cuda_string_lines(tree: ast.Module) -> tuple[set[int], set[int]]:
@@ -143,12 +148,16 @@ def _span(unit: Unit) -> int:
     return unit.end - unit.line if not unit.name.endswith(MODULE_CODE) else 1 << 30
 
 
-def guarded_lines(tree: ast.Module) -> set[int]:
+def guarded_lines(tree: ast.Module, cuda: bool = True) -> set[int]:
     """The lines of code a CUDA test selects: the body and ``else`` of an ``if`` (or of a
-    conditional expression) whose test asks for CUDA."""
+    conditional expression) whose test asks for CUDA; with ``cuda`` False, those another
+    test selects, and the ``except`` blocks."""
     lines: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.If, ast.IfExp)) and cuda_test(node.test):
+        if isinstance(node, ast.ExceptHandler) and not cuda:
+            for inner in node.body:
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+        if isinstance(node, (ast.If, ast.IfExp)) and cuda_test(node.test) == cuda:
             parts = [node.body, node.orelse]
             for part in parts:
                 for inner in part if isinstance(part, list) else [part]:
@@ -185,6 +194,7 @@ class _Reader:
         self.units: list[Unit] = []
         self.classes: list[tuple[str, tuple[str, ...]]] = []
         self.exports: dict[str, str] = {}
+        self.stars: list[str] = []
         self.names: dict[str, str] = {}  # module-level bindings -> dotted
 
     def read_module(self, tree: ast.Module) -> None:
@@ -275,14 +285,20 @@ class _Reader:
         instances: dict[str, str],
         guarded: bool,
     ) -> None:
-        stack: list[tuple[ast.AST, bool]] = [(node, guarded)]
+        stack: list[tuple[ast.AST, bool, bool]] = [(node, guarded, False)]
         while stack:
-            item, inside = stack.pop()
-            if isinstance(item, (ast.If, ast.IfExp)) and cuda_test(item.test):
-                stack.append((item.test, inside))
+            item, inside, chosen = stack.pop()
+            if isinstance(item, (ast.If, ast.IfExp)):
+                stack.append((item.test, inside, chosen))
                 parts = item.body if isinstance(item.body, list) else [item.body]
                 others = item.orelse if isinstance(item.orelse, list) else [item.orelse]
-                stack.extend((p, True) for p in [*parts, *others])
+                if cuda_test(item.test):
+                    stack.extend((p, True, chosen) for p in [*parts, *others])
+                else:
+                    stack.extend((p, inside, True) for p in [*parts, *others])
+                continue
+            if isinstance(item, ast.ExceptHandler):
+                stack.extend((child, inside, True) for child in item.body)
                 continue
             if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call):
                 made = self._dotted(item.value.func, names, cls, instances)
@@ -293,8 +309,9 @@ class _Reader:
             if isinstance(item, ast.Call):
                 target = self._dotted(item.func, names, cls, instances)
                 if target:
-                    unit.calls.append(Call(target, item.lineno, inside))
-            stack.extend((child, inside) for child in reversed(list(ast.iter_child_nodes(item))))
+                    unit.calls.append(Call(target, item.lineno, inside, chosen))
+            children = reversed(list(ast.iter_child_nodes(item)))
+            stack.extend((child, inside, chosen) for child in children)
 
     def _dotted(
         self,
@@ -341,6 +358,8 @@ class _Reader:
         base = absolute_module(node.module or "", node.level, self.rel_path)
         for alias in node.names:
             if alias.name == "*":
+                if exported and base:
+                    self.stars.append(base)
                 continue
             bound = alias.asname or alias.name
             names[bound] = f"{base}.{alias.name}" if base else alias.name

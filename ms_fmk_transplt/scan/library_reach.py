@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from ms_fmk_transplt.engine.library_facts import CPU, CUDA, Reach
 from ms_fmk_transplt.scan.library_graph import MODULE_CODE, ModuleGraph, Unit
@@ -23,8 +24,23 @@ _MAX_STEPS = 12  # of a path shown
 _CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
 
 
+def _star_aliases(graphs: Iterable[ModuleGraph], graph: _Graph) -> None:
+    """``from .trainer import *``: each public name the module defines is a re-export."""
+    importers: dict[str, list[str]] = {}
+    for module_graph in graphs:
+        for star in module_graph.stars:
+            importers.setdefault(star, []).append(module_graph.module)
+    if not importers:
+        return
+    for name in [*graph.units, *graph.bases]:
+        module, _, own = name.rpartition(".")
+        if module in importers and not own.startswith("_") and own != MODULE_CODE:
+            for importer in importers[module]:
+                graph.aliases.setdefault(f"{importer}.{own}", name)
+
+
 class _Graph:
-    def __init__(self, graphs: Iterable[ModuleGraph]) -> None:
+    def __init__(self, graphs: list[ModuleGraph]) -> None:
         self.units: dict[str, Unit] = {}
         self.paths: dict[str, str] = {}  # unit -> its module's path
         self.bases: dict[str, tuple[str, ...]] = {}
@@ -35,6 +51,7 @@ class _Graph:
                 self.paths[unit.name] = graph.path
             self.bases.update(graph.classes)
             self.aliases.update(graph.exports)
+        _star_aliases(graphs, self)
         self.methods: dict[str, set[str]] = {}  # class -> the names of its own methods
         for name in self.units:
             owner, _, method = name.rpartition(".")
@@ -98,12 +115,13 @@ def library_reach(graphs: list[ModuleGraph]) -> tuple[dict[str, Reach], dict[str
     """Every API of the library that reaches CUDA-specific code, with its path; and its
     re-exports (name -> what it names)."""
     graph = _Graph(graphs)
-    callers: dict[str, list[tuple[str, int, bool]]] = {}
+    callers: dict[str, list[Edge]] = {}
     for unit in graph.units.values():
         for call in unit.calls:
             for target in graph.targets(unit, call.target):
                 if target != unit.name:
-                    callers.setdefault(target, []).append((unit.name, call.line, call.guarded))
+                    edge = Edge(unit.name, call.line, call.guarded, call.conditional)
+                    callers.setdefault(target, []).append(edge)
     nexts = _propagate(graph, callers)
     reach = {name: _reach(graph, name, nexts) for name in nexts}
     for cls in graph.bases:  # classes (their constructor) and inherited methods
@@ -113,52 +131,78 @@ def library_reach(graphs: list[ModuleGraph]) -> tuple[dict[str, Reach], dict[str
     return reach, dict(graph.aliases)
 
 
-Next = tuple[str, str | None, int]  # (kind, the callee it reaches through (None: a seed), line)
+class Edge(NamedTuple):
+    caller: str
+    line: int
+    guarded: bool  # a CUDA test selects the call
+    conditional: bool  # another test selects it
 
 
-def _propagate(graph: _Graph, callers: dict[str, list[tuple[str, int, bool]]]) -> dict[str, Next]:
+class Next(NamedTuple):
+    tier: tuple[str, bool]  # (kind, whether the path passes a test)
+    callee: str | None  # the unit it reaches through (None: its own line)
+    line: int
+    conditional: bool  # the call to the callee is under a test
+
+
+# the order paths are chosen in: a sure failure, a sure CPU path, then those behind a test
+TIERS = ((CUDA, False), (CPU, False), (CUDA, True), (CPU, True))
+
+
+def _through(tier: tuple[str, bool], edge: Edge) -> tuple[str, bool]:
+    """The tier of a caller reaching a callee of ``tier`` through ``edge``."""
+    return (CPU if edge.guarded else tier[0], tier[1] or edge.conditional)
+
+
+def _propagate(graph: _Graph, callers: dict[str, list[Edge]]) -> dict[str, Next]:
     nexts: dict[str, Next] = {}
-    for kind in (CUDA, CPU):
+    for tier in TIERS:
         queue: deque[str] = deque()
+
+        def reached(name: str, callee: str | None, line: int, conditional: bool) -> None:
+            nexts[name] = Next(tier, callee, line, conditional)  # noqa: B023 (called at once)
+            queue.append(name)  # noqa: B023
+
         for name, unit in graph.units.items():
-            if unit.npu_aware:
-                continue  # it has an NPU arm: neither its lines nor its calls count
-            if name not in nexts and any(s.kind == kind for s in unit.seeds):
-                nexts[name] = (kind, None, 0)
-                queue.append(name)
-        if kind == CPU:  # a guarded call of code that needs CUDA
-            for name, (found, _, _) in list(nexts.items()):
-                for caller, line, guarded in callers.get(name, ()):
-                    aware = graph.units[caller].npu_aware
-                    if found == CUDA and guarded and caller not in nexts and not aware:
-                        nexts[caller] = (CPU, name, line)
-                        queue.append(caller)
+            if name in nexts or unit.npu_aware:  # it has an NPU arm: it does not count
+                continue
+            if any((s.kind, s.conditional) == tier for s in unit.seeds):
+                reached(name, None, 0, False)
+        for name, found in list(nexts.items()):  # from the paths of the tiers before
+            if found.tier != tier:
+                for edge in callers.get(name, ()):
+                    if _open(graph, nexts, edge) and _through(found.tier, edge) == tier:
+                        reached(edge.caller, name, edge.line, edge.conditional)
         while queue:
             name = queue.popleft()
-            for caller, line, guarded in callers.get(name, ()):
-                if caller in nexts or (kind == CUDA and guarded) or graph.units[caller].npu_aware:
-                    continue
-                nexts[caller] = (kind, name, line)
-                queue.append(caller)
+            for edge in callers.get(name, ()):
+                if _open(graph, nexts, edge) and _through(tier, edge) == tier:
+                    reached(edge.caller, name, edge.line, edge.conditional)
     return nexts
 
 
+def _open(graph: _Graph, nexts: dict[str, Next], edge: Edge) -> bool:
+    return edge.caller not in nexts and not graph.units[edge.caller].npu_aware
+
+
 def _reach(graph: _Graph, name: str, nexts: dict[str, Next]) -> Reach:
-    kind = nexts[name][0]
+    tier = nexts[name].tier
     steps: list[str] = []
     current: str | None = name
     while current is not None and len(steps) < _MAX_STEPS:
-        _, callee, line = nexts[current]
+        found = nexts[current]
         where = graph.paths[current]
-        if callee is None:
+        if found.callee is None:
             unit = graph.units[current]
-            seed = next(s for s in unit.seeds if s.kind == kind or kind == CPU)
+            seed = next(s for s in unit.seeds if (s.kind, s.conditional) == found.tier)
             steps.append(f"{_shown(current)} ({where}:{unit.line})")
-            steps.append(f"{where}:{seed.line}: {seed.what}")
+            under = ", under a test" if seed.conditional else ""
+            steps.append(f"{where}:{seed.line}: {seed.what}{under}")
             break
-        steps.append(f"{_shown(current)} ({where}:{line})")
-        current = callee
-    return Reach(kind, tuple(steps))
+        under = ", under a test" if found.conditional else ""
+        steps.append(f"{_shown(current)} ({where}:{found.line}{under})")
+        current = found.callee
+    return Reach(tier[0], tuple(steps), tier[1])
 
 
 def _shown(unit: str) -> str:

@@ -24,7 +24,7 @@ from ms_fmk_transplt.engine.rules.advice.training_scripts import (
     trains,
     trains_at_module_level,
 )
-from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_only_names
+from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_code import cuda_conditions, cuda_only_names
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import has_condition, hinted
 from ms_fmk_transplt.engine.rules.engine.engine_errors import INTERNAL_ERROR
 from ms_fmk_transplt.engine.rules.engine.unmodelled import left_as_written
@@ -70,6 +70,7 @@ from ms_fmk_transplt.engine.rules.unsupported.launch_values import (
 from ms_fmk_transplt.engine.rules.unsupported.unsupported_rows import category_rule
 
 __all__ = [
+    "cuda_conditions",
     "is_test",
     "runs_training",
     "tpu_script",

@@ -47,7 +47,7 @@ _WHAT = {CUDA: "reaches code that needs CUDA", "cpu": "takes its CPU path on the
 def deps_words(ctx: SpanContext) -> tuple[str, ...]:
     """The libraries' names: a statement naming one is walked."""
     facts = _facts(ctx)
-    return tuple(sorted(facts.libraries)) if facts is not None else ()
+    return facts.anchor_words if facts is not None else ()
 
 
 def _facts(ctx: SpanContext) -> DepsFacts | None:
@@ -68,6 +68,12 @@ class DepsSpans(SpanConcern):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.module and not node.level:
             self._row(node, node.module, imported=True)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:  # class Model(SRGANModel): the library's constructor runs
+            dotted = self.ctx.qname(base)
+            if dotted:
+                self._row(base, dotted)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.facts is None or not isinstance(node.value, ast.Call):
@@ -103,11 +109,13 @@ class DepsSpans(SpanConcern):
         if imported and api != dotted.rstrip("."):
             return  # (an import names a module: only its own code counts)
         shown = dotted.split(".", 1)[1] if "." in dotted else dotted
-        message = f"{library.label()}: {shown} {_WHAT[reach.kind]}: " + " -> ".join(reach.path)
+        what = _WHAT[reach.kind]
+        if reach.conditional:  # the path passes a test: an option or a setting leads there
+            what = f"{what} when the tests on its path hold"
+        message = f"{library.label()}: {shown} {what}: " + " -> ".join(reach.path)
         rule = CUDA_PATH if reach.kind == CUDA else CPU_PATH
-        self.ctx.unsupported(
-            self.ctx.lines(node), dotted, Entry(dotted, CATEGORY, "manual", TIP), message, rule
-        )
+        entry = Entry(dotted, CATEGORY, "manual", f"{message}; {TIP}")
+        self.ctx.unsupported(self.ctx.lines(node), dotted, entry, message, rule)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -144,7 +152,9 @@ def fold(notices: list[Notice], done: Folding) -> list[Notice]:
         replaced.update((id(n), None) for n in group)
         if curated is not None:
             replaced[id(curated)] = dataclasses.replace(
-                curated, message=f"{curated.message}; --deps: {folded.message}"
+                curated,
+                message=f"{curated.message}; --deps: {folded.message}",
+                tip=f"{curated.tip}; --deps: {folded.message}",
             )
         else:
             replaced[id(group[0])] = folded
@@ -159,11 +169,10 @@ def _folded(group: list[Notice], migrated: bool) -> Notice:
         apis.setdefault(row.api, []).append(row.lines(migrated)[0])
     if len(apis) == 1 and len(group) == 1:
         return first
-    head, _, path = first.message.partition(" -> ")
-    label = head.split(": ", 1)[0]
+    label = first.message.split(": ", 1)[0]
     listed = ", ".join(
         f"{api.split('.', 1)[-1]} (line {', '.join(map(str, lines))})"
         for api, lines in apis.items()
     )
     message = f"{label}: {listed}; {first.message.split(': ', 1)[1]}"
-    return dataclasses.replace(first, message=message)
+    return dataclasses.replace(first, message=message, tip=f"{message}; {TIP}")

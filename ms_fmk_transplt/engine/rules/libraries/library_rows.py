@@ -109,7 +109,12 @@ def fold_library_rows(
     """``notices`` with the rows of each library folded into one row per library; the lines it
     lists are those of the migrated file (``migrated``) or of the input. In a program of
     another framework (``source`` imports jax) the Ascend-path caveats go, and so do the rows
-    of a name the ``project`` holds itself (its own ``megatron`` package)."""
+    of a name the ``project`` holds itself (its own ``megatron`` package). The deps family's
+    rows (``--deps``) are its own to fold (deps_spans.py): they are left as they are."""
+    analysed = [n for n in notices if n.rule.startswith("deps.")]
+    if analysed:
+        others = [n for n in notices if not n.rule.startswith("deps.")]
+        return [*fold_library_rows(others, table, migrated, source, project), *analysed]
     if project is not None and project.own_modules:
         notices = [n for n in notices if not _own(n, project)]
     notices = [n for n in notices if not _ported(n, table, project, source)]

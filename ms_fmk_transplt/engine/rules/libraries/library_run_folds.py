@@ -35,6 +35,7 @@ from ms_fmk_transplt.tables.library_table import LibraryTable
 
 FOLD_FROM = 3  # a library used by one or two files keeps their rows
 NAMED = 3  # files named in the folded row's tip
+DEPS_MARK = "; --deps: "  # where the deps family's path joins a library row's tip
 
 
 def _per_run_library(row: Notice, table: LibraryTable) -> str | None:
@@ -107,8 +108,16 @@ def _folded(name: str, group: list[Notice], table: LibraryTable, migrated: bool)
     entries = (table.entry(row.api) for row in group)
     tips = dict.fromkeys(entry["tip"] for entry in entries if entry is not None)
     first = group[0]
+    # the paths --deps found in the library for the files' calls (the deps family's rows,
+    # folded into these): each once, the first few
+    paths: dict[str, str] = {}  # the path (without the file's lines) -> the first row's text
+    for row in group:
+        if DEPS_MARK in row.tip:
+            text = row.tip.split(DEPS_MARK, 1)[1]
+            paths.setdefault(text.split("; ", 1)[-1], text)
+    found = "".join(f"{DEPS_MARK}{p}" for p in list(paths.values())[:NAMED])
     return dataclasses.replace(
         first,
         message=f"{where}: one row for the run, the action is in the library; {first.message}",
-        tip=f"{where}; the action is in the library, not in each file: " + " | ".join(tips),
+        tip=f"{where}; the action is in the library, not in each file: " + " | ".join(tips) + found,
     )
