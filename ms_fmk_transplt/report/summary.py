@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import findings
+from ms_fmk_transplt.report import findings, library_api
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import target_label, target_version
 from ms_fmk_transplt.report.statistics import (
@@ -66,6 +66,8 @@ def show(result: RunResult, console: Console) -> None:
         console.print(
             f"[yellow]{severity.value}[/] {escape(message)}", highlight=False, soft_wrap=True
         )
+    for line in library_api.summary_lines(result):
+        console.print(escape(line), highlight=False, soft_wrap=True)
     names = ", ".join(escape(p.name) for p in result.report_paths.values())
     console.print(f"reports in {escape(shown(result.output_dir))}: {names}", highlight=False)
     for line in headline(result):  # a path is printed whole (the terminal wraps it)
