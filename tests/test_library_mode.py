@@ -4,6 +4,7 @@ code listed in library_api.csv and the sheet "Library APIs" of unsupported_op.xl
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -197,3 +198,17 @@ def test_public_apis_choice() -> None:
         {"p.f": "p._m.f", "p.D": "p._m.D", "p._x": "p._m.f"},
     )
     assert list(public_apis(library)) == ["p.D.g", "p.f", "p.m.C", "p.m.C.__call__"]
+
+
+def test_json_summary_and_single_module(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "gpu_tools.py").write_bytes(CORE.replace(b"from ._helpers import _sync\n", b""))
+    args = ["--analyse", "--library", "-i", str(folder / "gpu_tools.py"), "-o", str(tmp_path)]
+    result = CliRunner().invoke(main, [*args, "--no-cache", "--report-format", "json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["library_apis"] == {"gpu_tools": {"apis": 6, "need_cuda": 5, "cpu_path": 1}}
+    rows = _rows(tmp_path / "proj_analysis" / "library_api.csv")
+    assert len(rows) == 6 and rows[0]["API"] == "gpu_tools.Engine"
+    assert rows[0]["Where"] == "gpu_tools.py:30"  # (31 in core.py, one import line less)

@@ -21,6 +21,7 @@ from ms_fmk_transplt.report.statistics import (
     framework_line,
     headline_counts,
     libcst_stages,
+    library_counts,
     open_work,
     rule_counts,
     run_buckets,
@@ -143,6 +144,19 @@ def _frameworks(result: RunResult) -> dict[str, object]:
     }
 
 
+def _library(result: RunResult) -> dict[str, object]:
+    """--library: per package of the input, its public APIs that reach CUDA (none otherwise)."""
+    if not result.options.library:
+        return {}
+    counts = {lib.name: library_counts(lib) for lib in result.library}
+    return {
+        "library_apis": {
+            name: {"apis": total, "need_cuda": cuda, "cpu_path": cpu}
+            for name, (total, cuda, cpu) in counts.items()
+        }
+    }
+
+
 def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
     """The machine-readable run summary (--report-format json)."""
     b = run_buckets(result)
@@ -157,6 +171,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "counts": summary_counts(result),
         "changes_by_rule": dict(rule_counts(result)),
         **_frameworks(result),
+        **_library(result),
         **_programs(result),
         "buckets": {
             "automatic": b.automatic,
