@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from ms_fmk_transplt.engine.library_facts import LibraryFacts
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity
 from ms_fmk_transplt.scan.discover import Project
@@ -31,6 +32,7 @@ class RunOptions:
     todo_comments: bool = True  # off: --no-todo-comments
     npu_options: tuple[str, ...] = ()  # --npu-option NAME=VALUE (TensorFlow adapter options)
     deps: tuple[str, ...] = ()  # --deps DIR|auto: installed libraries to analyse
+    library: bool = False  # --library (with --analyse): also the input's APIs that reach CUDA
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     file_timeout: float | None = None  # --file-timeout, seconds (None: the engine's default)
     jobs: int = 0  # worker processes (0: one per core)
@@ -89,6 +91,8 @@ class RunResult:
     fingerprint: str = ""  # what decides the output besides the files (see cache.py)
     order: dict[str, int] = field(default_factory=dict)  # path -> place in the whole input
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the parent's phases
+    # --library: the input's packages, each with every API that reaches CUDA-specific code
+    library: tuple[LibraryFacts, ...] = ()
 
     @property
     def total_files(self) -> int:

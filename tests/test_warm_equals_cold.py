@@ -49,6 +49,7 @@ PROBES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "similar": ("run", (), ("-sim",)),
     "target_version": ("run", (), ("-v", "2.1.0")),
     "analyse": ("run", (), ("--analyse",)),
+    "library": ("run", ("--analyse",), ("--analyse", "--library")),
     "max_file_mib": ("run", (), ("--max-file-size", "0.001")),  # every file is larger
     "file_timeout": ("run", (), ("--file-timeout", "0.000001")),  # every file takes longer
     "select": ("run", (), ("--select", "tensor_methods")),

@@ -58,6 +58,11 @@ def main(ctx: click.Context, **values: Any) -> None:
         machine_format=output_format if output_format != "text" else "",
         color=color,
     )
+    if values["library"]:  # the input as a library: a report of the analysis
+        if not values["analyse"]:
+            fail("--library requires --analyse")
+        if values["zoo"] or ctx.invoked_subcommand is not None:
+            fail(f"--library cannot be combined with {'--zoo' if values['zoo'] else 'distributed'}")
     if values["zoo"]:
         if ctx.invoked_subcommand is not None:
             fail("--zoo cannot be combined with distributed")

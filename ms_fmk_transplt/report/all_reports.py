@@ -17,6 +17,7 @@ from ms_fmk_transplt.report import (
     html_report,
     kit_files,
     launch_script,
+    library_api,
     log,
     unsupported_op,
 )
@@ -36,6 +37,7 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
         user_files,
         distributed=result.main_rel is not None and not kit,
         analyse=result.options.analyse,
+        library=result.options.library,
         kit_files=kit_names,
     )
     for key, name in names.items():
@@ -55,6 +57,9 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
     if result.options.analyse:
         effort.write_csv(staging / names["effort.csv"], result)
         result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
+    if result.options.library:
+        library_api.write_csv(staging / names[library_api.NAME], result)
+        result.report_paths["library_api_csv"] = result.output_dir / names[library_api.NAME]
     result.report_paths["log"] = result.output_dir / names["msFmkTranspltlog.txt"]
     if kit:
         kit_files.write(staging, result, names)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import RunResult
+from ms_fmk_transplt.report import library_api
 from ms_fmk_transplt.report.statistics import (
     COUNT_LABELS,
     FRAMEWORK_NAMES,
@@ -135,6 +136,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
             "a caveat (details in unsupported_op.xlsx)",
         )
     )
+    out.extend(_line(end, "INFO", line) for line in library_api.summary_lines(result))
     seconds = (end - result.started).total_seconds()
     if counts["failed"]:
         out.append(

@@ -23,12 +23,14 @@ def report_names(
     user_files: set[str],
     distributed: bool = False,
     analyse: bool = False,
+    library: bool = False,
     kit_files: tuple[str, ...] = (),
 ) -> dict[str, str]:
     names = {}
     extra = (("run_distributed_npu.sh",) if distributed else ()) + (
         ("effort.csv",) if analyse else ()
     )
+    extra += ("library_api.csv",) if library else ()
     extra += kit_files
     for report in REPORTS + extra:
         name, n = report, 0

@@ -13,7 +13,8 @@ report.html, the zoo summary). One definition per number (README "What the numbe
 * items: the CUDA-specific constructs found = changes - bookkeeping + open work; converted =
   items - manual; conversion rate = converted / items.
 
-Also: changes by rule, the open work in report order, and the phase timings."""
+Also: changes by rule, the open work in report order, the phase timings and, for ``--library``,
+the input's public APIs that reach CUDA-specific code (rows of library_api.csv)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ms_fmk_transplt.catalogue.rule_catalog import is_bookkeeping
+from ms_fmk_transplt.engine.library_facts import CPU, CUDA, LibraryFacts, Reach
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
 from ms_fmk_transplt.records import FileRecord, RunResult
@@ -323,3 +325,51 @@ def libcst_stages(result: RunResult) -> dict[str, object]:
     stages = Counter(s for f in result.files for s in f.libcst_stages.split(",") if s)
     files = sum(1 for f in result.files if f.libcst_stages)
     return {"files": files, "stages": dict(stages.most_common())}
+
+
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")  # a class's own row says them
+
+
+def public_apis(library: LibraryFacts) -> dict[str, Reach]:
+    """The library's public APIs that reach CUDA-specific code (rows of library_api.csv): no
+    part of the name private (``_x``; a dunder method such as ``__call__`` is public), a class
+    as the class (its constructor: not ``C.__init__`` again), a private definition under the
+    public name that re-exports it (``pkg.Trainer`` for ``pkg._impl.Trainer``)."""
+    exported: dict[str, str] = {}  # private target -> its public name (the shortest)
+    for name, target in sorted(library.aliases.items(), key=lambda a: (len(a[0]), a[0])):
+        if _public(name) and not _public(target):
+            exported.setdefault(target, name)
+    out: dict[str, Reach] = {}
+    for api, reach in library.reach.items():
+        owner, _, last = api.rpartition(".")
+        if last in _CONSTRUCTORS and owner in library.reach:
+            continue
+        shown = api if _public(api) else _exported(api, exported)
+        if not shown:
+            continue
+        out.setdefault(shown, reach)
+    return dict(sorted(out.items()))
+
+
+def _public(dotted: str) -> bool:
+    return not any(
+        p.startswith("_") and not (p.endswith("__") and len(p) > 4) for p in dotted.split(".")
+    )
+
+
+def _exported(api: str, exported: dict[str, str]) -> str:
+    """The public name of ``api`` through the re-export of it or of its module or class; ""."""
+    parts = api.split(".")
+    for i in range(len(parts), 0, -1):
+        name = exported.get(".".join(parts[:i]))
+        if name is not None:
+            dotted = ".".join([name, *parts[i:]])
+            return dotted if _public(dotted) else ""
+    return ""
+
+
+def library_counts(library: LibraryFacts) -> tuple[int, int, int]:
+    """The library's public APIs that reach: all, those that need CUDA, those that take the CPU
+    path on the NPU."""
+    kinds = Counter(r.kind for r in public_apis(library).values())
+    return kinds[CUDA] + kinds[CPU], kinds[CUDA], kinds[CPU]

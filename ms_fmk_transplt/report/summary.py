@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import findings
+from ms_fmk_transplt.report import findings, library_api
 from ms_fmk_transplt.report.findings import SCHEMA_VERSION
 from ms_fmk_transplt.report.log import target_label, target_version
 from ms_fmk_transplt.report.statistics import (
@@ -21,6 +21,7 @@ from ms_fmk_transplt.report.statistics import (
     framework_line,
     headline_counts,
     libcst_stages,
+    library_counts,
     open_work,
     rule_counts,
     run_buckets,
@@ -66,6 +67,8 @@ def show(result: RunResult, console: Console) -> None:
         console.print(
             f"[yellow]{severity.value}[/] {escape(message)}", highlight=False, soft_wrap=True
         )
+    for line in library_api.summary_lines(result):
+        console.print(escape(line), highlight=False, soft_wrap=True)
     names = ", ".join(escape(p.name) for p in result.report_paths.values())
     console.print(f"reports in {escape(shown(result.output_dir))}: {names}", highlight=False)
     for line in headline(result):  # a path is printed whole (the terminal wraps it)
@@ -141,6 +144,19 @@ def _frameworks(result: RunResult) -> dict[str, object]:
     }
 
 
+def _library(result: RunResult) -> dict[str, object]:
+    """--library: per package of the input, its public APIs that reach CUDA (none otherwise)."""
+    if not result.options.library:
+        return {}
+    counts = {lib.name: library_counts(lib) for lib in result.library}
+    return {
+        "library_apis": {
+            name: {"apis": total, "need_cuda": cuda, "cpu_path": cpu}
+            for name, (total, cuda, cpu) in counts.items()
+        }
+    }
+
+
 def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
     """The machine-readable run summary (--report-format json)."""
     b = run_buckets(result)
@@ -155,6 +171,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
         "counts": summary_counts(result),
         "changes_by_rule": dict(rule_counts(result)),
         **_frameworks(result),
+        **_library(result),
         **_programs(result),
         "buckets": {
             "automatic": b.automatic,

@@ -15,7 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.engine.rules.family_exports import TF_CATEGORY
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import advice_csv, effort
+from ms_fmk_transplt.report import advice_csv, effort, library_api
 from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import relative_url
@@ -82,6 +82,8 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
     advice_csv.add_sheet(wb, result)
     if result.options.analyse:
         effort.add_sheet(wb, result)
+    if result.options.library:
+        library_api.add_sheet(wb, result)
     buffer = io.BytesIO()
     wb.save(buffer)
     write_file(path, buffer.getvalue())

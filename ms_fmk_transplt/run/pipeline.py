@@ -17,6 +17,7 @@ from typing import Any
 from ms_fmk_transplt.catalogue.rule_catalog import rules_with
 from ms_fmk_transplt.catalogue.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.library_facts import LibraryFacts
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules import registry
 from ms_fmk_transplt.errors import Interrupted, UserError
@@ -194,6 +195,10 @@ def _assembled(
         if options.deps:  # the installed libraries it imports (library_analysis.py)
             facts, deps_log = _with_deps(project, facts, options, tables)
         engine = dataclasses.replace(engine, project=facts)
+    library: tuple[LibraryFacts, ...] = ()
+    if options.library:  # the input read as a library too (library_mode.py)
+        library, library_log = _library(project, options, tables)
+        deps_log.extend(library_log)
     started = datetime.now()
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
@@ -218,6 +223,7 @@ def _assembled(
         kit_entry=entry_rel if main_rel is not None and options.kit else None,
         notes=notes,
         fingerprint=result_fingerprint(options, engine, tables),
+        library=library,
     )
     if options.merge_shards:
         return assemble(result, lambda staging, run: _merge_parts(parts, staging, run)), parts
@@ -242,6 +248,16 @@ def _with_deps(
         options.jobs or os.cpu_count() or 1,
     )
     return dataclasses.replace(facts, deps=deps), log
+
+
+def _library(
+    project: Project, options: RunOptions, tables: Tables
+) -> tuple[tuple[LibraryFacts, ...], list[str]]:
+    """--library: the input's packages, with what of each reaches CUDA-specific code."""
+    from ms_fmk_transplt.run.library_mode import analyse_library
+
+    jobs = options.jobs or os.cpu_count() or 1
+    return analyse_library(project, tables, _facts_cache(options), jobs)
 
 
 def _migrate_and_report(

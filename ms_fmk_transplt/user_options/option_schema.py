@@ -356,6 +356,16 @@ SCHEMA: tuple[Option, ...] = (
         result=True,
     ),
     Option(
+        ("--library",),
+        (RUN,),
+        "With --analyse: INPUT is a library's source (a package, or a folder or source tree of "
+        "them): also list its public APIs that reach CUDA code, with the path, in "
+        "library_api.csv and the workbook's sheet Library APIs.",
+        {"is_flag": True},
+        run_field="library",
+        result=True,
+    ),
+    Option(
         ("--npu-option", "npu_options"),
         (RUN,),
         "TensorFlow: set an Ascend TF adapter option (precision_mode, iterations_per_loop, "
