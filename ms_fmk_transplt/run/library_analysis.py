@@ -95,7 +95,7 @@ def analyse_dependencies(
         libraries[name] = LibraryFacts(name, package.dist, package.version, kept, kept_aliases)
         label = f"{name} {package.version}".strip()
         log.append(f"--deps: {label} ({package.root}): {len(reach)} APIs reach CUDA ({how})")
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())  # (3.10 and later)
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())  # (3.10 and later)
     missing = sorted(wanted - packages.keys() - stdlib - set(sys.builtin_module_names))
     if missing and stdlib:
         log.append(f"--deps: not found in the folders given: {', '.join(missing)}")

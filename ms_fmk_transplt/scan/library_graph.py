@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.project_facts import absolute_module, module_name
@@ -158,11 +158,13 @@ def guarded_lines(tree: ast.Module, cuda: bool = True) -> set[int]:
             for inner in node.body:
                 lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
         if isinstance(node, (ast.If, ast.IfExp)) and cuda_test(node.test) == cuda:
-            parts = [node.body, node.orelse]
-            for part in parts:
-                for inner in part if isinstance(part, list) else [part]:
-                    end = getattr(inner, "end_lineno", None) or inner.lineno
-                    lines.update(range(inner.lineno, end + 1))
+            parts: list[ast.AST] = []
+            for part in (node.body, node.orelse):
+                parts.extend(part if isinstance(part, list) else [part])
+            for inner in parts:
+                start: int = getattr(inner, "lineno", 0)
+                end: int = getattr(inner, "end_lineno", None) or start
+                lines.update(range(start, end + 1))
     return lines
 
 
@@ -266,7 +268,7 @@ class _Reader:
 
     def _calls(
         self,
-        nodes: list[ast.AST],
+        nodes: Sequence[ast.AST],
         unit: Unit,
         names: dict[str, str],
         cls: str | None,
@@ -307,9 +309,9 @@ class _Reader:
                     if key and made and not made.startswith(("self:", "super:")):
                         instances[key] = made
             if isinstance(item, ast.Call):
-                target = self._dotted(item.func, names, cls, instances)
-                if target:
-                    unit.calls.append(Call(target, item.lineno, inside, chosen))
+                called = self._dotted(item.func, names, cls, instances)
+                if called:
+                    unit.calls.append(Call(called, item.lineno, inside, chosen))
             children = reversed(list(ast.iter_child_nodes(item)))
             stack.extend((child, inside, chosen) for child in children)
 
