@@ -95,6 +95,11 @@ class DepsSpans(SpanConcern):
             if owner in self.instances:
                 self._row(node, f"{self.instances[owner]}.{func.attr}")
                 return
+            if isinstance(func.value, ast.Call):  # Trainer(...).fit()
+                made = self.ctx.qname(func.value.func) or ""
+                if made.split(".", 1)[0] in self.facts.libraries:
+                    self._row(node, f"{made}.{func.attr}")
+                    return
         dotted = self.ctx.qname(func)
         if dotted:
             self._row(node, dotted)
