@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from ms_fmk_transplt.catalogue.rule_catalog import declare
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.library_facts import CUDA, DepsFacts
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -26,6 +26,8 @@ CUDA_PATH = declare(
     "Triton kernels, CUDA-only libraries) stay as they are in the library, which the tool "
     "never changes. An API whose call graph reaches such a line without a CUDA test on the "
     "way fails on the NPU: the row names the API and one path down to the line.",
+    kind=OPEN_WORK,
+    option="--deps",
 )
 CPU_PATH = declare(
     "deps.cpu_path",
@@ -34,6 +36,8 @@ CPU_PATH = declare(
     'compared with `"cuda"`, or uses a CUDA feature that switches itself off without CUDA '
     "(`torch.cuda.amp.GradScaler`): on the NPU it runs, on the CPU or without the feature. "
     "The row names the API and one path down to the line.",
+    kind=OPEN_WORK,
+    option="--deps",
 )
 CATEGORY = "third_party"
 TIP = (
@@ -95,11 +99,6 @@ class DepsSpans(SpanConcern):
             if owner in self.instances:
                 self._row(node, f"{self.instances[owner]}.{func.attr}")
                 return
-            if isinstance(func.value, ast.Call):  # Trainer(...).fit()
-                made = self.ctx.qname(func.value.func) or ""
-                if made.split(".", 1)[0] in self.facts.libraries:
-                    self._row(node, f"{made}.{func.attr}")
-                    return
         dotted = self.ctx.qname(func)
         if dotted:
             self._row(node, dotted)
