@@ -127,6 +127,15 @@ VERSIONS = {  # each fake library's dist-info says its version
 PATH_END = re.compile(r"([\w./]+\.py):(\d+)")
 
 
+def test_the_fake_libraries_are_no_library_the_table_knows() -> None:
+    """(A name of rules/libraries.json would get the table's curated row too.)"""
+    table = (ROOT / "rules" / "libraries.json").read_text("utf-8")
+    found = sorted(p.name for p in SITE.iterdir() if p.is_dir() and "." not in p.name)
+    assert found == sorted(VERSIONS)
+    assert not [name for name in found if re.search(rf"\b{name}\b", table)]
+    assert "fakelib" not in table
+
+
 def line_of(path: Path, text: str) -> int:
     """The one line of ``path`` holding ``text`` (1-based)."""
     found = [n for n, line in enumerate(path.read_text("utf-8").splitlines(), 1) if text in line]
