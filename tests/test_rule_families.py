@@ -68,9 +68,12 @@ def test_every_family_declares_an_id() -> None:
 def test_the_span_pass_runs_the_registry_order() -> None:
     plain = span_concerns(specify_device=False)
     spans = [f for f in FAMILIES if f.stage == "span" and f.framework == "pytorch"]
-    assert plain == tuple(c for f in spans if f.option != "-s" for c in f.concerns)
+    assert plain == tuple(c for f in spans if f.option not in ("-s", "--deps") for c in f.concerns)
     with_s = span_concerns(specify_device=True)
     assert [c.__name__ for c in with_s if c not in plain] == ["SpecifyDeviceSpans"]
+    with_deps = span_concerns(specify_device=False, deps=True)  # (--deps: only with facts)
+    assert [c.__name__ for c in with_deps if c not in plain] == ["DepsSpans"]
+    assert span_concerns(specify_device=False, pytorch=False, deps=True) == ()
     tf_only = span_concerns(specify_device=False, tensorflow=True, pytorch=False)
     assert tf_only == BY_NAME["tf"].concerns
 

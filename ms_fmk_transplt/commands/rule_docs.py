@@ -7,6 +7,7 @@ a migration.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 from pathlib import Path
@@ -59,6 +60,7 @@ OPTION_KEYS = {
     "kit",
     "tf_program",  # {"style": ..., "found_by": ...}: what a program model says of the case
     "npu_options",  # {name: value}: --npu-option, typed as the command line's are
+    "deps",  # a folder beside the case (a fake site-packages the case imports): --deps on it
 }
 EXPECT = {
     "fires": "the rule of the folder fires (the default)",
@@ -111,7 +113,21 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         project=_tf_program(case.name, data["tf_program"]) if "tf_program" in data else None,
         npu_options=tuple(data.get("npu_options", {}).items()),
     )
+    if "deps" in data:
+        options = dataclasses.replace(options, project=_deps(case, data["deps"], options.project))
     return options, data.get("fault", "")
+
+
+def _deps(case: Path, folder: str, facts: ProjectFacts | None) -> ProjectFacts:
+    """The facts of a run of the case alone with ``--deps`` on ``folder`` (relative to the
+    case's folder), as run/library_analysis.py computes them (no cache)."""
+    from ms_fmk_transplt.run.library_analysis import analyse_dependencies
+
+    tables = docs_tables(fixture_version(case))
+    files = [(case.name, case.read_bytes())]
+    folders = (str(case.parent / folder),)
+    deps, _ = analyse_dependencies(folders, files, frozenset(), tables, None, 1)
+    return dataclasses.replace(facts or ProjectFacts(), deps=deps)
 
 
 def _tf_program(name: str, program: dict[str, str]) -> ProjectFacts:

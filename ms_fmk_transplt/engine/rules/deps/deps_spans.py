@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from ms_fmk_transplt.catalogue.rule_catalog import declare
+from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.library_facts import CUDA, DepsFacts
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
@@ -26,6 +26,8 @@ CUDA_PATH = declare(
     "Triton kernels, CUDA-only libraries) stay as they are in the library, which the tool "
     "never changes. An API whose call graph reaches such a line without a CUDA test on the "
     "way fails on the NPU: the row names the API and one path down to the line.",
+    kind=OPEN_WORK,
+    option="--deps",
 )
 CPU_PATH = declare(
     "deps.cpu_path",
@@ -34,6 +36,8 @@ CPU_PATH = declare(
     'compared with `"cuda"`, or uses a CUDA feature that switches itself off without CUDA '
     "(`torch.cuda.amp.GradScaler`): on the NPU it runs, on the CPU or without the feature. "
     "The row names the API and one path down to the line.",
+    kind=OPEN_WORK,
+    option="--deps",
 )
 CATEGORY = "third_party"
 TIP = (
