@@ -161,9 +161,9 @@ def guarded_lines(tree: ast.Module, cuda: bool = True) -> set[int]:
             parts: list[ast.AST] = []
             for part in (node.body, node.orelse):
                 parts.extend(part if isinstance(part, list) else [part])
-            for inner in parts:
-                start: int = getattr(inner, "lineno", 0)
-                end: int = getattr(inner, "end_lineno", None) or start
+            for part_node in parts:
+                start: int = getattr(part_node, "lineno", 0)
+                end: int = getattr(part_node, "end_lineno", None) or start
                 lines.update(range(start, end + 1))
     return lines
 
