@@ -35,6 +35,8 @@ FILES = {
         "y = flash_attn_func(x, x, x)\nz = flash_attn_func(y, y, y)\n"
     ),
     "tf_train.py": "import tensorflow as tf\nc = tf.estimator.RunConfig()\n",
+    # a fake installed library whose API moves its argument to CUDA (fixtures/deps)
+    "moves.py": "import torch\nimport fakelib_direct\ny = fakelib_direct.move(torch.ones(2))\n",
     "dist_main.py": (
         ROOT / "fixtures/rules/distributed_mode.unwrapped_model/misnamed_model.py"
     ).read_text(encoding="utf-8"),
@@ -50,6 +52,7 @@ PROBES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "target_version": ("run", (), ("-v", "2.1.0")),
     "analyse": ("run", (), ("--analyse",)),
     "library": ("run", ("--analyse",), ("--analyse", "--library")),
+    "deps": ("run", (), ("--deps", str(ROOT / "fixtures/deps/site-packages"))),
     "max_file_mib": ("run", (), ("--max-file-size", "0.001")),  # every file is larger
     "file_timeout": ("run", (), ("--file-timeout", "0.000001")),  # every file takes longer
     "select": ("run", (), ("--select", "tensor_methods")),

@@ -94,7 +94,7 @@ def analyse_dependencies(
         kept_aliases = {k: v for k, v in aliases.items() if _spelled(k, words)}
         libraries[name] = LibraryFacts(name, package.dist, package.version, kept, kept_aliases)
         label = f"{name} {package.version}".strip()
-        log.append(f"--deps: {label} ({package.root}): {len(reach)} APIs reach CUDA ({how})")
+        log.append(f"--deps: {label} ({package.root}): {apis_reaching(len(reach))} CUDA ({how})")
     stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())  # (3.10 and later)
     missing = sorted(wanted - packages.keys() - stdlib - set(sys.builtin_module_names))
     if missing and stdlib:
@@ -199,3 +199,8 @@ def module_facts(tables: Tables, task: tuple[str, bytes]) -> ModuleGraph | None:
     finally:
         if collecting:
             gc.enable()
+
+
+def apis_reaching(count: int) -> str:
+    """``1 API reaches`` / ``3 APIs reach`` (the log's words)."""
+    return f"{count} API reaches" if count == 1 else f"{count} APIs reach"

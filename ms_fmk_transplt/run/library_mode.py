@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ms_fmk_transplt.engine.library_facts import LibraryFacts
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.run.library_analysis import _package_reach
+from ms_fmk_transplt.run.library_analysis import _package_reach, apis_reaching
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.scan.site_packages import InstalledPackage, deps_folders, find_packages
@@ -37,7 +37,7 @@ def analyse_library(
         reach, aliases, how = _package_reach(package, tables, cache, jobs)
         facts = LibraryFacts(package.name, package.dist, package.version, reach, aliases)
         found.append(facts)
-        log.append(f"--library: {facts.label()}: {len(reach)} APIs reach CUDA ({how})")
+        log.append(f"--library: {facts.label()}: {apis_reaching(len(reach))} CUDA ({how})")
     return tuple(found), log
 
 
