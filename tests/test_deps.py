@@ -100,6 +100,15 @@ CASES = {
         "torch.cuda.set_device(0)",
         ("boot.py",),
     ),
+    "derived_class": Case(  # (derived.py imports no torch: the family runs on it all the same)
+        "derived.py",
+        "class Mine(Model):",
+        CUDA,
+        "fakelib_model.Model",
+        "fakelib_model/__init__.py",
+        "self.index = torch.cuda.current_device()",
+        ("derived.py",),
+    ),
     "guarded": Case(
         "train.py",
         "fakelib_guarded.place(x)",
@@ -119,6 +128,7 @@ VERSIONS = {  # each fake library's dist-info says its version
     "fakelib_deep": "0.2.1",
     "fakelib_direct": "1.0.0",
     "fakelib_guarded": "1.4.2",
+    "fakelib_model": "0.3.0",
     "fakelib_reexport": "5.0.0",
     "fakelib_selfcall": "3.1.0",
 }

@@ -344,11 +344,21 @@ def public_apis(library: LibraryFacts) -> dict[str, Reach]:
         owner, _, last = api.rpartition(".")
         if last in _CONSTRUCTORS and owner in library.reach:
             continue
+        if _inherited(api, reach):
+            continue
         shown = api if _public(api) else _exported(api, exported)
         if not shown:
             continue
         out.setdefault(shown, reach)
     return dict(sorted(out.items()))
+
+
+def _inherited(api: str, reach: Reach) -> bool:
+    """A method a class inherits (``Model.generate`` runs ``GenerationMixin.generate``): listed
+    once, at the class that defines it."""
+    first = reach.path[0].split(" (", 1)[0] if reach.path else api
+    last = api.rpartition(".")[2]
+    return first != api and first.rpartition(".")[2] == last and last not in _CONSTRUCTORS
 
 
 def _public(dotted: str) -> bool:

@@ -134,14 +134,19 @@ def span_concerns(
 ) -> tuple[type[SpanConcern], ...]:
     """The span pass's concerns, in order (-s's only with it; the tensorflow families' only
     for a file that imports TensorFlow, the pytorch ones not for a file that imports TensorFlow
-    and no torch: its ``"nccl"`` or ``CUDA_VISIBLE_DEVICES`` are TensorFlow's)."""
+    and no torch: its ``"nccl"`` or ``CUDA_VISIBLE_DEVICES`` are TensorFlow's; ``--deps``'s on
+    every file: a file that imports only an analysed library calls it)."""
     return tuple(
         concern
         for family in families()
         if family.stage == "span"
         and (family.option != "-s" or specify_device)
         and (family.option != "--deps" or deps)
-        and (tensorflow if family.framework == "tensorflow" else pytorch)
+        and (
+            deps
+            if family.option == "--deps"
+            else (tensorflow if family.framework == "tensorflow" else pytorch)
+        )
         for concern in family.concerns
     )
 

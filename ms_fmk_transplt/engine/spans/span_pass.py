@@ -79,7 +79,7 @@ def span_concerns_for(ctx: SpanContext) -> tuple[type[SpanConcern], ...]:
     tf = ctx.tf
     project = ctx.options.project  # a file of no PyTorch program gets none (program model)
     pytorch = (tf is None or tf.torch) and (project is None or project.programs.pytorch(ctx.path))
-    deps = pytorch and project is not None and project.deps is not None
+    deps = project is not None and project.deps is not None  # (any file: it calls a library)
     return registry.span_concerns(
         ctx.options.specify_device and pytorch,
         tensorflow=tf is not None,

@@ -41,9 +41,10 @@ CPU_PATH = declare(
 )
 CATEGORY = "third_party"
 TIP = (
-    "the library is not migrated: import torch_npu.contrib.transfer_to_npu before it (it "
-    "maps torch.cuda and 'cuda' devices to the NPU), use its Ascend build, or patch it where "
-    "the path ends"
+    "the library is not migrated: add `from torch_npu.contrib import transfer_to_npu` after "
+    "`import torch_npu` at the top of the entry script (Ascend's automatic migration: torch.cuda "
+    "and 'cuda' devices map to the NPU in the library too), use the library's Ascend build, or "
+    "patch it where the path ends"
 )
 _WHAT = {CUDA: "reaches code that needs CUDA", "cpu": "takes its CPU path on the NPU"}
 
@@ -73,11 +74,23 @@ class DepsSpans(SpanConcern):
         if node.module and not node.level:
             self._row(node, node.module, imported=True)
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for base in node.bases:  # class Model(SRGANModel): the library's constructor runs
-            dotted = self.ctx.qname(base)
-            if dotted:
-                self._row(base, dotted)
+    def leave_Name(self, node: ast.Name) -> None:
+        self._base(node)
+
+    def leave_Attribute(self, node: ast.Attribute) -> None:
+        self._base(node)
+
+    def _base(self, node: ast.expr) -> None:
+        """``class Model(SRGANModel):``: the library's constructor runs for the project's
+        class (its ``super().__init__``)."""
+        if self.facts is None:
+            return
+        for holder in self.ctx.stack[-3:]:
+            if isinstance(holder, ast.ClassDef) and any(b is node for b in holder.bases):
+                dotted = self.ctx.qname(node)
+                if dotted:
+                    self._row(node, dotted)
+                return
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.facts is None or not isinstance(node.value, ast.Call):
