@@ -201,7 +201,9 @@ class _Reader:
 
     def read_module(self, tree: ast.Module) -> None:
         own = Unit(f"{self.module}.{MODULE_CODE}", 1, 1 << 30)
-        top = list(_module_level(tree.body))
+        # (the block of `if __name__ == "__main__":` runs when the module is a script, not
+        # when it is imported)
+        top = list(_module_level([s for s in tree.body if not _main_guard(s)]))
         for stmt in top:  # bindings first: a function may call what is defined below it
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._bind_import(stmt, self.names, exported=True)
@@ -378,6 +380,15 @@ class _Reader:
             modules += [f"{base}.{a.name}" for a in node.names if base and a.name != "*"]
         for module in modules:
             unit.calls.append(Call(f"{module}.{MODULE_CODE}", node.lineno, False))
+
+
+def _main_guard(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    sides = [stmt.test.left, *stmt.test.comparators]
+    named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    return named and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _instance_key(target: ast.AST) -> str:

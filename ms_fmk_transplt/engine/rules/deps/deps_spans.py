@@ -46,6 +46,7 @@ TIP = (
     "and 'cuda' devices map to the NPU in the library too), use the library's Ascend build, or "
     "patch it where the path ends"
 )
+WHEN = " when the tests on its path hold"
 _WHAT = {CUDA: "reaches code that needs CUDA", "cpu": "takes its CPU path on the NPU"}
 
 
@@ -128,7 +129,7 @@ class DepsSpans(SpanConcern):
         shown = dotted.split(".", 1)[1] if "." in dotted else dotted
         what = _WHAT[reach.kind]
         if reach.conditional:  # the path passes a test: an option or a setting leads there
-            what = f"{what} when the tests on its path hold"
+            what = f"{what}{WHEN}"
         message = f"{library.label()}: {shown} {what}: " + " -> ".join(reach.path)
         rule = CUDA_PATH if reach.kind == CUDA else CPU_PATH
         entry = Entry(dotted, CATEGORY, "manual", f"{message}; {TIP}")
@@ -154,7 +155,8 @@ def fold(notices: list[Notice], done: Folding) -> list[Notice]:
         groups.setdefault(row.api.split(".", 1)[0], []).append(row)
     replaced: dict[int, Notice | None] = {}
     for library, group in groups.items():
-        group.sort(key=lambda n: (n.rule != CUDA_PATH, n.line))
+        # (the first path shown: a sure failure, a sure CPU path, then those behind a test)
+        group.sort(key=lambda n: (WHEN in n.message, n.rule != CUDA_PATH, n.line))
         folded = _folded(group, done.migrated)
         curated = next(
             (

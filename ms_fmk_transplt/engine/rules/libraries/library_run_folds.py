@@ -114,7 +114,7 @@ def _folded(name: str, group: list[Notice], table: LibraryTable, migrated: bool)
     for row in group:
         if DEPS_MARK in row.tip:
             text = row.tip.split(DEPS_MARK, 1)[1]
-            paths.setdefault(text.split("; ", 1)[-1], text)
+            paths.setdefault(text[text.find(" -> ") :] if " -> " in text else text, text)
     found = "".join(f"{DEPS_MARK}{p}" for p in list(paths.values())[:NAMED])
     return dataclasses.replace(
         first,
