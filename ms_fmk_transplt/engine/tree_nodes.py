@@ -5,7 +5,7 @@ NPU arm, Lightning accelerators) each walked the whole tree with ``ast.walk`` ag
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 # leaves ast.walk yields that no analysis asks about (Load/Store, operators)
 _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -74,3 +74,15 @@ def import_bindings(nodes: Iterable[ast.AST]) -> dict[str, str]:
                 if alias.name != "*":
                     bound[alias.asname or alias.name] = prefix + alias.name
     return bound
+
+
+def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A module's statements, also those inside its module-level ``if``/``try``/``with``
+    blocks (``if HAS_HELION:`` around kernels and the functions that launch them)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            for name in ("body", "orelse", "finalbody"):
+                yield from module_level(getattr(stmt, name, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from module_level(handler.body)

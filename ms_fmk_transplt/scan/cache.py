@@ -25,6 +25,7 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -200,3 +201,14 @@ def _write_atomically(path: Path, parts: tuple[bytes, ...]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def files_digest(files: Iterable[tuple[str, bytes]]) -> bytes:
+    """The sha256 of files' paths and contents, each length-prefixed (the project's facts and
+    model are cached by it, an installed package's --deps result too)."""
+    digest = hashlib.sha256()
+    for rel_path, source in files:
+        encoded = rel_path.encode("utf-8", "surrogateescape")
+        digest.update(b"%d|%s|%d|" % (len(encoded), encoded, len(source)))
+        digest.update(source)
+    return digest.digest()

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.project_facts import absolute_module, module_name
 from ms_fmk_transplt.engine.rules.family_exports import cuda_conditions
 from ms_fmk_transplt.engine.scope_model import full_name
+from ms_fmk_transplt.engine.tree_nodes import module_level
 
 MODULE_CODE = "<module>"  # the unit of a module's own code: "<pkg.mod>.<module>"
 _CUDA_WORD = re.compile(r"cuda|gpu", re.I)  # use_cuda, self.use_cuda, n_gpu, opt["num_gpu"]
@@ -138,7 +139,7 @@ def _nested_module_lines(tree: ast.Module) -> set[int]:
     lines: set[int] = set()
     for stmt in tree.body:
         if isinstance(stmt, (ast.If, ast.Try)):
-            for inner in _module_level([stmt]):
+            for inner in module_level([stmt]):
                 if inner is not stmt:
                     lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
     return lines
@@ -203,7 +204,7 @@ class _Reader:
         own = Unit(f"{self.module}.{MODULE_CODE}", 1, 1 << 30)
         # (the block of `if __name__ == "__main__":` runs when the module is a script, not
         # when it is imported)
-        top = list(_module_level([s for s in tree.body if not _main_guard(s)]))
+        top = list(module_level([s for s in tree.body if not _main_guard(s)]))
         for stmt in top:  # bindings first: a function may call what is defined below it
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._bind_import(stmt, self.names, exported=True)
@@ -398,14 +399,3 @@ def _instance_key(target: ast.AST) -> str:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         return f"{target.value.id}.{target.attr}" if target.value.id == "self" else ""
     return ""
-
-
-def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The module's statements, also those in module-level ``if``/``try``/``with`` blocks."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
-            for name in ("body", "orelse", "finalbody"):
-                yield from _module_level(getattr(stmt, name, []))
-            for handler in getattr(stmt, "handlers", []):
-                yield from _module_level(handler.body)

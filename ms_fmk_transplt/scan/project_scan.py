@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -17,7 +16,7 @@ from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.engine.tree_nodes import import_bindings
 from ms_fmk_transplt.safety.regular_files import read_small_regular
-from ms_fmk_transplt.scan.cache import Cache
+from ms_fmk_transplt.scan.cache import Cache, files_digest
 from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.scan.notebook_code import notebook_code
 from ms_fmk_transplt.scan.program_model import program_facts
@@ -281,12 +280,7 @@ def scan_project(project: Project, tables: Tables, cache: Cache | None = None) -
 def _digest(files: list[tuple[str, bytes]]) -> bytes:
     """The digest of the Python files' paths and contents (the facts' and the model's cache
     entries are keyed by it)."""
-    digest = hashlib.sha256()
-    for rel_path, source in files:
-        encoded = rel_path.encode("utf-8", "surrogateescape")
-        digest.update(b"%d|%s|%d|" % (len(encoded), encoded, len(source)))
-        digest.update(source)
-    return digest.digest()
+    return files_digest(files)
 
 
 def _programs(

@@ -9,7 +9,6 @@ so no ``.pth`` file runs, no user site, no ``PYTHON*`` variable)."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.safety.regular_files import read_small_regular
+from ms_fmk_transplt.scan.cache import files_digest
 
 MAX_BYTES = 2 * 2**20  # as scan/project_scan.MAX_BYTES: larger files are generated, not modules
 _META_BYTES = 4 * 2**20  # METADATA / PKG-INFO (headers, then a long description), top_level.txt
@@ -446,11 +446,6 @@ def _python_files(root: Path) -> Iterator[str]:
 
 
 def content_digest(files: Sequence[tuple[str, bytes]]) -> str:
-    """The sha256 (hex) of the files' paths and contents, each length-prefixed (as
-    scan/project_scan._digest)."""
-    digest = hashlib.sha256()
-    for rel_path, source in files:
-        encoded = rel_path.encode("utf-8", "surrogateescape")
-        digest.update(b"%d|%s|%d|" % (len(encoded), encoded, len(source)))
-        digest.update(source)
-    return digest.hexdigest()
+    """The sha256 (hex) of the files' paths and contents, each length-prefixed
+    (cache.files_digest, as the project's facts are keyed)."""
+    return files_digest(files).hex()

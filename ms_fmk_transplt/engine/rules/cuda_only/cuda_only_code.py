@@ -17,7 +17,7 @@ from functools import lru_cache
 from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.engine.rules.cuda_only.cuda_only_hints import hinted
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
-from ms_fmk_transplt.engine.tree_nodes import tree_nodes, walk_nodes
+from ms_fmk_transplt.engine.tree_nodes import module_level, tree_nodes, walk_nodes
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 CUDA_VALUE = re.compile(r"cuda(:\d+)?")  # a compared string that asks "is this CUDA?"
@@ -276,18 +276,6 @@ def _optional_imports(nodes: list[ast.AST]) -> set[str]:
     return found
 
 
-def _module_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """The module's statements, also those inside module-level ``if``/``try``/``with`` blocks
-    (``if HAS_HELION:`` around kernels and the functions that launch them)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
-            for name in ("body", "orelse", "finalbody"):
-                yield from _module_level(getattr(stmt, name, []))
-            for handler in getattr(stmt, "handlers", []):
-                yield from _module_level(handler.body)
-
-
 @lru_cache(maxsize=8)
 def cuda_only_names(
     source: bytes, table: UnsupportedTable, facts: ProjectFacts | None = None, path: str = ""
@@ -307,7 +295,7 @@ def cuda_only_names(
     found.update(_attributes(nodes, found))
     defs = [
         n
-        for n in _module_level(tree.body)
+        for n in module_level(tree.body)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and n.name not in found
         and not definition_uses(n)[0]
