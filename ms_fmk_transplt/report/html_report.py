@@ -128,6 +128,8 @@ def _header(result: RunResult) -> str:
         flag
         for flag, on in (
             ("--analyse", options.analyse),
+            ("--library", options.library),
+            ("--deps " + " ".join(shown(d) for d in options.deps), bool(options.deps)),
             ("-r " + shown(str(options.rule_file)), bool(options.rule_file)),
             ("-s", options.specify_device),
             ("-sim", options.similar),

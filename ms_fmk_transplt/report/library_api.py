@@ -21,6 +21,7 @@ NAME = "library_api.csv"
 SHEET = "Library APIs"
 HEADER = ("API", "Kind", "Path", "Where")
 KINDS = {CUDA: "needs CUDA", CPU: "CPU path on the NPU"}  # as the deps.* rules word them
+BEHIND_A_TEST = " (behind a test)"  # the path passes an `if` on an option or a setting
 CAPS = (50, 20, 90, 40)  # widest a column grows before its text wraps
 _WHERE = re.compile(r"(.+?\.py:\d+): ")  # the last step: "pkg/mod.py:40: x.cuda()"
 
@@ -37,7 +38,8 @@ def rows(result: RunResult) -> list[tuple[str, str, str, str]]:
 def _row(api: str, reach: Reach) -> tuple[str, str, str, str]:
     last = reach.path[-1] if reach.path else ""
     where = _WHERE.match(last)
-    return api, KINDS[reach.kind], " -> ".join(reach.path), where.group(1) if where else last
+    kind = KINDS[reach.kind] + (BEHIND_A_TEST if reach.conditional else "")
+    return api, kind, " -> ".join(reach.path), where.group(1) if where else last
 
 
 def write_csv(path: Path, result: RunResult) -> None:
@@ -54,7 +56,7 @@ def add_sheet(wb: Workbook, result: RunResult) -> None:
     data = rows(result)
     for row in data:
         style.body_row(ws, row)
-    cuda = sum(1 for r in data if r[1] == KINDS[CUDA])
+    cuda = sum(1 for r in data if r[1].startswith(KINDS[CUDA]))
     style.totals_row(
         ws, (f"Total: {len(data)} APIs", f"{cuda} need CUDA", f"{len(data) - cuda} CPU path", "")
     )

@@ -20,13 +20,16 @@ from ms_fmk_transplt.engine.library_facts import DepsFacts, LibraryFacts, Reach
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
+from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.run.worker_pool import WorkerPool
 from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.scan.library_graph import ModuleGraph, module_graph, place_seeds
+from ms_fmk_transplt.scan.library_lines import line_facts
 from ms_fmk_transplt.scan.library_reach import library_reach
 from ms_fmk_transplt.scan.library_seeds import result_seeds
+from ms_fmk_transplt.scan.notebook_code import notebook_code
 from ms_fmk_transplt.scan.project_scan import MAX_BYTES
 from ms_fmk_transplt.scan.site_packages import (
     InstalledPackage,
@@ -61,11 +64,14 @@ def imported_names(files: Iterable[tuple[str, bytes]]) -> set[str]:
 
 
 def project_sources(project: Project) -> list[tuple[str, bytes]]:
-    """The project's Python files (what they import, the names they spell)."""
+    """The project's Python files and its notebooks' code (what they import, the names they
+    spell)."""
     found = []
     for rel_path in project.files():
-        if rel_path.suffix == ".py":
+        if rel_path.suffix in (".py", ".ipynb"):
             source = read_small_regular(project.root / rel_path, MAX_BYTES)
+            if source is not None and rel_path.suffix == ".ipynb":
+                source = notebook_code(source)
             if source is not None:
                 found.append((rel_path.as_posix(), source))
     return found
@@ -82,6 +88,8 @@ def analyse_dependencies(
     """The facts of the packages the project imports found in the ``--deps`` folders, and the
     log lines saying what was analysed (raises UserError for a bad ``--deps`` value)."""
     table = load_deps_table()
+    if any(not value.strip() for value in values):
+        raise UserError("--deps", "an empty value: give a folder, or auto")
     folders = deps_folders(values, os.environ)
     wanted = imported_names(files) - own_modules - table.not_analysed
     packages = find_packages(folders, sorted(wanted))
@@ -119,8 +127,9 @@ def _package_reach(
         entry = cache.get(key)
         found = _cached(entry.value) if entry is not None else None
         if found is not None:
-            return found[0], found[1], f"{len(files)} files, from the cache"
-    graphs = list(_graphs(files, tables, jobs))
+            return found[0], found[1], f"{_files(len(files))}, from the cache"
+    read = list(_graphs(files, tables, jobs))
+    graphs = [g for g in read if g is not None]
     reach, aliases = library_reach(graphs)
     if cache is not None:
         cache.put(
@@ -132,7 +141,10 @@ def _package_reach(
                 "aliases": dict(sorted(aliases.items())),
             },
         )
-    return reach, aliases, f"{len(files)} files analysed"
+    how = f"{_files(len(files))} analysed"
+    if len(graphs) < len(read):  # (reported once: a cached result is of the same files)
+        how = f"{how}; {_files(len(read) - len(graphs))} Python cannot read, left out"
+    return reach, aliases, how
 
 
 def _cached(value: object) -> tuple[dict[str, Reach], dict[str, str]] | None:
@@ -157,20 +169,23 @@ def _cached(value: object) -> tuple[dict[str, Reach], dict[str, str]] | None:
     return reach, dict(aliases)
 
 
-def _graphs(files: list[tuple[str, bytes]], tables: Tables, jobs: int) -> Iterator[ModuleGraph]:
+def _files(count: int) -> str:
+    return f"{count} file{'s' * (count != 1)}"
+
+
+def _graphs(
+    files: list[tuple[str, bytes]], tables: Tables, jobs: int
+) -> Iterator[ModuleGraph | None]:
+    """Each module's graph (None: Python cannot read it), in the files' order."""
     if jobs <= 1 or len(files) < 32:
         for task in files:
-            graph = module_facts(tables, task)
-            if graph is not None:
-                yield graph
+            yield module_facts(tables, task)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     pool = WorkerPool(context, jobs, module_facts, partial(_crashed), tables)
     try:
-        for graph in pool.results(files):
-            if graph is not None:
-                yield graph
+        yield from pool.results(files)
     finally:
         pool.close()
 
@@ -188,11 +203,12 @@ def module_facts(tables: Tables, task: tuple[str, bytes]) -> ModuleGraph | None:
         tree = analysable_tree(source)
         if tree is None:
             return None
-        graph = module_graph(rel_path, tree)
+        lines = line_facts(tree)
+        graph = module_graph(rel_path, tree, lines)
         result = migrate_source(source, rel_path, tables, _ANALYSIS)
         place_seeds(
             graph,
-            tree,
+            lines,
             result_seeds(result, load_deps_table(), rel_path.split("/", 1)[0].removesuffix(".py")),
         )
         return graph

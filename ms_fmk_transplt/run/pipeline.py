@@ -190,6 +190,7 @@ def _assembled(
     final_dir = _part_dir(final_dir, options)
     check_output_name(final_dir)
     check_not_there(final_dir, options)
+    started = datetime.now()  # (the scan and the --deps analysis are part of the run's time)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
         if options.deps:  # the installed libraries it imports (library_analysis.py)
@@ -199,7 +200,6 @@ def _assembled(
     if options.library:  # the input read as a library too (library_mode.py)
         library, library_log = _library(project, options, tables)
         deps_log.extend(library_log)
-    started = datetime.now()
     if options.merge_shards:
         parts = shards.load_parts(final_dir, options.merge_shards)
         started = min(datetime.fromisoformat(data["started"]) for _, data in parts)

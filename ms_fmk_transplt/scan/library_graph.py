@@ -18,12 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ms_fmk_transplt.engine.project_facts import absolute_module, module_name
-from ms_fmk_transplt.engine.rules.family_exports import cuda_conditions
 from ms_fmk_transplt.engine.scope_model import full_name
 from ms_fmk_transplt.engine.tree_nodes import module_level
+from ms_fmk_transplt.scan.library_lines import LineFacts, cuda_test
 
 MODULE_CODE = "<module>"  # the unit of a module's own code: "<pkg.mod>.<module>"
-_CUDA_WORD = re.compile(r"cuda|gpu", re.I)  # use_cuda, self.use_cuda, n_gpu, opt["num_gpu"]
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NPU_WORD = re.compile(r"(?:^|_)npu(?:_|$)|torch_npu", re.I)  # is_torch_npu_available, torch.npu
 _NPU_STRING = re.compile(r"npu(?::|$)")  # "npu", "npu:0"
@@ -71,11 +70,11 @@ class ModuleGraph:
     stars: tuple[str, ...] = ()  # the modules it imports * from (at module level)
 
 
-def module_graph(rel_path: str, tree: ast.Module) -> ModuleGraph:
-    """The module's graph (``rel_path``: from the folder holding the package; no seeds yet:
-    place_seeds adds them)."""
+def module_graph(rel_path: str, tree: ast.Module, lines: LineFacts) -> ModuleGraph:
+    """The module's graph (``rel_path``: from the folder holding the package; ``lines``: its
+    line_facts; no seeds yet: place_seeds adds them)."""
     module = module_name(rel_path)
-    reader = _Reader(module, rel_path)
+    reader = _Reader(module, rel_path, lines)
     reader.read_module(tree)
     return ModuleGraph(
         module,
@@ -87,15 +86,12 @@ def module_graph(rel_path: str, tree: ast.Module) -> ModuleGraph:
     )
 
 
-def place_seeds(graph: ModuleGraph, tree: ast.Module, seeds: list[Seed]) -> None:
-    """Each seed into the innermost unit holding its line (the module's code when none);
-    a seed a CUDA test selects becomes a "cpu" one."""
+def place_seeds(graph: ModuleGraph, lines: LineFacts, seeds: list[Seed]) -> None:
+    """Each seed into the innermost unit holding its line (the module's code when none); a
+    seed a CUDA test selects becomes a "cpu" one; none on the line of a CUDA test itself, in
+    an annotation, or for a ``"cuda"`` string that is no device (a test, a path, a message)."""
     if not seeds:
         return
-    guarded = guarded_lines(tree)
-    conditional = guarded_lines(tree, cuda=False)
-    tests, uses = _cuda_string_lines(tree)
-    optional = _nested_module_lines(tree)  # `if is_x_available(): import x` at module level
     units = sorted((u for u in graph.units if not u.name.endswith(MODULE_CODE)), key=_span)
     module_unit = next(u for u in graph.units if u.name.endswith(MODULE_CODE))
     for seed in seeds:
@@ -104,94 +100,24 @@ def place_seeds(graph: ModuleGraph, tree: ast.Module, seeds: list[Seed]) -> None
             if unit.line <= seed.line <= unit.end and _span(unit) <= _span(holder):
                 holder = unit
         string = seed.what[:1] in ("'", '"') or seed.what[:2] in ('f"', "f'")
-        if holder is module_unit and (string or seed.line in optional):
+        if holder is module_unit and (string or seed.line in lines.optional):
             continue  # a "cuda" default or choice, an optional import: no use at import
-        if string and seed.line in tests and seed.line not in uses:
-            continue  # x.device.type == "cuda": a test, not a use
-        kind = "cpu" if seed.line in guarded else seed.kind
-        holder.seeds.append(Seed(seed.line, kind, seed.what, seed.line in conditional))
-
-
-def _cuda_string_lines(tree: ast.Module) -> tuple[set[int], set[int]]:
-    """The lines of ``"cuda"`` strings compared in a test, and of those used otherwise."""
-    tests: set[int] = set()
-    compared: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Constant) and _is_cuda(inner.value):
-                    tests.add(inner.lineno)
-                    compared.add(id(inner))
-    uses = {
-        n.lineno
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant) and _is_cuda(n.value) and id(n) not in compared
-    }
-    return tests, uses
-
-
-def _is_cuda(value: object) -> bool:
-    return isinstance(value, str) and value.startswith("cuda")
-
-
-def _nested_module_lines(tree: ast.Module) -> set[int]:
-    """The lines of module-level code inside an ``if`` / ``try`` block."""
-    lines: set[int] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.If, ast.Try)):
-            for inner in module_level([stmt]):
-                if inner is not stmt:
-                    lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
-    return lines
+        if string and seed.line not in lines.device_strings:
+            continue  # x.device.type == "cuda", os.path.join("cuda", ...): no device
+        named = lines.annotations.get(seed.line, "")
+        if seed.line in lines.tests or (named and seed.what.split(":")[0] in named):
+            continue  # `if x.is_cuda:`, `scaler: torch.cuda.amp.GradScaler`: no use
+        kind = "cpu" if seed.line in lines.guarded else seed.kind
+        holder.seeds.append(Seed(seed.line, kind, seed.what, seed.line in lines.conditional))
 
 
 def _span(unit: Unit) -> int:
     return unit.end - unit.line if not unit.name.endswith(MODULE_CODE) else 1 << 30
 
 
-def guarded_lines(tree: ast.Module, cuda: bool = True) -> set[int]:
-    """The lines of code a CUDA test selects: the body and ``else`` of an ``if`` (or of a
-    conditional expression) whose test asks for CUDA; with ``cuda`` False, those another
-    test selects, and the ``except`` blocks."""
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ExceptHandler) and not cuda:
-            for inner in node.body:
-                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
-        if isinstance(node, (ast.If, ast.IfExp)) and cuda_test(node.test) == cuda:
-            parts: list[ast.AST] = []
-            for part in (node.body, node.orelse):
-                parts.extend(part if isinstance(part, list) else [part])
-            for part_node in parts:
-                start: int = getattr(part_node, "lineno", 0)
-                end: int = getattr(part_node, "end_lineno", None) or start
-                lines.update(range(start, end + 1))
-    return lines
-
-
-def cuda_test(test: ast.AST) -> bool:
-    """Whether a condition asks for CUDA: a torch.cuda call, a device compared with
-    ``"cuda"``, ``.is_cuda``, a name or key saying cuda or gpu (``self.use_cuda``,
-    ``opt['num_gpu']``)."""
-    if cuda_conditions(test):
-        return True
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name) and _CUDA_WORD.search(node.id):
-            return True
-        if isinstance(node, ast.Attribute) and _CUDA_WORD.search(node.attr):
-            return True
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.slice, ast.Constant)
-            and isinstance(node.slice.value, str)
-            and _CUDA_WORD.search(node.slice.value)
-        ):
-            return True
-    return False
-
-
 class _Reader:
-    def __init__(self, module: str, rel_path: str) -> None:
+    def __init__(self, module: str, rel_path: str, lines: LineFacts) -> None:
+        self.lines = lines
         self.module = module
         self.rel_path = rel_path
         self.units: list[Unit] = []
@@ -314,7 +240,9 @@ class _Reader:
             if isinstance(item, ast.Call):
                 called = self._dotted(item.func, names, cls, instances)
                 if called:
-                    unit.calls.append(Call(called, item.lineno, inside, chosen))
+                    line = item.lineno  # (after `if not x.is_cuda: return`: guarded too)
+                    guarded = inside or line in self.lines.guarded
+                    unit.calls.append(Call(called, line, guarded, chosen))
             children = reversed(list(ast.iter_child_nodes(item)))
             stack.extend((child, inside, chosen) for child in children)
 

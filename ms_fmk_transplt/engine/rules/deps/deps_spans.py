@@ -181,6 +181,12 @@ def fold(notices: list[Notice], done: Folding) -> list[Notice]:
     return [n for n in out if n is not None]
 
 
+def _kind(row: Notice) -> str:
+    """How a row's API reaches, in short (the kinds of a folded row's APIs may differ)."""
+    what = "needs CUDA" if row.rule == CUDA_PATH else "CPU path"
+    return f"{what}, behind a test" if WHEN in row.message else what
+
+
 def _folded(group: list[Notice], migrated: bool) -> Notice:
     first = group[0]
     apis: dict[str, list[int]] = {}
@@ -189,8 +195,11 @@ def _folded(group: list[Notice], migrated: bool) -> Notice:
     if len(apis) == 1 and len(group) == 1:
         return first
     label = first.message.split(": ", 1)[0]
+    kinds = {row.api: _kind(row) for row in group}
     listed = ", ".join(
-        f"{api.split('.', 1)[-1]} (line {', '.join(map(str, lines))})"
+        f"{api.split('.', 1)[-1]} (line {', '.join(map(str, lines))}"
+        + (f"; {kinds[api]}" if kinds[api] != kinds[first.api] else "")
+        + ")"
         for api, lines in apis.items()
     )
     message = f"{label}: {listed}; {first.message.split(': ', 1)[1]}"
