@@ -1,8 +1,8 @@
-"""Finding the installed packages --deps analyses (issue 47, scan/site_packages.py): the folders
-each --deps value names, the folder, distribution and version of each name the project imports,
-and their files, on small trees built here (and once on the test venv itself). Nothing found is
-imported or run; the interpreter asked by ``--deps auto`` is a script here that records how it
-was called."""
+"""Finding the installed packages --deps analyses (issue 47, scan/deps_folders.py and
+scan/site_packages.py): the folders each --deps value names, the folder, distribution and
+version of each name the project imports, and their files, on small trees built here (and once
+on the test venv itself). Nothing found is imported or run; the interpreter asked by ``--deps
+auto`` is a script here that records how it was called."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.scan import site_packages
+from ms_fmk_transplt.scan import deps_folders as deps_folders_module
+from ms_fmk_transplt.scan.deps_folders import deps_folders
 from ms_fmk_transplt.scan.project_scan import _digest
 from ms_fmk_transplt.scan.site_packages import (
     MAX_BYTES,
     InstalledPackage,
     content_digest,
-    deps_folders,
     find_packages,
     package_files,
 )
@@ -186,7 +186,7 @@ def test_a_python3_that_does_not_answer_is_a_one_line_error(
 
 @posix_only
 def test_a_python3_that_hangs_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(site_packages, "_ASK_TIMEOUT", 0.5)
+    monkeypatch.setattr(deps_folders_module, "_ASK_TIMEOUT", 0.5)
     script = fake_python(tmp_path / "bin", "import time; time.sleep(30)")
     start = time.monotonic()
     with pytest.raises(UserError) as caught:

@@ -24,6 +24,7 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.run.worker_pool import WorkerPool
 from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.cache import Cache
+from ms_fmk_transplt.scan.deps_folders import deps_folders
 from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.scan.library_graph import ModuleGraph, module_graph, place_seeds
 from ms_fmk_transplt.scan.library_lines import line_facts
@@ -34,7 +35,6 @@ from ms_fmk_transplt.scan.project_scan import MAX_BYTES
 from ms_fmk_transplt.scan.site_packages import (
     InstalledPackage,
     content_digest,
-    deps_folders,
     find_packages,
     package_files,
 )

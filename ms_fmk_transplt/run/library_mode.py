@@ -16,8 +16,9 @@ from ms_fmk_transplt.engine.library_facts import LibraryFacts
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.run.library_analysis import _package_reach, apis_reaching
 from ms_fmk_transplt.scan.cache import Cache
+from ms_fmk_transplt.scan.deps_folders import deps_folders
 from ms_fmk_transplt.scan.discover import Project
-from ms_fmk_transplt.scan.site_packages import InstalledPackage, deps_folders, find_packages
+from ms_fmk_transplt.scan.site_packages import InstalledPackage, find_packages
 from ms_fmk_transplt.tables import Tables
 
 _NOT_LIBRARY = frozenset({"setup", "conftest", "test", "tests", "testing"})

@@ -10,6 +10,7 @@ only when code runs with it, so the module's strings are not seeds."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ms_fmk_transplt.catalogue.rule_catalog import is_bookkeeping
@@ -20,6 +21,8 @@ from ms_fmk_transplt.tables.deps_table import DepsTable
 # open-work categories (rules/unsupported_api.json) of code that needs CUDA
 CUDA_CATEGORIES = frozenset({"cuda_only_api", "custom_cuda_code", "unsupported_op"})
 _LIBRARY_CATEGORY = "third_party"  # a CUDA-only library when its action is manual
+_UNSUPPORTED = "unsupported_op"
+_NOT_ON_NPU = "an operator the target torch_npu does not support"
 _QUOTES = ("'", '"')
 _F_QUOTES = ("f'", 'f"', "b'", 'b"', "r'", 'r"')
 # a device or backend string: "cuda", "cuda:0", f"cuda:{rank}", "nccl"
@@ -39,7 +42,10 @@ def result_seeds(result: FileResult, table: DepsTable, package: str) -> list[See
         manual_library = notice.category == _LIBRARY_CATEGORY and notice.action == "manual"
         own = notice.api.split(".", 1)[0] == package
         if (notice.category in CUDA_CATEGORIES or manual_library) and not own:
-            seeds.extend(_seed(notice.api or notice.message, notice.line, table))
+            found = _seed(notice.api or notice.message, notice.line, table)
+            if notice.category == _UNSUPPORTED:  # (no CUDA in it: the NPU lacks it)
+                found = [dataclasses.replace(s, what=f"{s.what} ({_NOT_ON_NPU})") for s in found]
+            seeds.extend(found)
     return seeds
 
 
