@@ -27,6 +27,7 @@ operators ``torch._foreach_add_`` and the like, which the optimizers run, are ke
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import html
@@ -86,13 +87,15 @@ class _Api:
         self.where = ""
 
     def shapes(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for step in sorted(self.steps):
-            seen.update(dict.fromkeys(sorted(self.steps[step])))
-        return list(seen)
+        return list(dict.fromkeys(s for k in sorted(self.steps) for s in sorted(self.steps[k])))
 
     def dynamic(self) -> bool:
-        return len({frozenset(shapes) for shapes in self.steps.values()}) > 1
+        """The set of shapes differs between steps. Step 0 is a warm-up (lazy modules, cached
+        masks, optimizer state) compared only when fewer than two later steps called the API;
+        the calls before step 0 (the loop's header, its first batch: step -1) never are."""
+        later = [shapes for step, shapes in self.steps.items() if step >= 1]
+        steps = later if len(later) >= 2 else [s for k, s in self.steps.items() if k >= 0]
+        return len({frozenset(shapes) for shapes in steps}) > 1
 
 
 def _tensors(value: Any, tensor: type, out: list[Any], depth: int = 0) -> None:
@@ -134,12 +137,11 @@ def _given(func: Any, kwargs: dict[str, Any]) -> list[str]:
     names = []
     for key, value in kwargs.items():
         if value is None or key.startswith("_"):
-            continue
+            continue  # _stacklevel and the like
         default = defaults.get(key, inspect.Parameter.empty)
-        plain = isinstance(value, (bool, int, float, str))
-        if value is default or (plain and type(value) is type(default) and value == default):
-            continue
-        names.append(key)
+        plain = isinstance(value, (bool, int, float, str)) and type(value) is type(default)
+        if not (value is default or (plain and value == default)):
+            names.append(key)
     return names
 
 
@@ -149,7 +151,7 @@ class Recorder:
     def __init__(self, folder: str, steps: int, root: str, table: str) -> None:
         self.folder, self.steps, self.table = folder, steps, table
         self.root = os.path.join(os.path.abspath(root), "")
-        self.step = 0
+        self.step = -1  # until tick 0: the loop's header and its first batch
         self.apis: dict[str, _Api] = {}
         self.cuda: dict[str, tuple[list[int], dict[str, None]]] = {}
         self.mode: Any = None
@@ -231,20 +233,15 @@ class Recorder:
             ) -> Any:
                 kwargs = kwargs or {}
                 result = func(*args, **kwargs)
-                try:
+                with contextlib.suppress(Exception):  # never break the user's run
                     recorder.record(func, args, kwargs, result)
-                except Exception:  # noqa: BLE001 - never break the user's run
-                    pass
                 return result
 
-        cuda = torch.cuda
-        for name, value in list(vars(cuda).items()):
-            module = getattr(value, "__module__", "") or ""
-            if name.startswith("_") or not inspect.isfunction(value):
-                continue
-            if module.startswith("torch.cuda"):
-                self.patched[name] = value
-                setattr(cuda, name, self._wrap(name, value))
+        for name, value in list(vars(torch.cuda).items()):
+            if not name.startswith("_") and inspect.isfunction(value):
+                if (getattr(value, "__module__", "") or "").startswith("torch.cuda"):
+                    self.patched[name] = value
+                    setattr(torch.cuda, name, self._wrap(name, value))
         self.mode = _Mode()
         self.mode.__enter__()
 
@@ -352,7 +349,12 @@ def _per_step(api: _Api) -> list[tuple[int, str]]:
 def _html(rec: Recorder, rows: list[dict[str, str]], steps: int, cuda: list[dict[str, str]]) -> str:
     fields = ["API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"]
     dynamic = [
-        {"API": row["API"], "NPU": row["NPU"], "Step": str(step), "Shapes": shapes}
+        {
+            "API": row["API"],
+            "NPU": row["NPU"],
+            "Step": str(step) if step >= 0 else "before 0",
+            "Shapes": shapes,
+        }
         for row in rows
         if row["Dynamic"] == "yes"
         for step, shapes in _per_step(rec.apis[row["API"]])
