@@ -286,9 +286,10 @@ def _kind(dtype: str) -> str:
 def npu_verdict(api: _Api, entry: Any) -> str:
     """The NPU column: the table's status; for a restricted API whether the recorded dtypes or
     keyword arguments hit the restriction (only dtypes of a kind the table lists count: an
-    int64 index does not hit a float16/float32 list)."""
+    int64 index does not hit a float16/float32 list). msft_ops.json lists the APIs the target
+    version documents as unsupported or restricted: any other is supported."""
     if not isinstance(entry, dict):
-        return "unknown"
+        return "supported"
     status = str(entry.get("status", "unknown"))
     if status != "restricted":
         return status
