@@ -43,8 +43,10 @@ class RunOptions:
     rank_guards: bool = True  # off: distributed --no-rank-guards
     shard: tuple[int, int] | None = None  # --shard I/N: migrate part I of N
     merge_shards: int = 0  # --merge-shards N: assemble the N parts
-    kit: str = ""  # kit aoe|profile|precision (with main_script)
-    kit_gpu_side: bool = False  # kit precision: the GPU side (the original with the kit's calls)
+    kit: str = ""  # kit aoe|profile|precision|assess (with main_script)
+    # the original with the kit's calls, not migrated: the precision kit's GPU side, kit assess
+    kit_gpu_side: bool = False
+    kit_steps: int | None = None  # kit assess --steps N (None: the launcher's default, 5)
     kit_loop: str | None = None  # kit --loop FILE: the file of the training loop, when not MAIN
     output_name: str = ""  # the output folder's name under output ("": <input name>_msft)
     config_file: str = ""  # the pyproject.toml whose [tool.ms_fmk_transplt] was read ("": none)

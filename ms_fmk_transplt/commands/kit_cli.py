@@ -1,11 +1,13 @@
-"""``ms_fmk_transplt kit aoe|profile|precision -i PROJECT -o OUT -m MAIN``: the variant of a
-project that takes the step after the migration: AOE operator tuning, profiling, or the dump of
-one step for the GPU/NPU precision comparison (engine/rules/kit/, report/kit_files.py).
+"""``ms_fmk_transplt kit aoe|profile|precision|assess -i PROJECT -o OUT -m MAIN``: the variant of
+a project that takes the step after the migration: AOE operator tuning, profiling, or the dump of
+one step for the GPU/NPU precision comparison; or the step before it: the assessment run that
+records the operators the original really calls (engine/rules/kit/, report/kit_files.py).
 
 The project (an original GPU one, migrated on the way, or an already migrated one) is written
 into ``OUT/<name>_msft_<kit>`` with the kit's calls in MAIN, its runtime next to MAIN and its
 launcher and KIT_README.md at the root; the precision kit also writes ``OUT/<name>_gpu_precision``
-first: the project as written (no migration) with the same calls, for the GPU side."""
+first: the project as written (no migration) with the same calls, for the GPU side; the assess
+kit's one tree is the project as written too (it runs where the project runs today)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def kit(
     ctx: click.Context, kind: str, quiet: bool, verbose: bool, color: str, **values: Any
 ) -> None:
-    """Write the KIND variant of the project (aoe, profile or precision) for its -m script.
+    """Write the KIND variant of the project (aoe, profile, precision or assess) for its -m script.
 
     \b
     aoe:       torch.npu.set_aoe before the training loop, the run stopped after the first
@@ -37,6 +39,9 @@ def kit(
     precision: seeds fixed, msprobe's PrecisionDebugger dumping step 0, in the GPU script
                (<name>_gpu_precision) and the NPU script (<name>_msft_precision) alike;
                run_precision.sh on each side, then compare.sh.
+    assess:    the project as written (not migrated), recording the torch APIs the first
+               --steps training steps call with their dtypes and shapes; run_assess.sh
+               writes assess/ops.csv and assess/report.html (NPU support for -v).
 
     Exit codes as for a run; 2 also when MAIN has no single training loop.
     """
@@ -48,12 +53,16 @@ def kit(
     from ms_fmk_transplt.scan.discover import resolve_project
 
     npu = run_options({"kind": kind, **values}, config_file=ctx.meta.get("config_file", ""))
+    if npu.kit_steps is not None and kind != "assess":
+        fail(f"kit {kind}: --steps is an option of kit assess")
     try:
         project = resolve_project(npu.input)
     except UserError as exc:
         fail(str(exc))
     stem = kit_stem(project.name)
     npu = dataclasses.replace(npu, output_name=tree_name(stem, kind))
+    if kind == "assess":  # the project as written, with the kit's calls (as the GPU side)
+        npu = dataclasses.replace(npu, select=("kit",), kit_gpu_side=True)
     sides = [npu]
     if kind == "precision":  # the GPU side: the project as written, with the same calls
         gpu = dataclasses.replace(

@@ -58,6 +58,7 @@ OPTION_KEYS = {
     "rank_guards",
     "target_version",
     "kit",
+    "kit_only",  # true: the kit's calls alone, in the file as written (kit assess, the GPU side)
     "tf_program",  # {"style": ..., "found_by": ...}: what a program model says of the case
     "npu_options",  # {name: value}: --npu-option, typed as the command line's are
     "deps",  # a folder beside the case (a fake site-packages the case imports): --deps on it
@@ -110,6 +111,7 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
         distributed_target=data.get("distributed"),
         rank_guards=data.get("rank_guards", True),
         kit=data.get("kit", ""),
+        kit_only=data.get("kit_only", False),
         project=_tf_program(case.name, data["tf_program"]) if "tf_program" in data else None,
         npu_options=tuple(data.get("npu_options", {}).items()),
     )

@@ -168,7 +168,12 @@ def execute_kit(sides: Sequence[RunOptions], quiet: bool, verbose: bool, color: 
 def _show_side(options: RunOptions, result: RunResult, console: Console) -> None:
     if options.kit_gpu_side:  # the project as written: nothing migrated to sum up
         where = shown(result.output_dir)
-        console.print(f"kit {options.kit}: the GPU side, with the kit's calls: {where}")
+        side = "the GPU side" if options.kit == "precision" else "the project as written"
+        console.print(f"kit {options.kit}: {side}, with the kit's calls: {where}")
+        if options.kit == "precision":
+            return
+        readme = result.report_paths.get("kit_readme")
+        console.print(f"kit {options.kit}: what to run next: {shown(readme)}", highlight=False)
         return
     summary.show(result, console)
     readme = result.report_paths.get("kit_readme")

@@ -18,6 +18,12 @@ module: it is copied, not run, and imports torch, torch_npu and msprobe only whe
   default msprobe_config.json next to this file); the run stops after it. The same calls in the
   GPU script and the NPU script give two dumps for ``msprobe compare``.
 
+* assess: msft_assess.py (next to this file) records every torch API call of steps
+  0..MSFT_ASSESS_STEPS-1 (default 5) with its dtypes and shapes, and the torch.cuda calls, into
+  MSFT_ASSESS_DIR (default ``assess``): ops.csv, cuda_calls.csv, report.html; the NPU column
+  from msft_ops.json next to this file. Project lines are those under MSFT_ASSESS_ROOT (default:
+  the working directory, or the main script's folder when the script is outside it).
+
 A loop that ends before the kit is done (too few batches) is finished at exit.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -182,3 +189,50 @@ def precision_tick() -> None:
     debugger.stop()
     debugger.step()
     _stop_run(f"precision: step 0 dumped into {_state['folder']}")
+
+
+# -- assess ----------------------------------------------------------------------------------
+def _assess_root() -> str:
+    root = os.environ.get("MSFT_ASSESS_ROOT")
+    if root:
+        return os.path.abspath(root)
+    cwd = os.path.join(os.getcwd(), "")
+    main = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if not main or not os.path.isfile(main) or main.startswith(cwd):
+        return os.getcwd()
+    return os.path.dirname(main)
+
+
+def _assess_at_exit() -> None:
+    """At exit, a loop that ended before the steps were recorded: the reports of what was."""
+    recorder = _state.get("handle")
+    if not _state["done"] and recorder is not None:
+        _state["done"] = True
+        _say(recorder.stop(_state["ticks"]))
+
+
+def assess_begin() -> None:
+    if not _first_begin("MSFT_ASSESS_DIR", "assess"):
+        return
+    spec = importlib.util.spec_from_file_location(
+        "msft_assess", os.path.join(_HERE, "msft_assess.py")
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"msft_kit: msft_assess.py is missing next to {_HERE}")
+    assess = importlib.util.module_from_spec(spec)
+    sys.modules["msft_assess"] = assess
+    spec.loader.exec_module(assess)
+    steps = max(1, _number("MSFT_ASSESS_STEPS", 5))
+    table = os.path.join(_HERE, "msft_ops.json")
+    recorder = assess.Recorder(_state["folder"], steps, _assess_root(), table)
+    recorder.start()
+    _state["handle"] = recorder
+    atexit.register(_assess_at_exit)
+    _say(f"assess: recording steps 0..{steps - 1} into {_state['folder']}")
+
+
+def assess_tick() -> None:
+    index = _next_tick()
+    recorder = _state.get("handle")
+    if recorder is not None and recorder.tick(index):
+        _stop_run(recorder.stop(index))

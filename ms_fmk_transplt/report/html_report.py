@@ -119,7 +119,8 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
 def _main_command(options: RunOptions) -> str:
     if not options.kit:
         return "distributed"
-    return f"kit {options.kit}" + (" (GPU side)" if options.kit_gpu_side else "")
+    side = " (GPU side)" if options.kit_gpu_side and options.kit == "precision" else ""
+    return f"kit {options.kit}{side}"
 
 
 def _header(result: RunResult) -> str:

@@ -1,7 +1,8 @@
-"""What a kit writes into its tree besides the migrated code (kit aoe|profile|precision): its
-runtime msft_kit.py (and msprobe_config.json for precision) next to the -m script, the launcher(s)
-at the root, and KIT_README.md: where each call went (from the run's records), what the kit's
-guide asks of the script and what was found, what to run next."""
+"""What a kit writes into its tree besides the code (kit aoe|profile|precision|assess): its
+runtime msft_kit.py (and msprobe_config.json for precision; the files of report/kit_assess.py for
+assess) next to the -m script, the launcher(s) at the root, and KIT_README.md: where each call
+went (from the run's records), what the kit's guide asks of the script and what was found, what
+to run next."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ms_fmk_transplt import kits
 from ms_fmk_transplt.engine.rules.family_exports import PRECONDITION, TENSORFLOW, is_kit_call
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import kit_launchers
+from ms_fmk_transplt.report import kit_assess, kit_launchers
 from ms_fmk_transplt.report.log import target_version
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import write_file, write_text
@@ -40,11 +41,13 @@ _ENV = {
     "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2)",
     "precision": ", MSFT_PRECISION_DUMP (./precision_dump), MSFT_PRECISION_CONFIG "
     "(msprobe_config.json next to the script), MSFT_SEED (1234)",
+    "assess": ", MSFT_ASSESS_STEPS (the training steps recorded), MSFT_ASSESS_DIR (./assess)",
 }
 _TITLES = {
     "aoe": "AOE operator tuning: dump one step's operators on one NPU, then tune them",
     "profile": "Profile a few training steps on the NPU with torch_npu.profiler",
     "precision": "Dump one training step with msprobe for the GPU/NPU comparison",
+    "assess": "Record the torch APIs a few training steps of the original script call",
 }
 
 
@@ -81,12 +84,15 @@ _LAUNCHERS = {
     "run_profile_npu.sh": (kit_launchers.PROFILE, kit_launchers.PROFILE_TF),
     "run_precision.sh": (kit_launchers.PRECISION, kit_launchers.PRECISION),
     "compare.sh": (kit_launchers.COMPARE, kit_launchers.COMPARE),
+    "run_assess.sh": (kit_launchers.ASSESS, kit_launchers.ASSESS),
 }
 
 
 def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
     if kind == "precision":
         return ("run_precision.sh",) if gpu else ("run_precision.sh", "compare.sh")
+    if kind == "assess":  # where the project runs today (the tree is not migrated)
+        return ("run_assess.sh",)
     return (f"run_{kind}_npu.sh",)
 
 
@@ -101,7 +107,13 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     kind, entry = result.options.kit, result.kit_entry or result.main_rel or ""
     gpu, tf = result.options.kit_gpu_side, tensorflow_route(result)
     folder = staging / Path(entry).parent  # on sys.path when the script runs
-    if not tf:  # a TensorFlow kit works through the environment: no call, no runtime
+    if kind == "assess":  # (run/main_script.py refused a msft_kit.py already there)
+        for path in kit_assess.runtime_files():
+            _replace_own(folder / path.name, entry, result)
+            write_file(folder / path.name, path.read_bytes())
+        _replace_own(folder / kit_assess.OPS_JSON, entry, result)
+        write_text(folder / kit_assess.OPS_JSON, kit_assess.ops_json(result.tables.operators))
+    elif not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
         write_file(folder / "msft_kit.py", runtime)  # (main_script refused one already there)
     if kind == "precision":
@@ -126,6 +138,7 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
                 side="GPU" if gpu else "NPU",
                 gpu_tree=gpu_tree,
                 summary=names.get(COMPARE_SUMMARY, COMPARE_SUMMARY),
+                steps=result.options.kit_steps or 5,
             ),
             mode=0o755,
         )
@@ -138,12 +151,14 @@ def _replace_own(path: Path, entry: str, result: RunResult) -> None:
     copy (never written through), and said."""
     if os.path.lexists(path):
         what = "symbolic link" if path.is_symlink() else "file"
+        keeps = "the input keeps it"
+        if path.name == "msprobe_config.json":
+            keeps += ": MSFT_PRECISION_CONFIG=<its path> uses it"
         result.notes.append(
             (
                 Severity.WARNING,
                 f"the project's own {path.name} ({what}) next to {shown(entry)} is replaced by "
-                "the kit's in the output (the input keeps it: MSFT_PRECISION_CONFIG=<its path> "
-                "uses it)",
+                f"the kit's in the output ({keeps})",
             )
         )
 
@@ -158,6 +173,8 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
         if gpu
         else f"{project} migrated to the NPU (torch_npu {target_version(result)})"
     )
+    if kind == "assess":
+        what = f"{project} as written (not migrated: it runs where the project runs today)"
     lines = [
         f"# The {kind} kit of {project}",
         "",
@@ -187,7 +204,10 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
     lines += [f"- `{shown(n.file)}:{n.out_line or n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
-    lines += _tf_next_steps(kind, names) if tf else _next_steps(kind, names, gpu, gpu_tree)
+    if kind == "assess":
+        lines += kit_assess.readme_next(names["run_assess.sh"], target_version(result))
+    else:
+        lines += _tf_next_steps(kind, names) if tf else _next_steps(kind, names, gpu, gpu_tree)
     return "\n".join(lines) + "\n"
 
 
@@ -219,6 +239,7 @@ _PRECONDITIONS = {
         "Install msprobe on both machines: `pip install mindstudio-probe==26.2.0` (compare.sh "
         "uses its 26.x command line).",
     ),
+    "assess": kit_assess.PRECONDITIONS,
 }
 
 

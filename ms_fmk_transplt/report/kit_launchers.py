@@ -1,4 +1,4 @@
-"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision): shell scripts
+"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision|assess): scripts
 that set msft_kit's environment, run the -m script and check that it left what comes next.
 Every path the user may change is an environment variable with a default inside the tree; every
 name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in a
@@ -143,6 +143,27 @@ echo "__SIDE__ side dumped into $MSFT_PRECISION_DUMP"
 """
 )
 
+ASSESS = (
+    _HEAD
+    + r"""
+# the porting guide's assessment: the original script (GPU or CPU, as it runs today) records the
+# torch APIs its first MSFT_ASSESS_STEPS training steps call, then stops; a previous run's
+# ops.csv and report.html are replaced
+export MSFT_ASSESS_STEPS="${MSFT_ASSESS_STEPS:-__STEPS__}"
+MSFT_ASSESS_DIR="$(absolute "${MSFT_ASSESS_DIR:-$here/assess}")"
+export MSFT_ASSESS_DIR
+mkdir -p "$MSFT_ASSESS_DIR"
+rm -f "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/report.html"
+
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
+if [ ! -f "$MSFT_ASSESS_DIR/ops.csv" ]; then
+  echo "error: no ops.csv in $MSFT_ASSESS_DIR (did the training loop run?)" >&2
+  exit 1
+fi
+listed "assessment" "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/report.html"
+"""
+)
 
 AOE_TF = (
     _HEAD
@@ -270,9 +291,11 @@ def render(
     side: str = "",
     gpu_tree: str = "",
     summary: str = "msft_compare.py",
+    steps: int = 5,
 ) -> str:
     """A launcher from its template: the names (the launcher's, the -m script's, the GPU tree's,
     the summary's) quoted where the script reads them and shown in its comments."""
     names = {"NAME": name, "MAIN": main_rel, "GPU_TREE": gpu_tree, "SUMMARY": summary}
-    values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side, **name_values(names)}
+    values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side, "STEPS": str(steps)}
+    values.update(name_values(names))
     return filled(template, values)

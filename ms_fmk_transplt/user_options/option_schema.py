@@ -29,7 +29,7 @@ from ms_fmk_transplt.user_options.terminal import COLOR_CHOICES
 # (--check/--diff/--inplace) and ``kit aoe|profile|precision``
 RUN, DISTRIBUTED, PATHS, KIT = "run", "distributed", "paths", "kit"
 COMMANDS = (RUN, DISTRIBUTED, PATHS, KIT)
-KINDS = ("aoe", "profile", "precision")  # kit KIND
+KINDS = ("aoe", "profile", "precision", "assess")  # kit KIND
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,6 +154,15 @@ SCHEMA: tuple[Option, ...] = (
         "module MAIN imports): the calls go there, the launcher runs MAIN.",
         {"metavar": "FILE"},
         run_field="kit_loop",
+        result=True,
+    ),
+    Option(
+        ("--steps", "kit_steps"),
+        (KIT,),
+        "kit assess: the training steps recorded (run_assess.sh's default MSFT_ASSESS_STEPS; 5 "
+        "without it).",
+        {"type": click.IntRange(1, 1000), "default": None, "metavar": "N"},
+        run_field="kit_steps",
         result=True,
     ),
     Option(

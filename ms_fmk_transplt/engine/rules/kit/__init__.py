@@ -1,5 +1,6 @@
-"""kit.*: `kit aoe|profile|precision -m MAIN`, the AOE-tuning, profiling and precision-comparison
-variants of a training script (a LibCST stage after the span pass, on the -m file only)."""
+"""kit.*: `kit aoe|profile|precision|assess -m MAIN`, the AOE-tuning, profiling,
+precision-comparison and assessment variants of a training script (a LibCST stage after the
+span pass, on the -m file only)."""
 
 from __future__ import annotations
 

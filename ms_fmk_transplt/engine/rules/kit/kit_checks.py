@@ -4,8 +4,9 @@ The porting guide's AOE chapter: profiling off, one card (several processes over
 other's dump), static operators only (shapes cannot be told from the code: the kit's README
 says it), disk space (the launcher checks it). For profiling: no second profiler around the
 loop. For the precision comparison: eager mode (msprobe's hooks do not see inside
-``torch.compile``), and one card first. Each finding is a WARNING (``kit.precondition``) on the
-terminal, in the log and in the kit's README; the kit is still written. A script whose training
+``torch.compile``), and one card first. For the assessment: one process, eager mode. Each
+finding is a WARNING (``kit.precondition``) on the terminal, in the log and in the kit's README;
+the kit is still written. A script whose training
 loop cannot take the calls is refused (``kit.no_loop``).
 """
 
@@ -30,7 +31,7 @@ NO_LOOP = declare(
     "none (a trainer's `fit()` runs its own loop), with several (separate generator and "
     "discriminator loops), whose loop runs in a generator, an async function or a lambda, or "
     "whose loop body is on the loop's own line, is refused with this line and exit code 2; so "
-    "is a TensorFlow script given to the precision kit (msprobe's PyTorch dump).",
+    "is a TensorFlow script given to the precision kit (msprobe's PyTorch dump) or to kit assess.",
     kind=NOTICE,
     opt_out="none: a kit needs a training loop; name another script with -m",
     option="kit",
@@ -113,6 +114,19 @@ _CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         ),
         (_DISTRIBUTED, "distributed training ({name}): compare one card first"),
     ),
+    "assess": (
+        (
+            _DISTRIBUTED,
+            "distributed training ({name}): each process would write the same assess/ "
+            'folder; record one (PYTHON="torchrun --nproc_per_node=1" if the script needs a '
+            "process group)",
+        ),
+        (
+            ("torch.compile",),
+            "{name}: a compiled model runs its operators inside the compiled graph, where the "
+            "recording may not see each call; assess without it",
+        ),
+    ),
 }
 
 
@@ -162,12 +176,13 @@ def is_tensorflow(source: bytes) -> bool:
 
 def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
     """A TensorFlow script: the kit works through the launcher's environment (aoe, profile);
-    the precision kit refuses it. ``source``: the file's own lines."""
-    if kind == "precision":
-        message = (
-            "a TensorFlow script: the precision kit dumps PyTorch steps (msprobe's "
-            "PyTorch API); aoe and profile take TensorFlow scripts"
-        )
+    the precision and assess kits refuse it. ``source``: the file's own lines."""
+    if kind in ("precision", "assess"):
+        what = "dumps PyTorch steps (msprobe's PyTorch API)"
+        if kind == "assess":
+            what = "records the torch APIs a PyTorch step calls"
+        message = f"a TensorFlow script: the {kind} kit {what}; aoe and profile take TensorFlow "
+        message += "scripts"
         ctx.warn((1, 1), NO_LOOP, message)
         return
     what = "AOE_MODE=2" if kind == "aoe" else "PROFILING_MODE and PROFILING_OPTIONS"

@@ -1,4 +1,4 @@
-"""``kit aoe|profile|precision -m MAIN``: the calls that turn MAIN into a kit's variant.
+"""``kit aoe|profile|precision|assess -m MAIN``: the calls that turn MAIN into a kit's variant.
 
 At the training loop training_loop.py finds (the loop holding the optimizer step), this LibCST
 stage inserts ``msft_kit.<kit>_begin()`` right before the loop and ``msft_kit.<kit>_tick()`` as
@@ -124,11 +124,37 @@ PRECISION_STEP = declare(
     option="kit precision",
     bookkeeping=True,
 )
+ASSESS_START = declare(
+    "kit.assess_start",
+    "kit assess: the recording of torch API calls armed right before the training loop",
+    "`msft_kit.assess_begin()` prepares the assessment of the original script (not migrated: "
+    "it runs where the project runs today, GPU or CPU): the torch APIs called during each of "
+    "the first `MSFT_ASSESS_STEPS` training steps (5 by default), by the script or any "
+    "library, are recorded with the dtypes and shapes of their tensor arguments, and compared "
+    "with the target version's operator support (`msft_ops.json`, written next to the script "
+    "from the tool's tables)." + _RUNTIME,
+    opt_out=_KEEP,
+    option="kit assess",
+    bookkeeping=True,
+)
+ASSESS_STEP = declare(
+    "kit.assess_step",
+    "kit assess: each training step recorded; the run stops after the last one",
+    "`msft_kit.assess_tick()` is the loop body's first statement: it closes the step that just "
+    "finished and opens the next; after `MSFT_ASSESS_STEPS` steps it writes "
+    "`MSFT_ASSESS_DIR/ops.csv` (one row per API: calls, dtypes, shapes, whether the shapes "
+    "change between steps, NPU support, where the project reaches it) and `report.html`, and "
+    "ends the run." + _RUNTIME,
+    opt_out=_KEEP,
+    option="kit assess",
+    bookkeeping=True,
+)
 # per kit: (the begin call's rule, the tick's rule)
 KIT_RULES = {
     "aoe": (AOE_DUMP, AOE_STOP),
     "profile": (PROFILE_START, PROFILE_STEP),
     "precision": (PRECISION_START, PRECISION_STEP),
+    "assess": (ASSESS_START, ASSESS_STEP),
 }
 _CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
 _TORCH_NPU = re.compile(rb"^\s*(?:import|from)\s+torch_npu\b", re.M)
@@ -149,9 +175,10 @@ class KitEdits(Concern):
             tensorflow_notices(self.ctx, source, self.kind)
             return
         if self.ctx.options.kit_only and _TORCH_NPU.search(source):
+            what = "assess kit records" if self.kind == "assess" else "precision kit's GPU side is"
             message = (
-                "the script imports torch_npu: the precision kit's GPU side is the original "
-                "GPU script, give the project before its migration"
+                f"the script imports torch_npu: the {what} the original GPU script, give the "
+                "project before its migration"
             )
             self.ctx.warn((1, 1), NO_LOOP, message)
             return

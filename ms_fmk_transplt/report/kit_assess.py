@@ -1,0 +1,146 @@
+"""What ``kit assess`` writes besides the project as written: the runtime files next to the -m
+script (``ASSESS_RUNTIME``: one line per file of ms_fmk_transplt/kits/ the recording needs) and
+``msft_ops.json``, the target version's operator support (-v, the run's tables) in the form the
+runtime reads:
+
+``{"version": "2.x.y", "apis": {API: {"status", "restriction", "dtypes", "arguments"}}}``
+
+API as the operator table names it (``torch.nn.functional.interpolate``); status ``unsupported``
+or ``restricted`` (an API the table does not list is supported: it is not in the file);
+restriction the table's text; dtypes the torch dtype names (``float32``) the table allows for the
+API's tensor input, null when it names none; arguments each keyword the table restricts, with
+the part of the text that says how. Written from the tables alone (no engine call)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ms_fmk_transplt import kits
+from ms_fmk_transplt.tables.target_tables import OperatorEntry, OperatorTable
+
+OPS_JSON = "msft_ops.json"
+# the files of ms_fmk_transplt/kits/ written next to the -m script of kit assess, those that
+# exist (one line per file the runtime needs)
+ASSESS_RUNTIME = (
+    "msft_kit.py",
+    "msft_assess.py",
+)
+_STATUS = {"unsupported_op": "unsupported", "restricted_op": "restricted"}
+_RESTRICTED = "restricted on the NPU: "
+# the operator lists' dtype words, as torch names its dtypes (torch.float32 -> "float32")
+_DTYPES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
+    "uint8": "uint8",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+}
+# "`input`: bf16, fp16, fp32 only" (newer lists), "supported dtypes: fp16, fp32" (older ones)
+_DTYPE_CLAUSE = re.compile(r"(?:`\w+`: ([\w ,]+) only|supported dtypes: ([\w ,]+))")
+
+
+def runtime_files() -> tuple[Path, ...]:
+    """The runtime files of kit assess that ms_fmk_transplt/kits/ holds."""
+    folder = Path(kits.__file__).parent
+    return tuple(folder / name for name in ASSESS_RUNTIME if (folder / name).is_file())
+
+
+def operator_support(table: OperatorTable) -> dict[str, Any]:
+    """msft_ops.json's content for ``table`` (the run's target version)."""
+    apis = {api: _api(entry) for api, entry in sorted(table.entries.items())}
+    return {"version": table.target, "apis": apis}
+
+
+def ops_json(table: OperatorTable) -> str:
+    return json.dumps(operator_support(table), indent=1, ensure_ascii=False) + "\n"
+
+
+def _api(entry: OperatorEntry) -> dict[str, Any]:
+    restriction = entry.tip.removeprefix(_RESTRICTED)
+    clauses = restriction.split("; ")
+    return {
+        "status": _STATUS.get(entry.category, "unsupported"),
+        "restriction": restriction,
+        "dtypes": _dtypes(clauses) if entry.category == "restricted_op" else None,
+        "arguments": {kw: _about(kw, clauses, restriction) for kw in sorted(entry.keywords)},
+    }
+
+
+def _dtypes(clauses: list[str]) -> list[str] | None:
+    """The dtypes a restricted API's tensor input takes (the first clause that lists only
+    dtype words); None when the text names none."""
+    for clause in clauses:
+        match = _DTYPE_CLAUSE.fullmatch(clause.strip())
+        if match:
+            words = [w.strip() for w in (match.group(1) or match.group(2)).split(",")]
+            if words and all(w in _DTYPES for w in words):
+                return [_DTYPES[w] for w in words]
+    return None
+
+
+def _about(keyword: str, clauses: list[str], restriction: str) -> str:
+    """The clauses of the restriction that name ``keyword`` (all of it when none does)."""
+    named = re.compile(rf"(?<![\w.]){re.escape(keyword)}(?!\w)")
+    found = [c for c in clauses if named.search(c)]
+    return "; ".join(found) if found else restriction
+
+
+PRECONDITIONS = (
+    "The original script, as it runs today (GPU or CPU): nothing is migrated; only the kit's "
+    "calls are added. Tiny settings (a small model, a small batch) are enough: the APIs and "
+    "whether shapes change matter, not the speed.",
+    "One process: several would write the same `assess/` folder; a script that needs a "
+    'process group runs with `PYTHON="torchrun --nproc_per_node=1"`.',
+    "Eager mode: inside `torch.compile` the recording may not see each call.",
+    "The run stops after `MSFT_ASSESS_STEPS` training steps (the launcher's default; "
+    "`--steps` of the kit set it): whatever those steps run (an evaluation inside the loop "
+    "too) is recorded.",
+)
+# ops.csv's columns, as KIT_README.md explains them
+COLUMNS = (
+    ("API", "the torch-level name, as the tool's operator tables name it"),
+    ("Calls", "how many times the recorded steps called it"),
+    ("Dtypes", "the distinct dtypes of its tensor arguments"),
+    ("Shapes", "the distinct shapes of its tensor arguments"),
+    ("Dynamic", "`yes` when its shapes differ between steps (the NPU compiles each new shape)"),
+    (
+        "NPU",
+        "supported / restricted (the table's restriction, and whether the actual arguments and "
+        "dtypes hit it) / unsupported, for the target version",
+    ),
+    ("Where", "the first project `file:line` that reaches it, and the library it goes through"),
+)
+
+
+def readme_next(launcher: str, version: str) -> list[str]:
+    """KIT_README.md's last section for kit assess: what to run, how to read what it writes."""
+    lines = [
+        f"1. `./{launcher} [arguments of the script]` where the project runs today: the first "
+        "`MSFT_ASSESS_STEPS` training steps (5 unless `--steps` or the variable says otherwise) "
+        "are recorded, then the run stops and writes `assess/ops.csv` and `assess/report.html` "
+        "(a summary line on the terminal).",
+        f"2. Read `assess/report.html` first (dynamic-shape APIs with their shapes per step at "
+        f"the top), then `assess/ops.csv`, one row per API; NPU support is torch_npu {version}'s "
+        f"(`{OPS_JSON}` next to the script, from the tool's tables; `-v` of the kit chooses):",
+        "",
+        "| column | what it holds |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{name}` | {text} |" for name, text in COLUMNS]
+    lines += [
+        "",
+        "3. Fix or plan for the `unsupported` rows and the `restricted` ones whose arguments hit "
+        "the restriction; an API marked `Dynamic` recompiles on the NPU at each new shape (pad "
+        "or bucket its inputs to fixed sizes). Then migrate with `ms_fmk_transplt -i ... -o ...`.",
+    ]
+    return lines

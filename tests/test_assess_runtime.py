@@ -1,0 +1,238 @@
+"""The runtime of kit assess (issue 48): msft_kit.assess_begin/assess_tick and msft_assess.py,
+executed on CPU torch in a subprocess on small training scripts written here, the kit files on
+PYTHONPATH as in a kit's tree. ops.csv and cuda_calls.csv are read back with csv."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from required_tools import needs_tool
+
+from ms_fmk_transplt.kits import msft_assess
+
+KITS = Path(__file__).resolve().parent.parent / "ms_fmk_transplt" / "kits"
+TORCH = needs_tool("torch", importlib.util.find_spec("torch"), "torch is not installed")
+
+LIBRARY = """
+import torch
+
+
+def inner(x):
+    return torch.tanh(x)
+
+
+def helper(x):
+    return inner(x)
+"""
+
+TRAIN = """
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+import fakelib
+import torch
+import torch.nn.functional as F
+
+import msft_kit
+
+weight = torch.ones(4, 3)
+msft_kit.assess_begin()
+for step in range(STEPS + int(torch.zeros(9).clone().sum())):  # before step 0: not compared
+    msft_kit.assess_tick()
+    torch.ones(2).clone()
+    if step == 0:
+        torch.ones(7).clone()  # a warm-up call: step 0 is not compared when later steps are
+    batch = torch.ones(step + 1, 4)  # a growing batch
+    out = batch.matmul(weight)
+    noise = torch.arange(8.0) - step * 2
+    kept = noise[noise > 0]  # a boolean mask: its shape depends on the data
+    F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2)
+    torch.ones(3, dtype=torch.float64).exp()
+    fakelib.helper(torch.ones(2, 2))  # LIBRARY CALL
+    torch.cuda.is_available()  # CUDA CALL
+    torch.ones(2, 2).mm(torch.ones(2, 2))  # static
+print("after the loop")
+"""
+
+TABLE = {
+    "version": "2.13.0",
+    "apis": {
+        "torch.nn.functional.interpolate": {
+            "status": "restricted",
+            "restriction": "scale_factor is not supported",
+            "dtypes": None,
+            "arguments": {"scale_factor": "not supported"},
+        },
+        "torch.Tensor.exp": {
+            "status": "restricted",
+            "restriction": "float16 and float32 only",
+            "dtypes": ["float16", "float32"],
+            "arguments": {},
+        },
+        "torch.Tensor.mm": {"status": "supported", "restriction": "", "dtypes": None},
+        "torch.tanh": {"status": "unsupported", "restriction": "", "dtypes": None},
+    },
+}
+
+
+def run_assess(
+    tmp: Path, loop: int, steps: int, table: bool = True
+) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """The script above (``loop`` iterations) run with ``steps`` steps to record, from its own
+    folder, the kit files (and msft_ops.json when ``table``) beside msft_kit.py."""
+    kit, project = tmp / "kit", tmp / "project"
+    kit.mkdir()
+    (project / "site-packages" / "fakelib").mkdir(parents=True)
+    (project / "site-packages" / "fakelib" / "__init__.py").write_text(LIBRARY)
+    for name in ("msft_kit.py", "msft_assess.py"):
+        shutil.copy(KITS / name, kit / name)
+    if table:
+        (kit / "msft_ops.json").write_text(json.dumps(TABLE))
+    script = textwrap.dedent(TRAIN).replace("STEPS", str(loop))
+    (project / "train.py").write_text(script)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSFT_")}
+    env.update(PYTHONPATH=str(kit), MSFT_ASSESS_STEPS=str(steps), CUDA_VISIBLE_DEVICES="")
+    result = subprocess.run(
+        [sys.executable, "train.py"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return result, project / "assess", script
+
+
+def read_rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return {row["API"]: row for row in csv.DictReader(fh)}
+
+
+def line_of(script: str, marker: str) -> int:
+    return next(i for i, text in enumerate(script.splitlines(), 1) if marker in text)
+
+
+@pytest.fixture(scope="module")
+def three_steps(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, str]:
+    result, folder, script = run_assess(tmp_path_factory.mktemp("assess"), loop=100, steps=3)
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr, folder, script
+
+
+@TORCH
+def test_the_run_stops_after_the_steps_with_the_summary(three_steps: tuple[str, Path, str]) -> None:
+    output, folder, _ = three_steps
+    assert "after the loop" not in output
+    rows = read_rows(folder / "ops.csv")
+    dynamic = sum(row["Dynamic"] == "yes" for row in rows.values())
+    summary = (
+        f"assess: {len(rows)} APIs in 3 steps ({dynamic} with dynamic shapes, 1 unsupported, "
+        "2 restricted and hit on the NPU): assess/ops.csv"
+    )
+    assert summary in output
+    assert rows["torch.nn.functional.interpolate"]["Calls"] == "3"  # one a step, 3 steps
+    assert list(next(iter(rows.values()))) == [
+        "API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"
+    ]  # fmt: skip
+
+
+@TORCH
+def test_shapes_that_change_between_steps_are_dynamic(three_steps: tuple[str, Path, str]) -> None:
+    _, folder, _ = three_steps
+    rows = read_rows(folder / "ops.csv")
+    matmul, mask = rows["torch.Tensor.matmul"], rows["torch.Tensor.__getitem__"]
+    assert matmul["Dynamic"] == "yes"
+    assert "(3, 4), (4, 3) -> (3, 3)" in matmul["Shapes"]
+    assert mask["Dynamic"] == "yes"  # same input shapes, the output's changes with the data
+    assert mask["Dtypes"] == "bool, float32"
+    assert rows["torch.Tensor.clone"]["Shapes"] == "[(9,) -> (9,)]; [(2,) -> (2,)]; [(7,) -> (7,)]"
+    for name in (
+        "torch.Tensor.clone",
+        "torch.Tensor.mm",
+        "torch.nn.functional.interpolate",
+        "torch.tanh",
+    ):
+        assert rows[name]["Dynamic"] == "no", name
+    order = [row["Dynamic"] for row in rows.values()]
+    assert order == sorted(order, reverse=True)  # the dynamic ones first
+
+
+@TORCH
+def test_the_npu_column_says_which_restrictions_are_hit(three_steps: tuple[str, Path, str]) -> None:
+    _, folder, _ = three_steps
+    rows = read_rows(folder / "ops.csv")
+    interpolate = rows["torch.nn.functional.interpolate"]["NPU"]
+    assert interpolate == "restricted (hit: scale_factor): scale_factor is not supported"
+    exp = rows["torch.Tensor.exp"]
+    assert (exp["Dtypes"], exp["NPU"]) == (
+        "float64", "restricted (hit: dtype float64): float16 and float32 only"
+    )  # fmt: skip
+    assert rows["torch.Tensor.mm"]["NPU"] == "supported"
+    assert rows["torch.tanh"]["NPU"] == "unsupported"
+    assert rows["torch.Tensor.gt"]["NPU"] == "supported"  # not listed: not documented as either
+
+
+@TORCH
+def test_where_names_the_project_line_and_the_library(three_steps: tuple[str, Path, str]) -> None:
+    _, folder, script = three_steps
+    rows = read_rows(folder / "ops.csv")
+    library = line_of(script, "LIBRARY CALL")
+    assert rows["torch.tanh"]["Where"] == f"train.py:{library} (fakelib)"
+    assert rows["torch.Tensor.mm"]["Where"] == f"train.py:{line_of(script, '# static')}"
+    cuda = read_rows(folder / "cuda_calls.csv")
+    assert cuda["torch.cuda.is_available"] == {
+        "API": "torch.cuda.is_available",
+        "Calls": "3",
+        "Where": f"train.py:{line_of(script, 'CUDA CALL')}",
+    }
+
+
+@TORCH
+def test_the_page_escapes_and_lists_dynamic_apis_first(three_steps: tuple[str, Path, str]) -> None:
+    _, folder, _ = three_steps
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert " -> " not in page and "(3, 4), (4, 3) -&gt; (3, 3)" in page
+    assert page.index("Dynamic shapes") < page.index("Unsupported") < page.index("other APIs")
+
+
+@TORCH
+def test_a_loop_that_ends_early_is_reported_at_exit(tmp_path: Path) -> None:
+    result, folder, _ = run_assess(tmp_path, loop=2, steps=5, table=False)
+    assert result.returncode == 0, result.stderr
+    assert "after the loop" in result.stdout
+    assert "APIs in 2 steps" in result.stderr
+    rows = read_rows(folder / "ops.csv")
+    assert rows["torch.nn.functional.interpolate"]["Calls"] == "2"
+    assert {row["NPU"] for row in rows.values()} == {"unknown"}  # no msft_ops.json
+
+
+def test_the_kit_files_import_without_torch(tmp_path: Path) -> None:
+    code = "import sys; sys.modules['torch'] = None; import msft_kit, msft_assess; print('ok')"
+    env = dict(os.environ, PYTHONPATH=str(KITS))
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_only_dtypes_of_a_listed_kind_hit_a_dtype_restriction() -> None:
+    api = msft_assess._Api()
+    api.dtypes = {"float32", "int64", "bool"}
+    entry = {"status": "restricted", "restriction": "", "dtypes": ["float16", "float32"]}
+    assert msft_assess.npu_verdict(api, entry) == "restricted (not hit)"
+    api.dtypes.add("bfloat16")
+    assert msft_assess.npu_verdict(api, entry) == "restricted (hit: dtype bfloat16)"
+    api.keywords = {"size"}
+    entry["arguments"] = {"scale_factor": "not supported"}
+    assert msft_assess.npu_verdict(api, entry) == "restricted (hit: dtype bfloat16)"
