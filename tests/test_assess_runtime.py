@@ -236,3 +236,16 @@ def test_only_dtypes_of_a_listed_kind_hit_a_dtype_restriction() -> None:
     api.keywords = {"size"}
     entry["arguments"] = {"scale_factor": "not supported"}
     assert msft_assess.npu_verdict(api, entry) == "restricted (hit: dtype bfloat16)"
+
+
+def test_an_api_made_inside_a_function_is_named_as_torch_names_it() -> None:
+    """F.max_pool2d is boolean_dispatch's inner ``fn`` (its qualname has ``<locals>``): it is
+    recorded under its own name, so its restriction in msft_ops.json is found (it was recorded
+    as ``boolean_dispatch.<locals>.fn``, one row for every such function)."""
+    torch = pytest.importorskip("torch")
+    functional = torch.nn.functional
+    assert msft_assess.api_name(functional.max_pool2d) == "torch.nn.functional.max_pool2d"
+    assert (
+        msft_assess.api_name(functional.adaptive_max_pool2d)
+        == "torch.nn.functional.adaptive_max_pool2d"
+    )

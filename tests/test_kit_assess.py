@@ -83,6 +83,41 @@ def test_the_original_gets_the_calls_at_the_loop_and_stays_unmigrated(tmp_path: 
     compile((tree / "train.py").read_text(encoding="utf-8"), "train.py", "exec")
 
 
+WITH_A_KEPT_ARM = """import torch
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elif device.type == "npu":
+        torch.npu.synchronize()
+
+
+def main():
+    model = torch.nn.Linear(4, 1)
+    for step in range(10):
+        model(torch.randn(2, 4)).mean().backward()  # msft: ignore
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("kind", ["assess", "profile"])
+def test_a_script_with_a_kept_line_still_gets_the_calls(kind: str, tmp_path: Path) -> None:
+    """A CUDA arm beside an NPU arm, and a `# msft: ignore` line, are kept as written: the
+    kit's calls, inserts the user asked for, are a change of their own (they were lost)."""
+    project = _project(tmp_path, WITH_A_KEPT_ARM)
+    args = [kind, "-q", "--no-cache", "-i", str(project), "-o", str(tmp_path / "out")]
+    result = CliRunner().invoke(kit, [*args, "-m", "train.py"])
+    assert result.exit_code == 0, result.output
+    (tree,) = (tmp_path / "out").glob(f"proj_msft_{kind}")
+    text = (tree / "train.py").read_text(encoding="utf-8")
+    assert f"msft_kit.{kind}_begin()" in text and f"msft_kit.{kind}_tick()" in text
+    assert '    if device.type == "cuda":\n        torch.cuda.synchronize()' in text
+
+
 def test_msft_ops_json_is_the_target_versions_support(tmp_path: Path) -> None:
     tree = run_assess(_project(tmp_path), tmp_path / "out", "-v", "2.6.0")
     ops = json.loads((tree / "msft_ops.json").read_text(encoding="utf-8"))

@@ -43,6 +43,7 @@ FILES = {
 }
 DISTRIBUTED = ("distributed", "-m", "train.py")
 AOE = ("aoe", "-m", "train.py")
+ASSESS = ("assess", "-m", "train.py")
 # option -> (the command, the arguments of the run that fills the cache, those of the run with
 # the option changed: the same plus it, or with its value changed)
 PROBES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -68,6 +69,7 @@ PROBES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "no_rank_guards": ("run", DISTRIBUTED, (*DISTRIBUTED, "--no-rank-guards")),
     "kind": (KIT, AOE, ("profile", "-m", "train.py")),
     "loop_file": (KIT, AOE, (*AOE, "--loop", "loop2.py")),
+    "kit_steps": (KIT, ASSESS, (*ASSESS, "--steps", "3")),
 }
 
 

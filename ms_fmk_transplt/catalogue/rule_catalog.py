@@ -45,6 +45,9 @@ class Rule:
     bookkeeping: bool = False  # its changes are the tool's own lines, not CUDA items counted
     fixed: str = ""  # why --select / --ignore cannot turn it off ("": they can)
     answers: str = ""  # the advice its changes make moot on their lines (ANSWERS_*, an advice id)
+    # its inserts are a change of their own (a kit's calls), not lines that follow from the
+    # file's other changes (`import torch_npu`, -s's helper): kept where those are all kept out
+    standalone: bool = False
 
     def opt_out_text(self) -> str:
         return self.opt_out.format(id=self.id)
@@ -65,6 +68,7 @@ def declare(
     bookkeeping: bool = False,
     fixed: str = "",
     answers: str = "",
+    standalone: bool = False,
 ) -> str:
     """Register a rule and return its id (the string the emitting code records); the last
     three say how the core treats its rows (see Rule)."""
@@ -85,6 +89,7 @@ def declare(
         bookkeeping,
         fixed,
         answers,
+        standalone,
     )
     known = RULES.get(rule_id)
     if known is not None and known != rule:
@@ -122,6 +127,12 @@ def answered_advice(rule_id: str) -> str:
     """The advice a change of this rule makes moot on its lines (Rule.answers; "": none)."""
     rule = RULES.get(rule_id)
     return rule.answers if rule else ""
+
+
+def stands_alone(rule_id: str) -> bool:
+    """Whether the rule's inserts are a change of their own (Rule.standalone: a kit's calls)."""
+    rule = RULES.get(rule_id)
+    return bool(rule and rule.standalone)
 
 
 def is_bookkeeping(rule_id: str) -> bool:

@@ -21,6 +21,7 @@ from ms_fmk_transplt.catalogue.rule_catalog import (
     ANSWERS_LINE,
     answered_advice,
     rule_matches,
+    stands_alone,
 )
 from ms_fmk_transplt.engine.line_map import LineMap
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS, EngineOptions, kept_rule
@@ -369,7 +370,9 @@ def _apply_ignores(
             dropped.update(id(e) for e in on_line)
             counts[line] = len(on_line)
     events = [e for e in events if id(e) not in dropped]
-    kept = [e for e in events if e.operation != Operation.INSERT]
+    # (an insert that follows from other changes, `import torch_npu`, is no change by itself;
+    # one the user asked for, a kit's call, is)
+    kept = [e for e in events if e.operation != Operation.INSERT or stands_alone(e.rule)]
     return b"".join(out_lines), events, kept, counts
 
 

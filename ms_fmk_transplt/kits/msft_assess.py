@@ -73,6 +73,8 @@ def api_name(func: Any) -> str | None:
     if module in _PREFIXES:
         public, drop = _PREFIXES[module]
         return f"{public}.{name[len(drop) :] if drop and name.startswith(drop) else name}"
+    if "<locals>" in qual:  # F.max_pool2d is boolean_dispatch's inner fn, named max_pool2d
+        return f"{module}.{name}" if module else name
     return f"{module}.{qual}" if module else qual
 
 

@@ -148,12 +148,12 @@ ASSESS = (
     + r"""
 # the porting guide's assessment: the original script (GPU or CPU, as it runs today) records the
 # torch APIs its first MSFT_ASSESS_STEPS training steps call, then stops; a previous run's
-# ops.csv and report.html are replaced
+# ops.csv, cuda_calls.csv and report.html are replaced
 export MSFT_ASSESS_STEPS="${MSFT_ASSESS_STEPS:-__STEPS__}"
 MSFT_ASSESS_DIR="$(absolute "${MSFT_ASSESS_DIR:-$here/assess}")"
 export MSFT_ASSESS_DIR
 mkdir -p "$MSFT_ASSESS_DIR"
-rm -f "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/report.html"
+rm -f "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/cuda_calls.csv" "$MSFT_ASSESS_DIR/report.html"
 
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
@@ -161,7 +161,8 @@ if [ ! -f "$MSFT_ASSESS_DIR/ops.csv" ]; then
   echo "error: no ops.csv in $MSFT_ASSESS_DIR (did the training loop run?)" >&2
   exit 1
 fi
-listed "assessment" "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/report.html"
+listed "assessment" "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/cuda_calls.csv" \
+  "$MSFT_ASSESS_DIR/report.html"
 """
 )
 

@@ -46,6 +46,7 @@ IMPORT = declare(
     "on `sys.path` when it runs), and imported after the script's own imports." + _RUNTIME,
     opt_out=_KEEP,
     option="kit",
+    standalone=True,
     bookkeeping=True,
 )
 AOE_DUMP = declare(
@@ -56,6 +57,7 @@ AOE_DUMP = declare(
     "AOE chapter shows. In a loop inside a per-epoch function only the first call acts." + _RUNTIME,
     opt_out=_KEEP,
     option="kit aoe",
+    standalone=True,
     bookkeeping=True,
 )
 AOE_STOP = declare(
@@ -67,6 +69,7 @@ AOE_STOP = declare(
     "them (run_aoe_npu.sh does both)." + _RUNTIME,
     opt_out=_KEEP,
     option="kit aoe",
+    standalone=True,
     bookkeeping=True,
 )
 PROFILE_START = declare(
@@ -79,6 +82,7 @@ PROFILE_START = declare(
     + _RUNTIME,
     opt_out=_KEEP,
     option="kit profile",
+    standalone=True,
     bookkeeping=True,
 )
 PROFILE_STEP = declare(
@@ -90,6 +94,7 @@ PROFILE_STEP = declare(
     "MSFT_PROF_ACTIVE 2 by default) it stops the profiler and ends the run." + _RUNTIME,
     opt_out=_KEEP,
     option="kit profile",
+    standalone=True,
     bookkeeping=True,
 )
 PRECISION_SEED = declare(
@@ -101,6 +106,7 @@ PRECISION_SEED = declare(
     "default)." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    standalone=True,
     bookkeeping=True,
 )
 PRECISION_START = declare(
@@ -111,6 +117,7 @@ PRECISION_START = declare(
     "dumping into MSFT_PRECISION_DUMP." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    standalone=True,
     bookkeeping=True,
 )
 PRECISION_STEP = declare(
@@ -122,6 +129,7 @@ PRECISION_STEP = declare(
     "`msprobe compare`." + _RUNTIME,
     opt_out=_KEEP,
     option="kit precision",
+    standalone=True,
     bookkeeping=True,
 )
 ASSESS_START = declare(
@@ -135,6 +143,7 @@ ASSESS_START = declare(
     "from the tool's tables)." + _RUNTIME,
     opt_out=_KEEP,
     option="kit assess",
+    standalone=True,
     bookkeeping=True,
 )
 ASSESS_STEP = declare(
@@ -147,6 +156,7 @@ ASSESS_STEP = declare(
     "ends the run." + _RUNTIME,
     opt_out=_KEEP,
     option="kit assess",
+    standalone=True,
     bookkeeping=True,
 )
 # per kit: (the begin call's rule, the tick's rule)
