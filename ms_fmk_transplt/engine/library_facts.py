@@ -6,6 +6,7 @@ re-export. The deps family (engine/rules/deps/) asks it at the project's call si
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -30,6 +31,27 @@ class LibraryFacts:
 
     def label(self) -> str:
         return f"{self.name} {self.version}" if self.version else self.name
+
+
+def resolved(dotted: str, aliases: dict[str, str], known: Callable[[str], bool]) -> str:
+    """``dotted`` through the re-exports (``aliases``: name -> what it names; the longest
+    re-exported prefix first) until a name ``known`` says is defined, else the last name
+    reached (at most 16 steps: a cycle of re-exports ends)."""
+    seen: set[str] = set()
+    while dotted not in seen and len(seen) < 16:
+        seen.add(dotted)
+        if known(dotted):
+            return dotted
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:i])
+            target = aliases.get(prefix)
+            if target is not None and target != prefix:
+                dotted = ".".join([target, *parts[i:]])
+                break
+        else:
+            return dotted
+    return dotted
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,22 +84,9 @@ class DepsFacts:
         library = self.libraries.get(dotted.split(".", 1)[0])
         if library is None:
             return None
-        seen: set[str] = set()
-        while dotted not in seen and len(seen) < 16:
-            seen.add(dotted)
-            found = library.reach.get(dotted)
-            if found is not None:
-                return library, dotted, found
-            parts = dotted.split(".")
-            for i in range(len(parts), 0, -1):  # the longest re-exported prefix
-                prefix = ".".join(parts[:i])
-                target = library.aliases.get(prefix)
-                if target is not None and target != prefix:
-                    dotted = ".".join([target, *parts[i:]])
-                    break
-            else:
-                return None
-        return None
+        api = resolved(dotted, library.aliases, library.reach.__contains__)
+        found = library.reach.get(api)
+        return (library, api, found) if found is not None else None
 
     def fingerprint(self) -> str:
         """The facts as text, for the run's fingerprint (cached results depend on them)."""

@@ -9,19 +9,17 @@ names the project's files spell (engine/library_facts.py), asked for by the deps
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from functools import partial
 
 from ms_fmk_transplt.engine.library_facts import DepsFacts, LibraryFacts, Reach
 from ms_fmk_transplt.engine.migrate import migrate_source
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.spans.shared_tree import analysable_tree
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.run.worker_pool import WorkerPool
+from ms_fmk_transplt.run.worker_pool import WorkerPool, pool_context
 from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.deps_folders import deps_folders
@@ -97,7 +95,7 @@ def analyse_dependencies(
     libraries: dict[str, LibraryFacts] = {}
     log: list[str] = []
     for name, package in sorted(packages.items()):
-        reach, aliases, how = _package_reach(package, tables, cache, jobs)
+        reach, aliases, how = package_reach(package, tables, cache, jobs)
         kept = {k: v for k, v in reach.items() if _spelled(k, words)}
         kept_aliases = {k: v for k, v in aliases.items() if _spelled(k, words)}
         libraries[name] = LibraryFacts(name, package.dist, package.version, kept, kept_aliases)
@@ -116,7 +114,7 @@ def _spelled(dotted: str, words: set[str]) -> bool:
     return dotted.rpartition(".")[2] in words
 
 
-def _package_reach(
+def package_reach(
     package: InstalledPackage, tables: Tables, cache: Cache | None, jobs: int
 ) -> tuple[dict[str, Reach], dict[str, str], str]:
     files = package_files(package)
@@ -181,9 +179,8 @@ def _graphs(
         for task in files:
             yield module_facts(tables, task)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = WorkerPool(context, jobs, module_facts, partial(_crashed), tables)
+    context = pool_context()
+    pool = WorkerPool(context, jobs, module_facts, _crashed, tables)
     try:
         yield from pool.results(files)
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ms_fmk_transplt.engine.library_facts import LibraryFacts
 from ms_fmk_transplt.errors import UserError
-from ms_fmk_transplt.run.library_analysis import _package_reach, apis_reaching
+from ms_fmk_transplt.run.library_analysis import apis_reaching, package_reach
 from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.scan.deps_folders import deps_folders
 from ms_fmk_transplt.scan.discover import Project
@@ -35,7 +35,7 @@ def analyse_library(
     found: list[LibraryFacts] = []
     log: list[str] = []
     for package in packages:
-        reach, aliases, how = _package_reach(package, tables, cache, jobs)
+        reach, aliases, how = package_reach(package, tables, cache, jobs)
         facts = LibraryFacts(package.name, package.dist, package.version, reach, aliases)
         found.append(facts)
         log.append(f"--library: {facts.label()}: {apis_reaching(len(reach))} CUDA ({how})")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import multiprocessing
 import os
 import shutil
 import time
@@ -30,7 +29,7 @@ from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.run import shards
 from ms_fmk_transplt.run.file_migration import failed_record, migrate_file
 from ms_fmk_transplt.run.staging import INTERRUPTED
-from ms_fmk_transplt.run.worker_pool import WorkerPool
+from ms_fmk_transplt.run.worker_pool import WorkerPool, pool_context
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import create_new
 from ms_fmk_transplt.safety.regular_files import (
@@ -176,8 +175,7 @@ def _migrated(tasks: list[Task], jobs: int, tables: Tables) -> Iterator[Iterator
     if jobs <= 1 or len(tasks) < 16:
         yield map(partial(_work, tables), tasks)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context = pool_context()
     pool = WorkerPool(context, min(jobs, len(tasks)), _work, partial(_crashed, tables), tables)
     try:
         yield pool.results(tasks)

@@ -18,6 +18,7 @@ checks every second that their parent is still there.
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -157,3 +158,10 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(1.0)
     os._exit(1)
+
+
+def pool_context() -> BaseContext:
+    """The start method of the run's pools: ``fork`` where there is one (the workers inherit
+    the tables), else ``spawn``."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")

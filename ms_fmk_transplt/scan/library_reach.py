@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ms_fmk_transplt.engine.library_facts import CPU, CUDA, Reach
+from ms_fmk_transplt.engine.library_facts import CPU, CUDA, Reach, resolved
 from ms_fmk_transplt.scan.library_graph import MODULE_CODE, ModuleGraph, Unit
 
 _MAX_STEPS = 12  # of a path shown
@@ -59,20 +59,10 @@ class _Graph:
                 self.methods.setdefault(owner, set()).add(method)
 
     def canonical(self, dotted: str) -> str:
-        seen: set[str] = set()
-        while dotted not in seen and len(seen) < 16:
-            seen.add(dotted)
-            if dotted in self.units or dotted in self.bases:
-                return dotted
-            parts = dotted.split(".")
-            for i in range(len(parts), 0, -1):
-                target = self.aliases.get(".".join(parts[:i]))
-                if target is not None and target != ".".join(parts[:i]):
-                    dotted = ".".join([target, *parts[i:]])
-                    break
-            else:
-                return dotted
-        return dotted
+        return resolved(dotted, self.aliases, self._defined)
+
+    def _defined(self, dotted: str) -> bool:
+        return dotted in self.units or dotted in self.bases
 
     def member(self, cls: str, name: str, seen: set[str] | None = None) -> str | None:
         """The unit ``cls.name`` runs: its own, else its bases' (left first)."""

@@ -12,6 +12,7 @@ import dataclasses
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.library_facts import CUDA, DepsFacts
 from ms_fmk_transplt.engine.rules.family_spec import Folding
+from ms_fmk_transplt.engine.rules.libraries.library_run_folds import DEPS_MARK
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.events import Notice
@@ -172,8 +173,8 @@ def fold(notices: list[Notice], done: Folding) -> list[Notice]:
         if curated is not None:
             replaced[id(curated)] = dataclasses.replace(
                 curated,
-                message=f"{curated.message}; --deps: {folded.message}",
-                tip=f"{curated.tip}; --deps: {folded.message}",
+                message=f"{curated.message}{DEPS_MARK}{folded.message}",
+                tip=f"{curated.tip}{DEPS_MARK}{folded.message}",
             )
         else:
             replaced[id(group[0])] = folded
