@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from required_tools import needs_tool
 
-from ms_fmk_transplt.kits import msft_assess
+from ms_fmk_transplt.kits import msft_assess, msft_assess_report
+from ms_fmk_transplt.report.kit_assess import ASSESS_RUNTIME
 
 KITS = Path(__file__).resolve().parent.parent / "ms_fmk_transplt" / "kits"
 TORCH = needs_tool("torch", importlib.util.find_spec("torch"), "torch is not installed")
@@ -40,12 +41,14 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 import fakelib
+import numpy
 import torch
 import torch.nn.functional as F
 
 import msft_kit
 
 weight = torch.ones(4, 3)
+lstm = torch.nn.LSTM(3, 3, 2, dropout=0.5)
 msft_kit.assess_begin()
 for step in range(STEPS + int(torch.zeros(9).clone().sum())):  # before step 0: not compared
     msft_kit.assess_tick()
@@ -61,6 +64,10 @@ for step in range(STEPS + int(torch.zeros(9).clone().sum())):  # before step 0: 
     fakelib.helper(torch.ones(2, 2))  # LIBRARY CALL
     torch.cuda.is_available()  # CUDA CALL
     torch.ones(2, 2).mm(torch.ones(2, 2))  # static
+    torch.from_numpy(numpy.zeros(3))  # FROM NUMPY
+    lstm(torch.ones(2, 1, 3))  # MODULE CALL
+msft_kit.assess_end()
+torch.ones(5).cos()  # after the loop: not a step
 print("after the loop")
 """
 
@@ -81,6 +88,12 @@ TABLE = {
         },
         "torch.Tensor.mm": {"status": "supported", "restriction": "", "dtypes": None},
         "torch.tanh": {"status": "unsupported", "restriction": "", "dtypes": None},
+        "torch.nn.LSTM": {
+            "status": "restricted",
+            "restriction": "the `dropout` argument is not supported",
+            "dtypes": ["float32"],
+            "arguments": {"dropout": "not supported", "proj_size": "not supported"},
+        },
     },
 }
 
@@ -94,7 +107,7 @@ def run_assess(
     kit.mkdir()
     (project / "site-packages" / "fakelib").mkdir(parents=True)
     (project / "site-packages" / "fakelib" / "__init__.py").write_text(LIBRARY)
-    for name in ("msft_kit.py", "msft_assess.py"):
+    for name in ASSESS_RUNTIME:
         shutil.copy(KITS / name, kit / name)
     if table:
         (kit / "msft_ops.json").write_text(json.dumps(TABLE))
@@ -138,13 +151,14 @@ def test_the_run_stops_after_the_steps_with_the_summary(three_steps: tuple[str, 
     dynamic = sum(row["Dynamic"] == "yes" for row in rows.values())
     summary = (
         f"assess: {len(rows)} APIs in 3 steps ({dynamic} with dynamic shapes, 1 unsupported, "
-        "2 restricted and hit on the NPU): assess/ops.csv"
+        "3 restricted and hit on the NPU): assess/ops.csv"
     )
     assert summary in output
     assert rows["torch.nn.functional.interpolate"]["Calls"] == "3"  # one a step, 3 steps
     assert list(next(iter(rows.values()))) == [
-        "API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"
+        "API", "Calls", "Dtypes", "Arguments", "Shapes", "Dynamic", "NPU", "Where"
     ]  # fmt: skip
+    assert rows["torch.nn.functional.interpolate"]["Arguments"] == "scale_factor"
 
 
 @TORCH
@@ -180,6 +194,12 @@ def test_the_npu_column_says_which_restrictions_are_hit(three_steps: tuple[str, 
     )  # fmt: skip
     assert rows["torch.Tensor.mm"]["NPU"] == "supported"
     assert rows["torch.tanh"]["NPU"] == "unsupported"
+    # the module the table names: its constructor's dropout hits (torch.lstm, which
+    # nn.LSTM.forward calls, is a row of its own, not in the table)
+    lstm = rows["torch.nn.LSTM"]
+    assert (lstm["Calls"], lstm["Arguments"], lstm["Dtypes"]) == ("3", "dropout, num_layers", "float32")
+    assert lstm["NPU"] == "restricted (hit: dropout): the `dropout` argument is not supported"
+    assert rows["torch.lstm"]["NPU"] == "supported"
     assert rows["torch.Tensor.gt"]["NPU"] == "supported"  # not listed: not documented as either
 
 
@@ -190,6 +210,8 @@ def test_where_names_the_project_line_and_the_library(three_steps: tuple[str, Pa
     library = line_of(script, "LIBRARY CALL")
     assert rows["torch.tanh"]["Where"] == f"train.py:{library} (fakelib)"
     assert rows["torch.Tensor.mm"]["Where"] == f"train.py:{line_of(script, '# static')}"
+    numpy = rows["torch.from_numpy"]  # not routed through the mode: wrapped
+    assert (numpy["Calls"], numpy["Where"]) == ("3", f"train.py:{line_of(script, 'FROM NUMPY')}")
     cuda = read_rows(folder / "cuda_calls.csv")
     assert cuda["torch.cuda.is_available"] == {
         "API": "torch.cuda.is_available",
@@ -208,13 +230,51 @@ def test_the_page_escapes_and_lists_dynamic_apis_first(three_steps: tuple[str, P
 
 @TORCH
 def test_a_loop_that_ends_early_is_reported_at_exit(tmp_path: Path) -> None:
+    """The loop's 2 steps of the 5 asked: the recording pauses at the loop's end (the call
+    after the loop is not a step's) and the summary says the loop ended early."""
     result, folder, _ = run_assess(tmp_path, loop=2, steps=5, table=False)
     assert result.returncode == 0, result.stderr
     assert "after the loop" in result.stdout
-    assert "APIs in 2 steps" in result.stderr
+    assert "APIs in 2 steps (the loop ended before step 2; 5 asked)" in result.stderr
     rows = read_rows(folder / "ops.csv")
     assert rows["torch.nn.functional.interpolate"]["Calls"] == "2"
+    assert "torch.Tensor.cos" not in rows
     assert {row["NPU"] for row in rows.values()} == {"unknown"}  # no msft_ops.json
+
+
+EPOCHS = """
+import torch
+import msft_kit
+
+for epoch in range(3):
+    msft_kit.assess_begin()
+    for step in range(2):
+        msft_kit.assess_tick()
+        torch.ones(epoch + 1).sin()
+    msft_kit.assess_end()
+    torch.ones(9).cos()  # an evaluation between epochs: no step's
+"""
+
+
+@TORCH
+def test_the_next_epoch_resumes_the_recording(tmp_path: Path) -> None:
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    for name in ASSESS_RUNTIME:
+        shutil.copy(KITS / name, kit / name)
+    (tmp_path / "train.py").write_text(EPOCHS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSFT_")}
+    env.update(PYTHONPATH=str(kit), MSFT_ASSESS_STEPS="5", CUDA_VISIBLE_DEVICES="")
+    result = subprocess.run(
+        [sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "APIs in 5 steps (" in result.stderr  # epochs 0, 1 and the first step of 2
+    rows = read_rows(tmp_path / "assess" / "ops.csv")
+    assert rows["torch.Tensor.sin"]["Calls"] == "5"
+    assert rows["torch.Tensor.sin"]["Dynamic"] == "yes"  # (1,) (2,) (3,): one a step
+    assert "torch.Tensor.cos" not in rows
 
 
 def test_the_kit_files_import_without_torch(tmp_path: Path) -> None:
@@ -227,15 +287,14 @@ def test_the_kit_files_import_without_torch(tmp_path: Path) -> None:
 
 
 def test_only_dtypes_of_a_listed_kind_hit_a_dtype_restriction() -> None:
-    api = msft_assess._Api()
-    api.dtypes = {"float32", "int64", "bool"}
-    entry = {"status": "restricted", "restriction": "", "dtypes": ["float16", "float32"]}
-    assert msft_assess.npu_verdict(api, entry) == "restricted (not hit)"
-    api.dtypes.add("bfloat16")
-    assert msft_assess.npu_verdict(api, entry) == "restricted (hit: dtype bfloat16)"
-    api.keywords = {"size"}
+    verdict = msft_assess_report.npu_verdict
+    dtypes = {"float32", "int64", "bool"}
+    entry: dict[str, object] = {"status": "restricted", "restriction": "", "dtypes": ["float16", "float32"]}
+    assert verdict(dtypes, set(), entry) == "restricted (not hit)"
+    dtypes.add("bfloat16")
+    assert verdict(dtypes, set(), entry) == "restricted (hit: dtype bfloat16)"
     entry["arguments"] = {"scale_factor": "not supported"}
-    assert msft_assess.npu_verdict(api, entry) == "restricted (hit: dtype bfloat16)"
+    assert verdict(dtypes, {"size"}, entry) == "restricted (hit: dtype bfloat16)"
 
 
 def test_an_api_made_inside_a_function_is_named_as_torch_names_it() -> None:

@@ -70,7 +70,8 @@ def test_the_original_gets_the_calls_at_the_loop_and_stays_unmigrated(tmp_path: 
     assert not any("torch_npu" in line or ".npu()" in line for line in lines)
     with (tree / "change_list.csv").open(encoding="utf-8", newline="") as fh:
         rules = [row["Rule"] for row in csv.DictReader(fh)]
-    assert rules == ["kit.import", "kit.assess_start", "kit.assess_step"]
+    assert rules == ["kit.import", "kit.assess_start", "kit.assess_step", "kit.assess_end"]
+    assert lines[lines.index("        optimizer.step()") + 1] == "    msft_kit.assess_end()"
     for name in ASSESS_RUNTIME:  # the runtime files kits/ holds, copied as they are
         if (KITS / name).is_file():
             assert (tree / name).read_bytes() == (KITS / name).read_bytes()
@@ -81,6 +82,31 @@ def test_the_original_gets_the_calls_at_the_loop_and_stays_unmigrated(tmp_path: 
     for column in ("API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"):
         assert f"| `{column}` |" in readme
     compile((tree / "train.py").read_text(encoding="utf-8"), "train.py", "exec")
+
+
+TF2_SCRIPT = """import tensorflow as tf
+
+
+def main():
+    print(tf.constant(1))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_tensorflow_script_beside_main_stays_as_written(tmp_path: Path) -> None:
+    """The tree is the project as written: a TF 2.x script beside MAIN (timm's export
+    scripts, judged TensorFlow through an optional reader) got the adapter's lines."""
+    project = _project(tmp_path)
+    (project / "export.py").write_text(TF2_SCRIPT, encoding="utf-8")
+    tree = run_assess(project, tmp_path / "out")
+    assert (tree / "export.py").read_text(encoding="utf-8") == TF2_SCRIPT
+    support = json.loads((tree / "msft_ops.json").read_text(encoding="utf-8"))
+    lines = (tree / "train.py").read_text(encoding="utf-8").splitlines()
+    kit_lines = [i for i, line in enumerate(lines, 1) if "msft_kit" in line]
+    assert support["inserted"] == {"train.py": kit_lines}  # taken off by the runtime
 
 
 WITH_A_KEPT_ARM = """import torch

@@ -17,7 +17,18 @@ caller, names the tables do not use. Calls made inside a call being recorded (th
 ``torch.cuda`` functions are not torch functions the mode sees; the public functions of the
 ``torch.cuda`` module are wrapped while recording (patching costs nothing for the other calls;
 ``sys.setprofile`` would run a hook on every Python call and return of the whole program). A
-name bound before recording (``from torch.cuda import is_available``) is not seen.
+name bound before recording (``from torch.cuda import is_available``) is not seen; nor is a call
+made in another thread or a DataLoader worker process (the mode is per thread). ``torch.from_numpy``,
+which bypasses the mode, is wrapped the same way.
+
+The modules the operator tables name (``torch.nn.LSTM``: its ``dropout`` restricted) are recorded
+too, through a global forward hook, with the constructor arguments that differ from the class's
+defaults as their keyword arguments (the function the module calls, ``torch.lstm``, has its own
+row). The recording pauses when the training loop ends (``loop_end``: msft_kit.assess_end, right
+after the loop) and resumes at its next iteration: an evaluation after the loop is not a step.
+
+``Where`` names the project's lines as the input project numbers them: msft_ops.json's
+``inserted`` lists the kit's own lines per file, which are taken off.
 
 Skipped: property reads of tensors (``x.shape``, ``x.dtype``, ``x.grad``: the mode sees them as
 ``getset_descriptor.__get__``/``__set__``) and torch's private calls (a name starting with one
@@ -27,11 +38,11 @@ operators ``torch._foreach_add_`` and the like, which the optimizers run, are ke
 
 from __future__ import annotations
 
+import bisect
 import contextlib
-import csv
 import functools
-import html
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -42,7 +53,7 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _OWN = {os.path.abspath(__file__), os.path.join(_HERE, "msft_kit.py")}
 _LIBS = ("site-packages", "dist-packages")
-_SHOWN_SHAPES = 8  # distinct shapes shown per API in ops.csv
+_SHOWN_SITES = 8  # call sites kept per torch.cuda function
 _KEPT_SHAPES = 64  # distinct shapes kept per API and step
 _PREFIXES = {  # the C modules behind torch's public namespaces: (module, name prefix dropped)
     "torch._C._nn": ("torch.nn.functional", ""),
@@ -147,6 +158,32 @@ def _given(func: Any, kwargs: dict[str, Any]) -> list[str]:
     return names
 
 
+def _report_module() -> Any:
+    """msft_assess_report.py, next to this file."""
+    name = "msft_assess_report"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, f"{name}.py"))
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"msft_kit: {name}.py is missing next to {_HERE}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _inserted(path: str) -> dict[str, list[int]]:
+    """msft_ops.json's ``inserted``: absolute path -> the kit's own lines in that file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            inserted = json.load(fh).get("inserted") or {}
+        return {
+            os.path.normpath(os.path.join(os.path.dirname(path), str(rel))): sorted(map(int, lines))
+            for rel, lines in inserted.items()
+        }
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
 class Recorder:
     """Records steps 0..steps-1 into ``folder``; ``root``: the project's folder."""
 
@@ -157,10 +194,17 @@ class Recorder:
         self.apis: dict[str, _Api] = {}
         self.cuda: dict[str, tuple[list[int], dict[str, None]]] = {}
         self.mode: Any = None
-        self.patched: dict[str, Any] = {}
+        self.patched: dict[str, tuple[Any, str, Any]] = {}  # name -> (owner, attribute, original)
+        self.hook: Any = None
         self.summary = ""
         self.torch_dir = ""
         self.tensor_type: type = type(None)
+        self.support = _report_module().table(table)
+        self.modules = {k for k in self.support or {} if k.rsplit(".", 1)[-1][:1].isupper()}
+        self.inserted = _inserted(table)
+        self.paused = False
+        self.ticks = 0  # the steps begun
+        self.loop_ends = 0  # how often the loop ended while recording
 
     # -- where a call comes from ------------------------------------------------------------
     def where(self) -> str:
@@ -179,7 +223,11 @@ class Recorder:
             if hit and hit[-1] + 1 < len(parts):
                 library = parts[hit[-1] + 1].split(".")[0]
             elif path.startswith(self.root):
-                line = f"{os.path.relpath(path, self.root)}:{frame.f_lineno}"
+                number = frame.f_lineno
+                own = self.inserted.get(path)
+                if own:  # the kit's lines taken off: the input's numbering
+                    number -= bisect.bisect_left(own, number)
+                line = f"{os.path.relpath(path, self.root)}:{number}"
                 return f"{line} ({library})" if library else line
             frame = frame.f_back
         return f"({library})" if library else ""
@@ -187,8 +235,20 @@ class Recorder:
     # -- recording ---------------------------------------------------------------------------
     def record(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
         name = api_name(func)
-        if name is None:
+        if name is not None:
+            self._add(name, args, kwargs, result, _given(func, kwargs))
+
+    def record_module(self, module: Any, args: Any, result: Any) -> None:
+        """A call of a module the tables name (``torch.nn.LSTM``): its constructor arguments
+        that differ from the class's defaults stand for its keyword arguments."""
+        cls = type(module)
+        if not (cls.__module__ or "").startswith("torch.nn."):
             return
+        name = f"torch.nn.{cls.__name__}"
+        if name in self.modules:
+            self._add(name, args, {}, result, _settings(module))
+
+    def _add(self, name: str, args: Any, kwargs: dict[str, Any], result: Any, given: list[str]) -> None:
         api = self.apis.get(name)
         if api is None:
             api = self.apis[name] = _Api()
@@ -199,7 +259,7 @@ class Recorder:
         outputs: list[Any] = []
         _tensors(result, tensor, outputs)
         api.dtypes.update(_dtype(t) for t in inputs)
-        api.keywords.update(_given(func, kwargs))
+        api.keywords.update(given)
         shape = _shape(inputs) + (f" -> {_shape(outputs)}" if outputs else "")
         shapes = api.steps.setdefault(self.step, set())
         if len(shapes) < _KEPT_SHAPES:
@@ -210,7 +270,7 @@ class Recorder:
     def cuda_call(self, name: str) -> None:
         counts, sites = self.cuda.setdefault(name, ([0], {}))
         counts[0] += 1
-        if len(sites) < _SHOWN_SHAPES:
+        if len(sites) < _SHOWN_SITES:
             sites[self.where()] = None
 
     def _wrap(self, name: str, func: Any) -> Any:
@@ -218,6 +278,17 @@ class Recorder:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             self.cuda_call(f"torch.cuda.{name}")
             return func(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_op(self, name: str, func: Any) -> Any:
+        """A torch function the mode does not see (``torch.from_numpy``), recorded as one."""
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = func(*args, **kwargs)
+            with contextlib.suppress(Exception):
+                self._add(name, args, kwargs, result, [])
+            return result
 
         return wrapper
 
@@ -239,166 +310,92 @@ class Recorder:
                     recorder.record(func, args, kwargs, result)
                 return result
 
+        self.mode = _Mode()
+        self._resume()
+
+    def _resume(self) -> None:
+        """Recording on: the mode entered, the torch.cuda functions and torch.from_numpy
+        wrapped, the modules' forward hook set."""
+        torch = importlib.import_module("torch")
         for name, value in list(vars(torch.cuda).items()):
             if not name.startswith("_") and inspect.isfunction(value):
                 if (getattr(value, "__module__", "") or "").startswith("torch.cuda"):
-                    self.patched[name] = value
+                    self.patched[f"torch.cuda.{name}"] = (torch.cuda, name, value)
                     setattr(torch.cuda, name, self._wrap(name, value))
-        self.mode = _Mode()
+        self.patched["torch.from_numpy"] = (torch, "from_numpy", torch.from_numpy)
+        torch.from_numpy = self._wrap_op("torch.from_numpy", torch.from_numpy)
+        if self.modules:
+            hooks = importlib.import_module("torch.nn.modules.module")
+            self.hook = hooks.register_module_forward_hook(
+                lambda module, args, result: self._module_hook(module, args, result)
+            )
         self.mode.__enter__()
+        self.paused = False
+
+    def _module_hook(self, module: Any, args: Any, result: Any) -> None:
+        with contextlib.suppress(Exception):
+            self.record_module(module, args, result)
+
+    def _pause(self) -> None:
+        """Recording off (the wrapped functions restored), until ``_resume``."""
+        if self.paused or self.mode is None:
+            return
+        self.mode.__exit__(None, None, None)
+        for owner, attribute, original in self.patched.values():
+            setattr(owner, attribute, original)
+        self.patched.clear()
+        if self.hook is not None:
+            self.hook.remove()
+            self.hook = None
+        self.paused = True
+
+    def loop_end(self) -> None:
+        """The training loop ended before the last step: the recording pauses."""
+        if self.mode is not None and not self.paused:
+            self.loop_ends += 1
+            self._pause()
 
     def tick(self, index: int) -> bool:
         """Tick ``index`` (the loop body's first statement): step index-1 has finished. True
         when all the steps are recorded."""
         if index >= self.steps:
             return True
-        self.step = index
+        if self.paused and self.mode is not None:
+            self._resume()  # the loop's next pass (the next epoch)
+        self.step, self.ticks = index, index + 1
         return False
 
-    def stop(self, steps: int) -> str:
-        """Recording off, the reports written for ``steps`` steps; the summary line."""
+    def stop(self, ended: bool = False) -> str:
+        """Recording off, the reports written; the summary line. ``ended``: the run ends before
+        the last step (at exit)."""
         if self.mode is not None:
-            self.mode.__exit__(None, None, None)
+            self._pause()
             self.mode = None
-            cuda = importlib.import_module("torch.cuda")
-            for name, value in self.patched.items():
-                setattr(cuda, name, value)
-            self.summary = _write(self, steps)
+            steps = f"{self.ticks} step{'s' if self.ticks != 1 else ''}"
+            if ended and self.ticks < self.steps:
+                how = "the loop ended" if self.loop_ends else "the run ended"
+                steps += f" ({how} before step {self.ticks}; {self.steps} asked)"
+            report = _report_module()
+            self.summary = report.write(self.folder, self.apis, self.cuda, self.support, steps)
         return self.summary
 
 
-# -- the reports -----------------------------------------------------------------------------
-def _table(path: str) -> dict[str, Any] | None:
-    """msft_ops.json's "apis" (written by ``kit assess`` for the target version); None: absent."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            apis = json.load(fh).get("apis")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return apis if isinstance(apis, dict) else None
-
-
-def _kind(dtype: str) -> str:
-    for kind in ("complex", "float", "bool", "int"):
-        if kind in dtype:
-            return kind
-    return dtype
-
-
-def npu_verdict(api: _Api, entry: Any) -> str:
-    """The NPU column: the table's status; for a restricted API whether the recorded dtypes or
-    keyword arguments hit the restriction (only dtypes of a kind the table lists count: an
-    int64 index does not hit a float16/float32 list). msft_ops.json lists the APIs the target
-    version documents as unsupported or restricted: any other is supported."""
-    if not isinstance(entry, dict):
-        return "supported"
-    status = str(entry.get("status", "unknown"))
-    if status != "restricted":
-        return status
-    hits = [key for key in entry.get("arguments") or {} if key in api.keywords]
-    allowed = entry.get("dtypes")
-    if allowed:
-        kinds = {_kind(d) for d in allowed}
-        hits += [f"dtype {d}" for d in sorted(api.dtypes) if d not in allowed and _kind(d) in kinds]
-    text = f"restricted (hit: {', '.join(hits)})" if hits else "restricted (not hit)"
-    restriction = str(entry.get("restriction") or "")
-    return f"{text}: {restriction}" if restriction else text
-
-
-def _shapes_cell(api: _Api) -> str:
-    shapes = api.shapes()
-    more = len(shapes) - _SHOWN_SHAPES
-    cell = "; ".join(f"[{shape}]" for shape in shapes[:_SHOWN_SHAPES])
-    return f"{cell}; ... (+{more} more)" if more > 0 else cell
-
-
-def _rows(rec: Recorder) -> list[dict[str, str]]:
-    table = _table(rec.table)
-    order = sorted(rec.apis.items(), key=lambda kv: (not kv[1].dynamic(), -kv[1].calls, kv[0]))
-    return [
-        {
-            "API": name,
-            "Calls": str(api.calls),
-            "Dtypes": ", ".join(sorted(api.dtypes)),
-            "Shapes": _shapes_cell(api),
-            "Dynamic": "yes" if api.dynamic() else "no",
-            "NPU": "unknown" if table is None else npu_verdict(api, table.get(name)),
-            "Where": api.where,
-        }
-        for name, api in order
-    ]
-
-
-def _csv(path: str, fields: list[str], rows: list[dict[str, str]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def _html_table(fields: list[str], rows: list[dict[str, str]]) -> str:
-    head = "".join(f"<th>{html.escape(f)}</th>" for f in fields)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(row[f])}</td>" for f in fields) + "</tr>\n"
-        for row in rows
-    )
-    return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
-
-
-def _per_step(api: _Api) -> list[tuple[int, str]]:
-    return [(step, "; ".join(sorted(api.steps[step]))) for step in sorted(api.steps)]
-
-
-def _html(rec: Recorder, rows: list[dict[str, str]], steps: int, cuda: list[dict[str, str]]) -> str:
-    fields = ["API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"]
-    dynamic = [
-        {
-            "API": row["API"],
-            "NPU": row["NPU"],
-            "Step": str(step) if step >= 0 else "before 0",
-            "Shapes": shapes,
-        }
-        for row in rows
-        if row["Dynamic"] == "yes"
-        for step, shapes in _per_step(rec.apis[row["API"]])
-    ]
-    flagged = [
-        r for r in rows if r["NPU"] == "unsupported" or r["NPU"].startswith("restricted (hit")
-    ]
-    rest = [r for r in rows if r["Dynamic"] == "no" and r not in flagged]
-    parts = [
-        ("Dynamic shapes (per step)", _html_table(["API", "NPU", "Step", "Shapes"], dynamic)),
-        ("Unsupported, or restricted and hit, on the NPU", _html_table(fields, flagged)),
-        ("The other APIs", _html_table(fields, rest)),
-        ("torch.cuda calls", _html_table(["API", "Calls", "Where"], cuda)),
-    ]
-    style = "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}"
-    body = "".join(f"<h2>{html.escape(title)}</h2>\n{table}" for title, table in parts)
-    title = html.escape(f"kit assess: {len(rows)} APIs in {steps} steps")
-    return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{style}</style></head>\n<body><h1>{title}</h1>\n{body}</body></html>\n"
-    )
-
-
-def _write(rec: Recorder, steps: int) -> str:
-    rows = _rows(rec)
-    cuda = [
-        {"API": name, "Calls": str(counts[0]), "Where": "; ".join(sites)}
-        for name, (counts, sites) in sorted(rec.cuda.items(), key=lambda kv: (-kv[1][0][0], kv[0]))
-    ]
-    fields = ["API", "Calls", "Dtypes", "Shapes", "Dynamic", "NPU", "Where"]
-    _csv(os.path.join(rec.folder, "ops.csv"), fields, rows)
-    _csv(os.path.join(rec.folder, "cuda_calls.csv"), ["API", "Calls", "Where"], cuda)
-    with open(os.path.join(rec.folder, "report.html"), "w", encoding="utf-8") as fh:
-        fh.write(_html(rec, rows, steps, cuda))
-    dynamic = sum(r["Dynamic"] == "yes" for r in rows)
-    unsupported = sum(r["NPU"] == "unsupported" for r in rows)
-    hit = sum(r["NPU"].startswith("restricted (hit") for r in rows)
-    shown = os.path.relpath(os.path.join(rec.folder, "ops.csv"))
-    if shown.startswith(".."):
-        shown = os.path.join(rec.folder, "ops.csv")
-    return (
-        f"assess: {len(rows)} APIs in {steps} steps ({dynamic} with dynamic shapes, "
-        f"{unsupported} unsupported, {hit} restricted and hit on the NPU): {shown}"
-    )
+def _settings(module: Any) -> list[str]:
+    """The constructor arguments of a module that differ from its class's defaults (read back
+    from the attributes of the same name: ``dropout``, ``proj_size``); the defaults from the
+    first ``__init__`` up the class's bases that names them (nn.LSTM's takes ``*args``)."""
+    defaults: dict[str, Any] = {}
+    for klass in type(module).__mro__:
+        try:
+            params = inspect.signature(klass.__init__).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        for param in params:
+            if param.default is not inspect.Parameter.empty:
+                defaults.setdefault(param.name, param.default)
+    names = []
+    for name, default in defaults.items():
+        value = getattr(module, name, default)
+        if isinstance(value, (bool, int, float, str)) and value != default:
+            names.append(name)
+    return sorted(names)

@@ -23,6 +23,7 @@ module: it is copied, not run, and imports torch, torch_npu and msprobe only whe
   MSFT_ASSESS_DIR (default ``assess``): ops.csv, cuda_calls.csv, report.html; the NPU column
   from msft_ops.json next to this file. Project lines are those under MSFT_ASSESS_ROOT (default:
   the working directory, or the main script's folder when the script is outside it).
+  ``assess_end()`` right after the loop pauses the recording when the loop ends early.
 
 A loop that ends before the kit is done (too few batches) is finished at exit.
 """
@@ -208,7 +209,7 @@ def _assess_at_exit() -> None:
     recorder = _state.get("handle")
     if not _state["done"] and recorder is not None:
         _state["done"] = True
-        _say(recorder.stop(_state["ticks"]))
+        _say(recorder.stop(ended=True))
 
 
 def assess_begin() -> None:
@@ -235,4 +236,12 @@ def assess_tick() -> None:
     index = _next_tick()
     recorder = _state.get("handle")
     if recorder is not None and recorder.tick(index):
-        _stop_run(recorder.stop(index))
+        _stop_run(recorder.stop())
+
+
+def assess_end() -> None:
+    """Right after the training loop: a loop that ended before the last step pauses the
+    recording until its next iteration (the next epoch), if any."""
+    recorder = _state.get("handle")
+    if recorder is not None and not _state["done"]:
+        recorder.loop_end()

@@ -3,22 +3,28 @@ script (``ASSESS_RUNTIME``: one line per file of ms_fmk_transplt/kits/ the recor
 ``msft_ops.json``, the target version's operator support (-v, the run's tables) in the form the
 runtime reads:
 
-``{"version": "2.x.y", "apis": {API: {"status", "restriction", "dtypes", "arguments"}}}``
+``{"version": "2.x.y", "apis": {API: {"status", "restriction", "dtypes", "arguments"}},
+"inserted": {FILE: [LINE, ...]}}``
 
 API as the operator table names it (``torch.nn.functional.interpolate``); status ``unsupported``
 or ``restricted`` (an API the table does not list is supported: it is not in the file);
 restriction the table's text; dtypes the torch dtype names (``float32``) the table allows for the
 API's tensor input, null when it names none; arguments each keyword the table restricts, with
-the part of the text that says how. Written from the tables alone (no engine call)."""
+the part of the text that says how; inserted the kit's own lines in each file it changed (the
+path from msft_ops.json's folder, the lines of the kit's tree), which the runtime takes off to
+name the input project's lines. Written from the tables and the run's events."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ms_fmk_transplt import kits
+from ms_fmk_transplt.events import ChangeEvent, Operation
 from ms_fmk_transplt.tables.target_tables import OperatorEntry, OperatorTable
 
 OPS_JSON = "msft_ops.json"
@@ -27,6 +33,7 @@ OPS_JSON = "msft_ops.json"
 ASSESS_RUNTIME = (
     "msft_kit.py",
     "msft_assess.py",
+    "msft_assess_report.py",
 )
 _STATUS = {"unsupported_op": "unsupported", "restricted_op": "restricted"}
 _RESTRICTED = "restricted on the NPU: "
@@ -61,8 +68,23 @@ def operator_support(table: OperatorTable) -> dict[str, Any]:
     return {"version": table.target, "apis": apis}
 
 
-def ops_json(table: OperatorTable) -> str:
-    return json.dumps(operator_support(table), indent=1, ensure_ascii=False) + "\n"
+def ops_json(table: OperatorTable, inserted: dict[str, list[int]] | None = None) -> str:
+    content = operator_support(table)
+    content["inserted"] = inserted or {}
+    return json.dumps(content, indent=1, ensure_ascii=False) + "\n"
+
+
+def inserted_lines(events: Iterable[ChangeEvent], folder: Path) -> dict[str, list[int]]:
+    """The lines the run inserted, per file (its path from ``folder``, where msft_ops.json is;
+    ``/``-separated), in the numbering of the written tree."""
+    out: dict[str, list[int]] = {}
+    for event in events:
+        if event.operation == Operation.INSERT and event.out_start_line:
+            rel = os.path.relpath(event.file, folder.as_posix() or ".")
+            last = max(event.out_start_line, event.out_end_line)
+            lines = range(event.out_start_line, last + 1)
+            out.setdefault(PurePosixPath(Path(rel)).as_posix(), []).extend(lines)
+    return {path: sorted(set(lines)) for path, lines in sorted(out.items())}
 
 
 def _api(entry: OperatorEntry) -> dict[str, Any]:

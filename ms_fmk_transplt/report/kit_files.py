@@ -112,7 +112,9 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
             _replace_own(folder / path.name, entry, result)
             write_file(folder / path.name, path.read_bytes())
         _replace_own(folder / kit_assess.OPS_JSON, entry, result)
-        write_text(folder / kit_assess.OPS_JSON, kit_assess.ops_json(result.tables.operators))
+        inserted = kit_assess.inserted_lines(result.events, Path(entry).parent)
+        text = kit_assess.ops_json(result.tables.operators, inserted)
+        write_text(folder / kit_assess.OPS_JSON, text)
     elif not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
         write_file(folder / "msft_kit.py", runtime)  # (main_script refused one already there)

@@ -159,6 +159,20 @@ ASSESS_STEP = declare(
     standalone=True,
     bookkeeping=True,
 )
+ASSESS_END = declare(
+    "kit.assess_end",
+    "kit assess: the recording paused when the training loop ends",
+    "`msft_kit.assess_end()` right after the training loop: a loop that ends (or breaks) "
+    "before `MSFT_ASSESS_STEPS` steps pauses the recording, so what runs after it (an "
+    "evaluation, the next epoch's set-up) is not counted as a training step; the next "
+    "iteration of the loop (the next epoch) resumes it, and the summary says how many steps "
+    "the loop ran. A `return` inside the loop skips this call: the recording then goes on "
+    "until the next step or the end of the run." + _RUNTIME,
+    opt_out=_KEEP,
+    option="kit assess",
+    standalone=True,
+    bookkeeping=True,
+)
 # per kit: (the begin call's rule, the tick's rule)
 KIT_RULES = {
     "aoe": (AOE_DUMP, AOE_STOP),
@@ -252,7 +266,13 @@ class KitEdits(Concern):
         code = f"msft_kit.{self.kind}_begin()"
         message = f"the {self.kind} kit begins before the first training step"
         self.ctx.record_insert(_anchor(self.ctx, originals[index]), rule, message, code)
-        return body[:index] + _before(body[index], [code]) + body[index + 1 :]
+        after: list[cst.BaseStatement] = []
+        if self.kind == "assess":  # right after the loop (and its else), where a break lands
+            end, last = "msft_kit.assess_end()", self.ctx.lines(originals[index])[1]
+            message = "the recording pauses when the loop ends before the last step"
+            self.ctx.record_insert(last + 1, ASSESS_END, message, end)
+            after = [cst.parse_statement(end + "\n")]
+        return body[:index] + _before(body[index], [code]) + after + body[index + 1 :]
 
     def leave_IndentedBlock(
         self, original: cst.IndentedBlock, updated: cst.IndentedBlock

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import INSERTED_LINES, OPEN_WORK, declare
+from ms_fmk_transplt.engine.options import kept_rule
 from ms_fmk_transplt.engine.rules.family_spec import Finishing
 from ms_fmk_transplt.engine.rules.imports.torch_npu_spans import TorchNpuInsert
 from ms_fmk_transplt.engine.rules.tf.adapter_options import check_requirements, option_set
@@ -263,4 +264,7 @@ def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
         return
     check_requirements(ctx)
     horovod_import_rows(ctx)
-    TfAdapterInsert(ctx, facts).run()
+    if kept_rule(ADAPTER_IMPORT, ctx.options) or kept_rule(NPU_DEVICE, ctx.options):
+        # (--select / --ignore keeping neither, as a kit's tree of the project as written
+        # does: no adapter line, the device left as it is)
+        TfAdapterInsert(ctx, facts).run()
