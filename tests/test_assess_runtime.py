@@ -197,7 +197,8 @@ def test_the_npu_column_says_which_restrictions_are_hit(three_steps: tuple[str, 
     # the module the table names: its constructor's dropout hits (torch.lstm, which
     # nn.LSTM.forward calls, is a row of its own, not in the table)
     lstm = rows["torch.nn.LSTM"]
-    assert (lstm["Calls"], lstm["Arguments"], lstm["Dtypes"]) == ("3", "dropout, num_layers", "float32")
+    got = (lstm["Calls"], lstm["Arguments"], lstm["Dtypes"])
+    assert got == ("3", "dropout, num_layers", "float32")
     assert lstm["NPU"] == "restricted (hit: dropout): the `dropout` argument is not supported"
     assert rows["torch.lstm"]["NPU"] == "supported"
     assert rows["torch.Tensor.gt"]["NPU"] == "supported"  # not listed: not documented as either
@@ -289,7 +290,8 @@ def test_the_kit_files_import_without_torch(tmp_path: Path) -> None:
 def test_only_dtypes_of_a_listed_kind_hit_a_dtype_restriction() -> None:
     verdict = msft_assess_report.npu_verdict
     dtypes = {"float32", "int64", "bool"}
-    entry: dict[str, object] = {"status": "restricted", "restriction": "", "dtypes": ["float16", "float32"]}
+    entry: dict[str, object] = {"status": "restricted", "restriction": ""}
+    entry["dtypes"] = ["float16", "float32"]
     assert verdict(dtypes, set(), entry) == "restricted (not hit)"
     dtypes.add("bfloat16")
     assert verdict(dtypes, set(), entry) == "restricted (hit: dtype bfloat16)"

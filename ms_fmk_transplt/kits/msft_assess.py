@@ -17,9 +17,9 @@ caller, names the tables do not use. Calls made inside a call being recorded (th
 ``torch.cuda`` functions are not torch functions the mode sees; the public functions of the
 ``torch.cuda`` module are wrapped while recording (patching costs nothing for the other calls;
 ``sys.setprofile`` would run a hook on every Python call and return of the whole program). A
-name bound before recording (``from torch.cuda import is_available``) is not seen; nor is a call
-made in another thread or a DataLoader worker process (the mode is per thread). ``torch.from_numpy``,
-which bypasses the mode, is wrapped the same way.
+name bound before recording (``from torch.cuda import is_available``) is not seen; nor is a
+call made in another thread or a DataLoader worker process (the mode is per thread).
+``torch.from_numpy``, which bypasses the mode, is wrapped the same way.
 
 The modules the operator tables name (``torch.nn.LSTM``: its ``dropout`` restricted) are recorded
 too, through a global forward hook, with the constructor arguments that differ from the class's
@@ -248,7 +248,9 @@ class Recorder:
         if name in self.modules:
             self._add(name, args, {}, result, _settings(module))
 
-    def _add(self, name: str, args: Any, kwargs: dict[str, Any], result: Any, given: list[str]) -> None:
+    def _add(
+        self, name: str, args: Any, kwargs: dict[str, Any], result: Any, given: list[str]
+    ) -> None:
         api = self.apis.get(name)
         if api is None:
             api = self.apis[name] = _Api()
@@ -322,8 +324,9 @@ class Recorder:
                 if (getattr(value, "__module__", "") or "").startswith("torch.cuda"):
                     self.patched[f"torch.cuda.{name}"] = (torch.cuda, name, value)
                     setattr(torch.cuda, name, self._wrap(name, value))
-        self.patched["torch.from_numpy"] = (torch, "from_numpy", torch.from_numpy)
-        torch.from_numpy = self._wrap_op("torch.from_numpy", torch.from_numpy)
+        numpy = torch.from_numpy
+        self.patched["torch.from_numpy"] = (torch, "from_numpy", numpy)
+        setattr(torch, "from_numpy", self._wrap_op("torch.from_numpy", numpy))  # noqa: B010
         if self.modules:
             hooks = importlib.import_module("torch.nn.modules.module")
             self.hook = hooks.register_module_forward_hook(
@@ -386,8 +389,11 @@ def _settings(module: Any) -> list[str]:
     first ``__init__`` up the class's bases that names them (nn.LSTM's takes ``*args``)."""
     defaults: dict[str, Any] = {}
     for klass in type(module).__mro__:
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
         try:
-            params = inspect.signature(klass.__init__).parameters.values()
+            params = inspect.signature(init).parameters.values()
         except (TypeError, ValueError):
             continue
         for param in params:

@@ -118,7 +118,9 @@ def _html_table(fields: list[str], rows: list[dict[str, str]]) -> str:
     return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
 
 
-def _html(apis: dict[str, Recorded], rows: list[dict[str, str]], title: str, cuda: list[dict[str, str]]) -> str:
+def _html(
+    apis: dict[str, Recorded], rows: list[dict[str, str]], title: str, cuda: list[dict[str, str]]
+) -> str:
     dynamic = [
         {
             "API": row["API"],
