@@ -32,6 +32,7 @@ class RunOptions:
     todo_comments: bool = True  # off: --no-todo-comments
     npu_options: tuple[str, ...] = ()  # --npu-option NAME=VALUE (TensorFlow adapter options)
     deps: tuple[str, ...] = ()  # --deps DIR|auto: installed libraries to analyse
+    assessed: str = ""  # --assessed PATH: kit assess's ops.csv (or its folder)
     library: bool = False  # --library (with --analyse): also the input's APIs that reach CUDA
     max_file_mib: float | None = None  # --max-file-size (None: the engine's defaults)
     file_timeout: float | None = None  # --file-timeout, seconds (None: the engine's default)

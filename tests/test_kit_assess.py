@@ -19,8 +19,9 @@ from helpers import run_checked
 from required_tools import needs_tool
 
 from ms_fmk_transplt.commands.kit_cli import kit
-from ms_fmk_transplt.report.kit_assess import ASSESS_RUNTIME, operator_support
+from ms_fmk_transplt.report.kit_assess import ASSESS_RUNTIME
 from ms_fmk_transplt.tables import load_tables
+from ms_fmk_transplt.tables.assess_support import operator_support
 
 ROOT = Path(__file__).resolve().parent.parent
 KITS = ROOT / "ms_fmk_transplt" / "kits"
@@ -166,7 +167,7 @@ def test_msft_ops_json_is_the_target_versions_support(tmp_path: Path) -> None:
 
 
 def test_dtype_words_and_argument_clauses_come_from_the_restriction() -> None:
-    ops = operator_support(load_tables("2.13.0").operators)["apis"]
+    ops = operator_support(load_tables("2.13.0").operators)
     lstm = ops["torch.nn.LSTM"]
     assert lstm["dtypes"] == ["float32"]
     assert lstm["arguments"]["proj_size"] == "the `proj_size` argument is not supported"

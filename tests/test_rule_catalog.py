@@ -62,6 +62,8 @@ def test_data_names_only_declared_ids() -> None:
     own |= {"incomplete_migration", "capability_probe", "review", "unmodelled_code"}  # own rules
     own |= {"third_party"}  # the libraries family's rows (libraries.cuda_only / npu_path)
     own |= {"tensorflow"}  # the tf family's rows (each carries its own tf.* rule)
+    own |= {"dynamic_shape"}  # the assess family's rows (assess.dynamic_shape)
+    own |= {"dynamic_shape"}  # the assess family's rows (assess.dynamic_shape)
     categories = set(tables.unsupported.categories) - own
     assert {f"unsupported.{c}" for c in categories} == {
         r for r in RULES if r[:12] == "unsupported."

@@ -23,6 +23,7 @@ from ms_fmk_transplt.engine.rules.registry import family_modules
 from ms_fmk_transplt.events import FileResult, Notice, Operation
 from ms_fmk_transplt.run import file_migration
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.scan.assess_results import read_assessed
 from ms_fmk_transplt.tables import Tables, load_tables
 from ms_fmk_transplt.tables.user_rule_file import load_user_rules
 
@@ -62,6 +63,7 @@ OPTION_KEYS = {
     "tf_program",  # {"style": ..., "found_by": ...}: what a program model says of the case
     "npu_options",  # {name: value}: --npu-option, typed as the command line's are
     "deps",  # a folder beside the case (a fake site-packages the case imports): --deps on it
+    "assessed",  # an ops.csv beside the case (what kit assess recorded): --assessed on it
 }
 EXPECT = {
     "fires": "the rule of the folder fires (the default)",
@@ -117,6 +119,10 @@ def fixture_options(case: Path, root: Path) -> tuple[EngineOptions | None, str]:
     )
     if "deps" in data:
         options = dataclasses.replace(options, project=_deps(case, data["deps"], options.project))
+    if "assessed" in data:
+        facts, _ = read_assessed(str(case.parent / data["assessed"]), case.parent)
+        project = dataclasses.replace(options.project or ProjectFacts(), assessed=facts)
+        options = dataclasses.replace(options, project=project)
     return options, data.get("fault", "")
 
 

@@ -97,6 +97,8 @@ def may_need_migration(
     if facts is not None and facts.deps is not None and facts.deps.words is not None:
         if facts.deps.words.search(source):
             return True  # a file naming a library --deps analysed
+    if facts is not None and facts.assessed is not None and path in facts.assessed.files:
+        return True  # a file whose lines kit assess saw reach an API (--assessed)
     if facts is not None and path in facts.programs.tf2_entries:
         return True  # the entry of a TF 2.x program: the NPU device is opened there
     rules = options.user_rules

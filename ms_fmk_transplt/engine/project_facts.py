@@ -26,6 +26,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Protocol
 
+from ms_fmk_transplt.engine.assess_facts import AssessFacts
 from ms_fmk_transplt.engine.library_facts import DepsFacts
 from ms_fmk_transplt.engine.program_facts import ProgramFacts
 
@@ -87,6 +88,8 @@ class ProjectFacts:
     programs: ProgramFacts = field(default_factory=ProgramFacts)
     # --deps: what the installed libraries' APIs the project calls reach (None: not asked)
     deps: DepsFacts | None = None
+    # --assessed: what a run of kit assess saw the training steps run (None: not asked)
+    assessed: AssessFacts | None = None
     _by_name: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

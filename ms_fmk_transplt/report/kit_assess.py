@@ -1,31 +1,26 @@
 """What ``kit assess`` writes besides the project as written: the runtime files next to the -m
 script (``ASSESS_RUNTIME``: one line per file of ms_fmk_transplt/kits/ the recording needs) and
-``msft_ops.json``, the target version's operator support (-v, the run's tables) in the form the
-runtime reads:
+``msft_ops.json``, the target version's operator support (-v, the run's tables; its form:
+tables/assess_support.py) and the kit's own lines, which the runtime takes off to name the input
+project's lines:
 
-``{"version": "2.x.y", "apis": {API: {"status", "restriction", "dtypes", "arguments"}},
-"inserted": {FILE: [LINE, ...]}}``
+``{"version": "2.x.y", "document": "2.x.y", "apis": {API: {...}}, "inserted": {FILE: [LINE]}}``
 
-API as the operator table names it (``torch.nn.functional.interpolate``); status ``unsupported``
-or ``restricted`` (an API the table does not list is supported: it is not in the file);
-restriction the table's text; dtypes the torch dtype names (``float32``) the table allows for the
-API's tensor input, null when it names none; arguments each keyword the table restricts, with
-the part of the text that says how; inserted the kit's own lines in each file it changed (the
-path from msft_ops.json's folder, the lines of the kit's tree), which the runtime takes off to
-name the input project's lines. Written from the tables and the run's events."""
+``document`` the version of the published list used (the nearest older one when the target has
+none); ``inserted`` per file the kit changed (its path from msft_ops.json's folder) the lines of
+the kit's tree it inserted. Written from the tables and the run's events."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ms_fmk_transplt import kits
 from ms_fmk_transplt.events import ChangeEvent, Operation
-from ms_fmk_transplt.tables.target_tables import OperatorEntry, OperatorTable
+from ms_fmk_transplt.tables.assess_support import operator_support
+from ms_fmk_transplt.tables.target_tables import OperatorTable
 
 OPS_JSON = "msft_ops.json"
 # the files of ms_fmk_transplt/kits/ written next to the -m script of kit assess, those that
@@ -35,25 +30,6 @@ ASSESS_RUNTIME = (
     "msft_assess.py",
     "msft_assess_report.py",
 )
-_STATUS = {"unsupported_op": "unsupported", "restricted_op": "restricted"}
-_RESTRICTED = "restricted on the NPU: "
-# the operator lists' dtype words, as torch names its dtypes (torch.float32 -> "float32")
-_DTYPES = {
-    "bf16": "bfloat16",
-    "fp16": "float16",
-    "fp32": "float32",
-    "fp64": "float64",
-    "complex64": "complex64",
-    "complex128": "complex128",
-    "uint8": "uint8",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "bool": "bool",
-}
-# "`input`: bf16, fp16, fp32 only" (newer lists), "supported dtypes: fp16, fp32" (older ones)
-_DTYPE_CLAUSE = re.compile(r"(?:`\w+`: ([\w ,]+) only|supported dtypes: ([\w ,]+))")
 
 
 def runtime_files() -> tuple[Path, ...]:
@@ -62,15 +38,13 @@ def runtime_files() -> tuple[Path, ...]:
     return tuple(folder / name for name in ASSESS_RUNTIME if (folder / name).is_file())
 
 
-def operator_support(table: OperatorTable) -> dict[str, Any]:
-    """msft_ops.json's content for ``table`` (the run's target version)."""
-    apis = {api: _api(entry) for api, entry in sorted(table.entries.items())}
-    return {"version": table.target, "apis": apis}
-
-
 def ops_json(table: OperatorTable, inserted: dict[str, list[int]] | None = None) -> str:
-    content = operator_support(table)
-    content["inserted"] = inserted or {}
+    content = {
+        "version": table.target,
+        "document": table.document_version,
+        "apis": operator_support(table),
+        "inserted": inserted or {},
+    }
     return json.dumps(content, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -85,36 +59,6 @@ def inserted_lines(events: Iterable[ChangeEvent], folder: Path) -> dict[str, lis
             lines = range(event.out_start_line, last + 1)
             out.setdefault(PurePosixPath(Path(rel)).as_posix(), []).extend(lines)
     return {path: sorted(set(lines)) for path, lines in sorted(out.items())}
-
-
-def _api(entry: OperatorEntry) -> dict[str, Any]:
-    restriction = entry.tip.removeprefix(_RESTRICTED)
-    clauses = restriction.split("; ")
-    return {
-        "status": _STATUS.get(entry.category, "unsupported"),
-        "restriction": restriction,
-        "dtypes": _dtypes(clauses) if entry.category == "restricted_op" else None,
-        "arguments": {kw: _about(kw, clauses, restriction) for kw in sorted(entry.keywords)},
-    }
-
-
-def _dtypes(clauses: list[str]) -> list[str] | None:
-    """The dtypes a restricted API's tensor input takes (the first clause that lists only
-    dtype words); None when the text names none."""
-    for clause in clauses:
-        match = _DTYPE_CLAUSE.fullmatch(clause.strip())
-        if match:
-            words = [w.strip() for w in (match.group(1) or match.group(2)).split(",")]
-            if words and all(w in _DTYPES for w in words):
-                return [_DTYPES[w] for w in words]
-    return None
-
-
-def _about(keyword: str, clauses: list[str], restriction: str) -> str:
-    """The clauses of the restriction that name ``keyword`` (all of it when none does)."""
-    named = re.compile(rf"(?<![\w.]){re.escape(keyword)}(?!\w)")
-    found = [c for c in clauses if named.search(c)]
-    return "; ".join(found) if found else restriction
 
 
 PRECONDITIONS = (

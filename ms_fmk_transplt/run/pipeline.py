@@ -31,6 +31,7 @@ from ms_fmk_transplt.run.staging import (
     signals_interrupt,
     stopped_early,
 )
+from ms_fmk_transplt.scan.assess_results import read_assessed
 from ms_fmk_transplt.scan.cache import Cache, default_dir, fingerprint
 from ms_fmk_transplt.scan.discover import (
     ANALYSIS_SUFFIX,
@@ -195,6 +196,10 @@ def _assembled(
         facts = scan_project(project, tables, _facts_cache(options))
         if options.deps:  # the installed libraries it imports (library_analysis.py)
             facts, deps_log = _with_deps(project, facts, options, tables)
+        if options.assessed:  # what kit assess saw the training steps run
+            assessed, assessed_log = read_assessed(options.assessed, project.root)
+            facts = dataclasses.replace(facts, assessed=assessed)
+            deps_log.extend(assessed_log)
         engine = dataclasses.replace(engine, project=facts)
     library: tuple[LibraryFacts, ...] = ()
     if options.library:  # the input read as a library too (library_mode.py)

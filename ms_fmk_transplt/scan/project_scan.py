@@ -366,6 +366,8 @@ def facts_fingerprint(facts: ProjectFacts | None) -> str:
         text = f"{text}|ascend kernels {sorted(facts.ascend_kernels)!r}"
     if facts.deps is not None:
         text = f"{text}|deps {facts.deps.fingerprint()}"
+    if facts.assessed is not None:
+        text = f"{text}|assessed {facts.assessed.fingerprint()}"
     programs = facts.programs.fingerprint()  # (what TensorFlow each file is migrated for)
     return f"{text}|{programs}" if programs else text
 

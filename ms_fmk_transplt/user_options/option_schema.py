@@ -365,6 +365,16 @@ SCHEMA: tuple[Option, ...] = (
         result=True,
     ),
     Option(
+        ("--assessed",),
+        (RUN,),
+        "Fold what a run of `kit assess` recorded (PATH: its assess/ folder or ops.csv) into "
+        "unsupported_op: the APIs the steps ran that the target does not support or whose "
+        "restriction the arguments hit, and shapes that changed between steps.",
+        {"metavar": "PATH"},
+        run_field="assessed",
+        result=True,
+    ),
+    Option(
         ("--library",),
         (RUN,),
         "With --analyse: INPUT is a library's source (a package, or a folder or source tree of "

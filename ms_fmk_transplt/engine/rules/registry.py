@@ -60,6 +60,7 @@ NAMES = (
     "unsupported",
     "libraries",
     "deps",
+    "assess",
     "tf",
     "imports",
     "similar",
@@ -72,7 +73,7 @@ NAMES = (
 )
 # the order of the span pass's finishing steps: rows about the whole file first, then the
 # inserted lines (``import torch_npu`` before a TensorFlow file's adapter lines)
-FINISHING = ("specify_device", "unsupported", "imports", "tf")
+FINISHING = ("assess", "specify_device", "unsupported", "imports", "tf")
 
 
 @cache
