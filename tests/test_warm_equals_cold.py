@@ -54,6 +54,8 @@ PROBES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "analyse": ("run", (), ("--analyse",)),
     "library": ("run", ("--analyse",), ("--analyse", "--library")),
     "deps": ("run", (), ("--deps", str(ROOT / "fixtures/deps/site-packages"))),
+    # what kit assess recorded: an unsupported API and a dynamic shape at devices.py:3
+    "assessed": ("run", (), ("--assessed", str(ROOT / "fixtures/assess/ops.csv"))),
     "max_file_mib": ("run", (), ("--max-file-size", "0.001")),  # every file is larger
     "file_timeout": ("run", (), ("--file-timeout", "0.000001")),  # every file takes longer
     "select": ("run", (), ("--select", "tensor_methods")),

@@ -57,7 +57,7 @@ def read_assessed(value: str, root: Path) -> tuple[AssessFacts, list[str]]:
     for number, row in enumerate(rows, 2):
         api, where = (row.get("API") or "").strip(), (row.get("Where") or "").strip()
         calls = (row.get("Calls") or "").strip()
-        if not _API.fullmatch(api) or not calls.isdigit():
+        if not _API.fullmatch(api) or not calls.isdigit() or None in row:  # (None: extra cells)
             raise UserError(path, f"--assessed: line {number} is not an ops.csv row")
         placed = _place(where, root)
         if placed is None:

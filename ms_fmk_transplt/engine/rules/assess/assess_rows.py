@@ -91,7 +91,8 @@ def finish(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
         message = (
             f"{first.api}{others}: shapes change between steps: {first.shapes}; {_seen(first)}"
         )
-        row = Entry(first.api, "dynamic_shape", "caveat", DYNAMIC_TIP)
+        tip = f"kit assess: {first.api}{others}: {first.shapes}; {DYNAMIC_TIP}"
+        row = Entry(first.api, "dynamic_shape", "caveat", tip)
         ctx.unsupported((line, line), first.api, row, message, DYNAMIC)
 
 
@@ -102,7 +103,7 @@ def _support_row(ctx: SpanContext, api: AssessedApi) -> None:
         return
     version = f"torch_npu {table.document_version or table.target}'s documentation"
     entry = table.entry(api.api)
-    tip = entry.tip if entry is not None else verdict
+    tip = f"kit assess: {_seen(api)}; {entry.tip if entry is not None else verdict}"
     if verdict == "unsupported":
         rule, category = UNSUPPORTED, "unsupported_op"
         message = f"{api.api}: not supported on the NPU by {version}; {_seen(api)}"
