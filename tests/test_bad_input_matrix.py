@@ -2,7 +2,7 @@
 one-line error (or the log line of a file handled with a warning) and that nothing was lost:
 the input tree is unchanged, and a failed run leaves no output behind.
 
-    python tests/test_bad_input_matrix.py     prints the table of observed lines (for the README)
+    python tests/test_bad_input_matrix.py     prints the table of observed lines (for docs/trust.md)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One set of numbers: every output of a run (terminal headline and table, log, workbook Summary,
 JSON summary, report.html cards) says the same count for the same thing, and each count is what
-the CSV files hold (README "What the numbers mean"; report/statistics.py)."""
+the CSV files hold (docs/reports.md, "What the numbers mean"; report/statistics.py)."""
 
 from __future__ import annotations
 

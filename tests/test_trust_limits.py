@@ -134,7 +134,7 @@ def test_a_thousand_nested_folders_are_a_warning_not_a_traceback(tmp_path: Path,
 
 
 # -- 2. a file's memory ------------------------------------------------------------------------
-MEMORY_BOUND_MIB = 1024  # README, "Large trees": a file's migration stays under 1 GiB
+MEMORY_BOUND_MIB = 1024  # docs/options.md, "Large trees": a file's migration stays under 1 GiB
 
 # runs the command and prints the peak RSS (KiB on Linux) of the largest process it started,
 # the tool or one of its workers (each process's own peak: the bound is per process)
