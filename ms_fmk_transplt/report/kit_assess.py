@@ -70,13 +70,19 @@ PRECONDITIONS = (
     "Eager mode: inside `torch.compile` the recording may not see each call.",
     "The run stops after `MSFT_ASSESS_STEPS` training steps (the launcher's default; "
     "`--steps` of the kit set it): whatever those steps run (an evaluation inside the loop "
-    "too) is recorded.",
+    "too) is recorded; a loop that ends first pauses the recording until its next pass "
+    "(`msft_kit.assess_end()` after the loop).",
 )
 # ops.csv's columns, as KIT_README.md explains them
 COLUMNS = (
     ("API", "the torch-level name, as the tool's operator tables name it"),
     ("Calls", "how many times the recorded steps called it"),
     ("Dtypes", "the distinct dtypes of its tensor arguments"),
+    (
+        "Arguments",
+        "the keyword arguments given (not the defaults); for a module the tables name "
+        "(`torch.nn.LSTM`), its constructor arguments that differ from the defaults",
+    ),
     ("Shapes", "the distinct shapes of its tensor arguments"),
     ("Dynamic", "`yes` when its shapes differ between steps (the NPU compiles each new shape)"),
     (
@@ -84,7 +90,11 @@ COLUMNS = (
         "supported / restricted (the table's restriction, and whether the actual arguments and "
         "dtypes hit it) / unsupported, for the target version",
     ),
-    ("Where", "the first project `file:line` that reaches it, and the library it goes through"),
+    (
+        "Where",
+        "the first project `file:line` that reaches it (your project's numbering, not this "
+        "tree's), and the library it goes through",
+    ),
 )
 
 
@@ -107,6 +117,9 @@ def readme_next(launcher: str, version: str) -> list[str]:
         "",
         "3. Fix or plan for the `unsupported` rows and the `restricted` ones whose arguments hit "
         "the restriction; an API marked `Dynamic` recompiles on the NPU at each new shape (pad "
-        "or bucket its inputs to fixed sizes). Then migrate with `ms_fmk_transplt -i ... -o ...`.",
+        "or bucket its inputs to fixed sizes). Then migrate with `ms_fmk_transplt -i ... -o ... "
+        "--assessed <this tree>/assess`: the unsupported and hit restricted APIs and the "
+        "dynamic shapes become rows of its unsupported_op (rules `assess.*`), judged for its "
+        "`-v`.",
     ]
     return lines
