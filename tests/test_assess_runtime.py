@@ -236,7 +236,8 @@ def test_a_loop_that_ends_early_is_reported_at_exit(tmp_path: Path) -> None:
     result, folder, _ = run_assess(tmp_path, loop=2, steps=5, table=False)
     assert result.returncode == 0, result.stderr
     assert "after the loop" in result.stdout
-    assert "APIs in 2 steps (the loop ended before step 2; 5 asked)" in result.stderr
+    assert "APIs in 2 steps (" in result.stderr
+    assert "on the NPU); the loop ended before step 2 of the 5 asked: " in result.stderr
     rows = read_rows(folder / "ops.csv")
     assert rows["torch.nn.functional.interpolate"]["Calls"] == "2"
     assert "torch.Tensor.cos" not in rows
@@ -310,3 +311,14 @@ def test_an_api_made_inside_a_function_is_named_as_torch_names_it() -> None:
         msft_assess.api_name(functional.adaptive_max_pool2d)
         == "torch.nn.functional.adaptive_max_pool2d"
     )
+
+
+def test_a_default_passed_on_by_a_module_is_no_argument() -> None:
+    """nn.MaxPool2d passes ``dilation=1`` on to F.max_pool2d, boolean_dispatch's ``fn``
+    (``*args, **kwargs``): the default of the function it dispatches to, not an argument
+    given (timm's resnet showed max_pool2d as "restricted (hit: dilation)")."""
+    torch = pytest.importorskip("torch")
+    pool = torch.nn.functional.max_pool2d
+    given = msft_assess._given(pool, {"stride": 2, "padding": 1, "dilation": 1, "ceil_mode": False})
+    assert "dilation" not in given and "ceil_mode" not in given
+    assert "dilation" in msft_assess._given(pool, {"dilation": 2})

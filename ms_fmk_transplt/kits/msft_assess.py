@@ -133,11 +133,21 @@ def _dtype(tensor: Any) -> str:
 
 @functools.cache
 def _defaults(func: Any) -> dict[str, Any] | None:
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    """The defaults of ``func``'s parameters; for a function that takes ``*args, **kwargs``
+    and calls one it holds (F.max_pool2d is boolean_dispatch's ``fn``), those of the ones it
+    holds (``dilation=1`` given by nn.MaxPool2d is the default, not an argument)."""
+    found: dict[str, Any] = {}
+    for each in (func, *(c.cell_contents for c in getattr(func, "__closure__", None) or ())):
+        if each is not func and (found or not callable(each)):
+            continue
+        try:
+            params = inspect.signature(each).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        for param in params:
+            if param.default is not inspect.Parameter.empty:
+                found.setdefault(param.name, param.default)
+    return found or None
 
 
 def _given(func: Any, kwargs: dict[str, Any]) -> list[str]:
@@ -375,11 +385,14 @@ class Recorder:
             self._pause()
             self.mode = None
             steps = f"{self.ticks} step{'s' if self.ticks != 1 else ''}"
+            early = ""
             if ended and self.ticks < self.steps:
                 how = "the loop ended" if self.loop_ends else "the run ended"
-                steps += f" ({how} before step {self.ticks}; {self.steps} asked)"
+                early = f"{how} before step {self.ticks} of the {self.steps} asked"
             report = _report_module()
-            self.summary = report.write(self.folder, self.apis, self.cuda, self.support, steps)
+            self.summary = report.write(
+                self.folder, self.apis, self.cuda, self.support, steps, early
+            )
         return self.summary
 
 

@@ -155,9 +155,11 @@ def write(
     cuda: dict[str, tuple[list[int], dict[str, None]]],
     support: dict[str, Any] | None,
     steps: str,
+    early: str = "",
 ) -> str:
     """ops.csv, cuda_calls.csv and report.html into ``folder``; the summary line. ``steps``:
-    what was recorded, as the summary says it ("5 steps")."""
+    what was recorded, as the summary says it ("5 steps"); ``early``: why fewer steps than
+    asked ("the loop ended before step 2 of the 5 asked")."""
     found = rows(apis, support)
     cuda_rows = [
         {"API": name, "Calls": str(counts[0]), "Where": "; ".join(sites)}
@@ -165,7 +167,7 @@ def write(
     ]
     _csv(os.path.join(folder, "ops.csv"), FIELDS, found)
     _csv(os.path.join(folder, "cuda_calls.csv"), CUDA_FIELDS, cuda_rows)
-    title = f"kit assess: {len(found)} APIs in {steps}"
+    title = f"kit assess: {len(found)} APIs in {steps}" + (f" ({early})" if early else "")
     with open(os.path.join(folder, "report.html"), "w", encoding="utf-8") as fh:
         fh.write(_html(apis, found, title, cuda_rows))
     dynamic = sum(r["Dynamic"] == "yes" for r in found)
@@ -176,5 +178,7 @@ def write(
         shown = os.path.join(folder, "ops.csv")
     return (
         f"assess: {len(found)} APIs in {steps} ({dynamic} with dynamic shapes, "
-        f"{unsupported} unsupported, {hit} restricted and hit on the NPU): {shown}"
+        f"{unsupported} unsupported, {hit} restricted and hit on the NPU)"
+        + (f"; {early}" if early else "")
+        + f": {shown}"
     )
