@@ -56,6 +56,7 @@ for step in range(STEPS + int(torch.zeros(9).clone().sum())):  # before step 0: 
     if step == 0:
         torch.ones(7).clone()  # a warm-up call: step 0 is not compared when later steps are
     batch = torch.ones(step + 1, 4)  # a growing batch
+    batch.size()
     out = batch.matmul(weight)
     noise = torch.arange(8.0) - step * 2
     kept = noise[noise > 0]  # a boolean mask: its shape depends on the data
@@ -171,6 +172,8 @@ def test_shapes_that_change_between_steps_are_dynamic(three_steps: tuple[str, Pa
     assert mask["Dynamic"] == "yes"  # same input shapes, the output's changes with the data
     assert mask["Dtypes"] == "bool, float32"
     assert rows["torch.Tensor.clone"]["Shapes"] == "[(9,) -> (9,)]; [(2,) -> (2,)]; [(7,) -> (7,)]"
+    assert rows["torch.Tensor.size"]["Dynamic"] == "no"  # metadata: no kernel, no compile
+    assert "(1, 4)" in rows["torch.Tensor.size"]["Shapes"]
     for name in (
         "torch.Tensor.clone",
         "torch.Tensor.mm",
