@@ -10,9 +10,8 @@ and still text when the user edits it)."""
 
 from __future__ import annotations
 
-import functools
+import math
 import re
-import textwrap
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
@@ -32,6 +31,8 @@ FILL = PatternFill("solid", fgColor="DDEBF7")
 TOTAL_FILL = PatternFill("solid", fgColor="F2F2F2")
 WRAP = Alignment(wrap_text=True, vertical="top")
 NUMBER = Alignment(horizontal="right", vertical="top", indent=1)  # kept off the next column
+# A header over numbers: right-aligned too, wrapped between its words on a narrow page
+NUMBER_HEADER = Alignment(horizontal="right", vertical="top", indent=1, wrap_text=True)
 # A rate: a trailing space's width after the % keeps it off the next column (LibreOffice ignores
 # the indent of a percentage)
 PERCENT = "0.0%_)"
@@ -42,7 +43,9 @@ def header(ws: Worksheet, values: Sequence[str], numeric: Iterable[int] = ()) ->
     numeric = set(numeric)
     for i, cell in enumerate(_append(ws, values), start=1):
         cell.font, cell.fill = BOLD, FILL
-        cell.alignment = NUMBER if i in numeric else Alignment(vertical="top", wrap_text=True)
+        cell.alignment = (
+            NUMBER_HEADER if i in numeric else Alignment(vertical="top", wrap_text=True)
+        )
 
 
 def body_row(
@@ -101,46 +104,112 @@ def totals_row(ws: Worksheet, values: Sequence[object], numeric: Iterable[int] =
 
 
 def widths(ws: Worksheet, caps: Sequence[float], whole: Iterable[int] = ()) -> None:
-    """Column widths from the content: each column as wide as its longest line, at most its cap
-    in ``caps`` (a longer text wraps, a long word broken), at least its header with room for the
-    filter button. The ``whole`` columns (1-based: file paths, API names, rule ids, links, which
-    must read whole and which LibreOffice never wraps in a link) grow past their cap to their
-    longest line, up to ``WHOLE_CAP``. Then row heights that fit the wrapped text (spreadsheet
-    programs do not grow a row for wrapped text they did not lay out themselves: LibreOffice
-    prints it over the next rows)."""
-    sizes = [float(MIN_WIDTH)] * len(caps)
+    """Column widths from the content, then row heights that fit the wrapped text.
+
+    Each column is as wide as its longest line, at most its cap in ``caps`` (a longer text
+    wraps), at least its header. The ``whole`` columns (1-based: file paths, API names, rule ids)
+    grow past their cap to their longest line, up to ``WHOLE_CAP``. A sheet wider than
+    ``PAGE_UNITS`` would print below 8 pt on a landscape A4 page one sheet wide: its wrapping
+    columns give up width (down to their longest word, a header's longest word, ``TEXT_FLOOR``
+    for prose) until it fits. Links keep their width: LibreOffice never wraps a link, it cuts
+    it. Row heights come from the wrapped text (spreadsheet programs do not grow a row for
+    wrapped text they did not lay out themselves: LibreOffice prints it over the next rows)."""
+    columns = [_Column() for _ in caps]
     keep = {i - 1 for i in whole}
-    for row_index, row in enumerate(ws.iter_rows(max_col=len(caps)), start=1):
+    for row in ws.iter_rows(max_col=len(caps)):
         for i, cell in enumerate(row):
-            longest = _longest_line(cell)
-            if row_index == 1:  # a header is never cut
-                sizes[i] = max(sizes[i], longest + HEADER_PAD)
-            else:
+            if cell.value is not None:
                 cap = WHOLE_CAP if i in keep else float(caps[i])
-                sizes[i] = max(sizes[i], min(cap, longest + PAD))
+                columns[i].add(cell, cap)
+    sizes = _fit(columns, PAGE_UNITS)
     for i, width in enumerate(sizes, start=1):
         ws.column_dimensions[get_column_letter(i)].width = width
     for row in ws.iter_rows(min_row=1):
         lines = max((_lines(cell, sizes) for cell in row), default=1)
         if lines > 1:
-            ws.row_dimensions[cast(int, row[0].row)].height = LINE_HEIGHT * lines
+            ws.row_dimensions[cast(int, row[0].row)].height = LINE_HEIGHT * lines + ROW_PAD
 
 
-MIN_WIDTH = 6
+MIN_WIDTH = 6.0
 WHOLE_CAP = 80  # a longer path or name in a ``whole`` column wraps (a link's is cut)
-PAD = 2  # characters of room beside a cell's text (and a right-aligned number's indent)
+PAD = 2  # digit widths of room beside a cell's text (and a right-aligned number's indent)
 HEADER_PAD = 4  # and for the filter button of a header cell
-LINE_HEIGHT = 15  # points per line of 11 pt text
-# Text characters per unit of column width (the width of a digit): most letters are narrower
-# than a digit; kept low, as a row too tall only wastes paper and one too short cuts its text.
-CHARACTERS_PER_WIDTH = 1.2
+# Points per line of wrapped 11 pt Calibri as Excel sets them (18 px at 96 dpi), and the row's
+# padding: a single line is Excel's default 15 pt row. (LibreOffice sets Carlito's lines at 11 pt:
+# a tall row keeps a fifth of blank space there; a row too short would cut the text in Excel.)
+LINE_HEIGHT = 13.5
+ROW_PAD = 1.5
+CELL_MARGIN = 1.0  # digit widths of a column that hold no text (the cell's inner margins)
+TEXT_FLOOR = 16  # the narrowest a column of wrapped prose becomes to fit the page
+WORD_CAP = 24  # a longer word (an API name) is broken rather than kept whole on a narrow page
+# The widest sheet that prints at >= 8 pt (11 pt text scaled to 8/11) on landscape A4 one sheet
+# wide: 784 pt between the 0.4 in margins over 5.5 pt per width unit (a digit of Calibri 11 and
+# its metric twin Carlito) at 8/11 is 196 units, less room for the grid lines and rounding.
+PAGE_UNITS = 185
+PORTRAIT_UNITS = 125  # the same on a portrait page (538 pt): a narrower sheet prints upright
+# Each printable ASCII character's width in digit widths (the unit of a column's width), in
+# twentieths: the wider of Carlito and DejaVu Sans (LibreOffice's fallback where neither Calibri
+# nor Carlito is installed), regular or bold. Relative to their digits the two fonts agree, so
+# a measure in digits holds whichever prints.
+_ASCII_WIDTHS = (
+    11, 14, 18, 27, 20, 30, 28, 10, 14, 14, 20, 27, 11, 13, 11, 17, 20, 20, 20, 20, 20, 20, 20, 20,
+    20, 20, 12, 12, 27, 27, 27, 19, 36, 24, 23, 22, 25, 20, 20, 26, 25, 11, 14, 23, 19, 35, 26, 27,
+    22, 28, 23, 21, 20, 26, 24, 36, 23, 21, 22, 14, 17, 14, 27, 20, 16, 20, 22, 18, 22, 20, 13, 21,
+    22, 10, 11, 20, 10, 33, 22, 22, 22, 22, 15, 18, 14, 22, 19, 30, 19, 19, 17, 21, 19, 21, 27,
+)  # fmt: skip
+# The pieces a line breaks between: a word with its spaces, a path part with its slash
+# (LibreOffice breaks after a "/").
+_PIECES = re.compile(r"[^ /]*/+ *|[^ /]+ *| +")
 
 
-def text_width(text: str) -> int:
-    """Width in character cells: East Asian wide characters take two."""
-    if text.isascii():
-        return len(text)
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+class _Column:
+    """What a column's cells ask for: ``natural`` (each text on as few lines as its cap allows)
+    and ``floor`` (the narrowest it may become); ``prose``: it holds wrapped text."""
+
+    def __init__(self) -> None:
+        self.natural, self.floor, self.prose = MIN_WIDTH, MIN_WIDTH, False
+
+    def add(self, cell: Any, cap: float) -> None:
+        text = _shown_text(cell)
+        longest = max(text_units(line) for line in text.split("\n"))
+        word = max((text_units(w) for w in text.split()), default=0.0)
+        if cell.fill == FILL:  # a header: whole, or wrapped between its words
+            self.natural = max(self.natural, longest + HEADER_PAD)
+            self.floor = max(self.floor, word + HEADER_PAD)
+        elif cell.hyperlink is not None or not (cell.alignment and cell.alignment.wrap_text):
+            self.natural = max(self.natural, min(WHOLE_CAP, longest + PAD))  # links, numbers
+            self.floor = max(self.floor, min(WHOLE_CAP, longest + PAD))
+        else:
+            self.natural = max(self.natural, min(cap, longest + PAD))
+            self.floor = max(self.floor, min(WORD_CAP, word + PAD))
+            self.prose = self.prose or longest + PAD > TEXT_FLOOR
+
+    def narrowest(self) -> float:
+        return min(self.natural, max(self.floor, TEXT_FLOOR if self.prose else 0.0))
+
+
+def _fit(columns: Sequence[_Column], budget: float) -> list[float]:
+    """The widths: natural ones when they fit in ``budget``, otherwise each column between its
+    narrowest and its natural width, the room shared in proportion to what each gives up."""
+    natural = [c.natural for c in columns]
+    if sum(natural) <= budget:
+        return [math.floor(w * 10) / 10 for w in natural]
+    floors = [c.narrowest() for c in columns]
+    room, slack = budget - sum(floors), sum(natural) - sum(floors)
+    share = max(0.0, room) / slack
+    return [math.floor((f + (n - f) * share) * 10) / 10 for f, n in zip(floors, natural)]
+
+
+def text_units(text: str) -> float:
+    """Width in digit widths: East Asian wide characters take two, other non-ASCII ones 1.2."""
+    total = 0
+    for char in text:
+        code = ord(char)
+        if 32 <= code < 127:
+            total += _ASCII_WIDTHS[code - 32]
+        else:
+            total += 40 if unicodedata.east_asian_width(char) in "WF" else 24
+    return total / 20
 
 
 def _shown_text(cell: Any) -> str:
@@ -151,34 +220,42 @@ def _shown_text(cell: Any) -> str:
     return str(cell.value)
 
 
-def _longest_line(cell: Any) -> int:
-    return max((text_width(line) for line in _shown_text(cell).split("\n")), default=0)
-
-
 def _lines(cell: Any, sizes: Sequence[float]) -> int:
-    """How many lines the cell's text takes when wrapped in its column (greedy, by words; a
-    word longer than the line is broken)."""
+    """How many lines the cell's text takes when wrapped in its column."""
     if cell.value is None or not (cell.alignment and cell.alignment.wrap_text):
         return 1
     width = sizes[cell.column - 1] if cell.column <= len(sizes) else 10
-    per_line = max(1, int((width - PAD) * CHARACTERS_PER_WIDTH))
-    wrap = _wrapper(per_line)
-    return sum(
-        1 if len(part) <= per_line and "\t" not in part else max(1, len(wrap.wrap(part)))
-        for part in _shown_text(cell).split("\n")
-    )
+    room = max(1.0, width - CELL_MARGIN - (cell.alignment.indent or 0))
+    return sum(_wrapped(part, room) for part in _shown_text(cell).split("\n"))
 
 
-@functools.lru_cache(maxsize=64)
-def _wrapper(per_line: int) -> textwrap.TextWrapper:
-    return textwrap.TextWrapper(per_line, break_on_hyphens=False)
+def _wrapped(line: str, room: float) -> int:
+    """Lines of ``line`` wrapped greedily in ``room`` digit widths; a piece longer than a line
+    is broken anywhere."""
+    count, used = 1, 0.0
+    for piece in _PIECES.findall(line):
+        full = text_units(piece)
+        ink = text_units(piece.rstrip(" "))  # trailing spaces may hang past the edge
+        if used and used + ink > room:
+            count, used = count + 1, 0.0
+        if ink > room:  # broken: whole lines of it, the rest starts the next
+            broken = math.ceil(ink / room) - 1
+            count, used = count + broken, ink - broken * room + (full - ink)
+        else:
+            used += full
+    return count
 
 
 def printable(ws: Worksheet, title_row: bool = True) -> None:
-    """Landscape A4, all columns on one page width and as many pages down as needed, narrow
+    """A4, upright when the sheet's columns fit a portrait page at >= 8 pt (``PORTRAIT_UNITS``),
+    landscape otherwise; all columns on one page width and as many pages down as needed, narrow
     margins; for a sheet of one table (``title_row``) its header row repeated on every page and
     the grid printed."""
-    ws.page_setup.orientation = "landscape"
+    total = sum(
+        ws.column_dimensions[get_column_letter(i)].width or DEFAULT_WIDTH
+        for i in range(1, ws.max_column + 1)
+    )
+    ws.page_setup.orientation = "portrait" if total <= PORTRAIT_UNITS else "landscape"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
@@ -189,3 +266,6 @@ def printable(ws: Worksheet, title_row: bool = True) -> None:
     if title_row:
         ws.print_title_rows = "1:1"
         ws.print_options.gridLines = True
+
+
+DEFAULT_WIDTH = 8.43  # a column no width was given
