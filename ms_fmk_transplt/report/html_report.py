@@ -219,7 +219,7 @@ def _open_work(
         out.append(
             f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
             f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
-            f"{place}:{start}</code>{to_diff}</summary>"
+            f'{place}<wbr><span class="at">:{start}</span></code>{to_diff}</summary>'
             f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
             f"<td><code>{breakable(n.api)}</code></td><td>{breakable(n.category)}</td>"
             f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'
