@@ -59,7 +59,8 @@ pre.excerpt .ln { display: inline-block; min-width: 3em; padding-right: 1em; tex
 .ln { color: var(--muted); user-select: none; }
 .diff { width: 100%; table-layout: fixed; margin: 6px 0 14px;
   font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
-.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; }
+.diff td.text { word-break: break-all; }  /* code wraps at the column's edge, as in a terminal */
 .diff td.ln { width: 4.5em; text-align: right; white-space: nowrap; }
 .diff td.rules { width: 16em; white-space: normal; font-size: 12px; overflow-wrap: anywhere; }
 .diff tr.add td.text, .diff td.add { background: var(--add); }

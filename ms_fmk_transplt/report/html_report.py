@@ -50,7 +50,7 @@ def breakable(text: object) -> str:
 
 
 def rule_link(rule_id: str) -> str:
-    shown = esc(rule_id).replace(".", ".<wbr>")  # its parts are short: wraps at dots only
+    shown = breakable(rule_id)  # wraps at its dots and underscores, not inside a word
     return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{shown}</a>'
 
 

@@ -107,20 +107,20 @@ def widths(ws: Worksheet, caps: Sequence[float], whole: Iterable[int] = ()) -> N
     """Column widths from the content, then row heights that fit the wrapped text.
 
     Each column is as wide as its longest line, at most its cap in ``caps`` (a longer text
-    wraps), at least its header. The ``whole`` columns (1-based: file paths, API names, rule ids)
-    grow past their cap to their longest line, up to ``WHOLE_CAP``. A sheet wider than
-    ``PAGE_UNITS`` would print below 8 pt on a landscape A4 page one sheet wide: its wrapping
-    columns give up width (down to their longest word, a header's longest word, ``TEXT_FLOOR``
-    for prose) until it fits. Links keep their width: LibreOffice never wraps a link, it cuts
-    it. Row heights come from the wrapped text (spreadsheet programs do not grow a row for
-    wrapped text they did not lay out themselves: LibreOffice prints it over the next rows)."""
+    wraps), at least its header. The ``whole`` columns (1-based: file paths, API names, rule
+    ids) grow past their cap to their longest word, up to ``WHOLE_CAP`` (their prose still
+    wraps). A sheet wider than ``PAGE_UNITS`` would print below 8 pt on landscape A4 one sheet
+    wide: its wrapping columns give up width (down to their longest word, a header's longest
+    word, ``TEXT_FLOOR`` for prose) until it fits. Links keep their width: LibreOffice never
+    wraps a link, it cuts it. Row heights come from the wrapped text (spreadsheet programs do
+    not grow a row for wrapped text they did not lay out themselves: LibreOffice prints it over
+    the next rows)."""
     columns = [_Column() for _ in caps]
     keep = {i - 1 for i in whole}
     for row in ws.iter_rows(max_col=len(caps)):
         for i, cell in enumerate(row):
             if cell.value is not None:
-                cap = WHOLE_CAP if i in keep else float(caps[i])
-                columns[i].add(cell, cap)
+                columns[i].add(cell, float(caps[i]), i in keep)
     sizes = _fit(columns, PAGE_UNITS)
     for i, width in enumerate(sizes, start=1):
         ws.column_dimensions[get_column_letter(i)].width = width
@@ -169,7 +169,9 @@ class _Column:
     def __init__(self) -> None:
         self.natural, self.floor, self.prose = MIN_WIDTH, MIN_WIDTH, False
 
-    def add(self, cell: Any, cap: float) -> None:
+    def add(self, cell: Any, cap: float, whole: bool) -> None:
+        """A cell's text, wrapped past ``cap``; a ``whole`` column's words (names) up to
+        ``WHOLE_CAP`` on one line."""
         text = _shown_text(cell)
         longest = max(text_units(line) for line in text.split("\n"))
         word = max((text_units(w) for w in text.split()), default=0.0)
@@ -181,6 +183,8 @@ class _Column:
             self.floor = max(self.floor, min(WHOLE_CAP, longest + PAD))
         else:
             self.natural = max(self.natural, min(cap, longest + PAD))
+            if whole:
+                self.natural = max(self.natural, min(WHOLE_CAP, word + PAD))
             self.floor = max(self.floor, min(WORD_CAP, word + PAD))
             self.prose = self.prose or longest + PAD > TEXT_FLOOR
 
