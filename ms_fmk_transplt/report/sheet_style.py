@@ -26,7 +26,8 @@ from ms_fmk_transplt.report.csv_rows import FORMULA_STARTS
 from ms_fmk_transplt.safe_names import shown
 
 FONT = "Calibri"  # the workbook's default font: its header and totals in the same face
-BOLD = Font(name=FONT, size=11, bold=True)
+BASE_SIZE = 11.0  # points: the workbook's text, what the widths are measured in
+BOLD = Font(name=FONT, size=BASE_SIZE, bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")
 TOTAL_FILL = PatternFill("solid", fgColor="F2F2F2")
 WRAP = Alignment(wrap_text=True, vertical="top")
@@ -148,14 +149,14 @@ WORD_CAP = 24  # a longer word (an API name) is broken rather than kept whole on
 PAGE_UNITS = 185
 PORTRAIT_UNITS = 125  # the same on a portrait page (538 pt): a narrower sheet prints upright
 # Each printable ASCII character's width in digit widths (the unit of a column's width), in
-# twentieths: the wider of Carlito and DejaVu Sans (LibreOffice's fallback where neither Calibri
-# nor Carlito is installed), regular or bold. Relative to their digits the two fonts agree, so
-# a measure in digits holds whichever prints.
+# twentieths rounded up: Calibri's, through its metric twin Carlito. LibreOffice's fallback where
+# neither is installed, DejaVu Sans, is wider, but so is its digit, and a column's unit with it:
+# relative to their digits the fonts agree within a few percent over a line of text.
 _ASCII_WIDTHS = (
-    11, 14, 18, 27, 20, 30, 28, 10, 14, 14, 20, 27, 11, 13, 11, 17, 20, 20, 20, 20, 20, 20, 20, 20,
-    20, 20, 12, 12, 27, 27, 27, 19, 36, 24, 23, 22, 25, 20, 20, 26, 25, 11, 14, 23, 19, 35, 26, 27,
-    22, 28, 23, 21, 20, 26, 24, 36, 23, 21, 22, 14, 17, 14, 27, 20, 16, 20, 22, 18, 22, 20, 13, 21,
-    22, 10, 11, 20, 10, 33, 22, 22, 22, 22, 15, 18, 14, 22, 19, 30, 19, 19, 17, 21, 19, 21, 27,
+    9, 13, 16, 20, 20, 29, 27, 9, 12, 12, 20, 20, 10, 13, 10, 16, 20, 20, 20, 20, 20, 20, 20, 20,
+    20, 20, 11, 11, 20, 20, 20, 19, 36, 23, 22, 22, 25, 20, 19, 25, 25, 10, 13, 21, 17, 34, 26, 27,
+    21, 27, 22, 19, 20, 26, 23, 36, 21, 20, 19, 13, 16, 13, 20, 20, 12, 19, 21, 17, 21, 20, 13, 19,
+    21, 10, 10, 18, 10, 32, 21, 21, 21, 21, 14, 16, 14, 21, 18, 29, 18, 18, 16, 13, 19, 13, 20,
 )  # fmt: skip
 # The pieces a line breaks between: a word with its spaces, a path part with its slash
 # (LibreOffice breaks after a "/").
@@ -168,13 +169,14 @@ class _Column:
 
     def __init__(self) -> None:
         self.natural, self.floor, self.prose = MIN_WIDTH, MIN_WIDTH, False
+        self.text = 0.0  # the width of the wrapped text it holds, all rows
 
     def add(self, cell: Any, cap: float, whole: bool) -> None:
         """A cell's text, wrapped past ``cap``; a ``whole`` column's words (names) up to
         ``WHOLE_CAP`` on one line."""
-        text = _shown_text(cell)
-        longest = max(text_units(line) for line in text.split("\n"))
-        word = max((text_units(w) for w in text.split()), default=0.0)
+        text, size = _shown_text(cell), _size(cell)
+        longest = size * max(text_units(line) for line in text.split("\n"))
+        word = size * max((text_units(w) for w in text.split()), default=0.0)
         if cell.fill == FILL:  # a header: whole, or wrapped between its words
             self.natural = max(self.natural, longest + HEADER_PAD)
             self.floor = max(self.floor, word + HEADER_PAD)
@@ -187,6 +189,7 @@ class _Column:
                 self.natural = max(self.natural, min(WHOLE_CAP, word + PAD))
             self.floor = max(self.floor, min(WORD_CAP, word + PAD))
             self.prose = self.prose or longest + PAD > TEXT_FLOOR
+            self.text += size * text_units(text)
 
     def narrowest(self) -> float:
         return min(self.natural, max(self.floor, TEXT_FLOOR if self.prose else 0.0))
@@ -194,14 +197,29 @@ class _Column:
 
 def _fit(columns: Sequence[_Column], budget: float) -> list[float]:
     """The widths: natural ones when they fit in ``budget``, otherwise each column between its
-    narrowest and its natural width, the room shared in proportion to what each gives up."""
+    narrowest and its natural width, the room above the narrowest shared in proportion to the
+    text a column wraps (a row is as tall as its most wrapped cell: the column with the most
+    text gets the most room), a column given its natural width handing the rest on."""
     natural = [c.natural for c in columns]
     if sum(natural) <= budget:
         return [math.floor(w * 10) / 10 for w in natural]
-    floors = [c.narrowest() for c in columns]
-    room, slack = budget - sum(floors), sum(natural) - sum(floors)
-    share = max(0.0, room) / slack
-    return [math.floor((f + (n - f) * share) * 10) / 10 for f, n in zip(floors, natural)]
+    sizes = [c.narrowest() for c in columns]
+    open_ = {i for i, c in enumerate(columns) if sizes[i] < c.natural}
+    while open_ and sum(sizes) < budget:
+        room = budget - sum(sizes)
+        weights = {i: columns[i].text for i in open_}
+        if not any(weights.values()):
+            weights = dict.fromkeys(open_, 1.0)
+        total = sum(weights.values())
+        full = {i for i in open_ if sizes[i] + room * weights[i] / total >= columns[i].natural}
+        if not full:
+            for i in open_:
+                sizes[i] += room * weights[i] / total
+            break
+        for i in full:  # as wide as it asks: its share beyond that goes to the others
+            sizes[i] = columns[i].natural
+        open_ -= full
+    return [math.floor(w * 10) / 10 for w in sizes]
 
 
 def text_units(text: str) -> float:
@@ -224,12 +242,19 @@ def _shown_text(cell: Any) -> str:
     return str(cell.value)
 
 
+def _size(cell: Any) -> float:
+    """The cell's font size over the 11 pt the widths are measured in (a link's named style,
+    "Hyperlink", is 12 pt)."""
+    size = cell.font.sz if cell.font is not None else None
+    return float(size) / BASE_SIZE if size else 1.0
+
+
 def _lines(cell: Any, sizes: Sequence[float]) -> int:
     """How many lines the cell's text takes when wrapped in its column."""
     if cell.value is None or not (cell.alignment and cell.alignment.wrap_text):
         return 1
     width = sizes[cell.column - 1] if cell.column <= len(sizes) else 10
-    room = max(1.0, width - CELL_MARGIN - (cell.alignment.indent or 0))
+    room = max(1.0, width - CELL_MARGIN - (cell.alignment.indent or 0)) / _size(cell)
     return sum(_wrapped(part, room) for part in _shown_text(cell).split("\n"))
 
 
