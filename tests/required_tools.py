@@ -25,6 +25,8 @@ TOOLS = {
     "shellcheck": "Debian's shellcheck (.ci/run): lints the generated run_distributed_npu.sh",
     "soffice": "LibreOffice Calc, headless (.ci/run): opens and prints the workbook",
     "pdftotext": "Debian's poppler-utils (.ci/run): reads the printed workbook",
+    "carlito": "Debian's fonts-crosextra-carlito (.ci/run): Calibri's metrics for the printed "
+    "workbook",
     "python3.9": ".ci/run: a Python 3.9 venv with the tool (.venv39, MS_FMK_TRANSPLT_PYTHON39)",
     "git": "git: the pre-commit hooks test",
     "pre-commit": "the test extra",

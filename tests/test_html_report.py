@@ -40,6 +40,10 @@ def imagenet(tmp_path_factory) -> Path:
     return migrate(FIXTURES / "projects" / "imagenet", tmp_path_factory.mktemp("out"))
 
 
+# a location: the file, then its line number kept whole (a break allowed before the ":")
+LOCATION = '<code>main.py<wbr><span class="at">:{}</span></code>'
+
+
 def page_of(folder: Path) -> str:
     return (folder / "report.html").read_text(encoding="utf-8")
 
@@ -58,8 +62,8 @@ def test_every_open_item_is_a_row_with_its_rule_link(imagenet: Path) -> None:
     # manual before caveat before advice, each with the code around its (migrated) line
     actions = re.findall(r'<td class="action-(\w+)">', body)
     assert actions == sorted(actions, key=["manual", "caveat", "advice"].index)
-    assert "<code>main.py:105</code>" in body and "torch.nn.DataParallel(model).npu()" in body
-    assert '<code>main.py:105</code> <a class="to-diff" href="#file-0">diff</a>' in body
+    assert LOCATION.format(105) in body and "torch.nn.DataParallel(model).npu()" in body
+    assert LOCATION.format(105) + ' <a class="to-diff" href="#file-0">diff</a>' in body
     assert "<code>torch.<wbr>nn.<wbr>DataParallel</code>" in body  # wraps at its dots
 
 
@@ -103,7 +107,7 @@ def test_user_code_is_escaped(hostile: Path) -> None:
 def test_analysis_report_uses_input_lines(tmp_path: Path) -> None:
     folder = migrate(FIXTURES / "projects" / "imagenet", tmp_path, "--analyse")
     page = page_of(folder)
-    assert "Lines are those of the input file" in page and "<code>main.py:104</code>" in page
+    assert "Lines are those of the input file" in page and LOCATION.format(104) in page
     assert "Files that would change (1)" in page and 'class="diff"' not in page
     assert 'class="to-diff"' not in page  # no diff to link to
 
@@ -157,8 +161,9 @@ def test_page_in_a_real_browser(imagenet: Path, tmp_path: Path) -> None:
 PROBE = Path(__file__).resolve().parent / "data" / "layout_probe.js"
 
 
-def probe(folder: Path, where: Path) -> dict:
-    """The numbers tests/data/layout_probe.js measures on a copy of ``folder``'s report.html."""
+def probe(folder: Path, where: Path, width: int = 1280) -> dict:
+    """The numbers tests/data/layout_probe.js measures on a copy of ``folder``'s report.html in
+    a window ``width`` pixels wide."""
     need_tool("chromium", CHROMIUM, "Debian's chromium is not installed (.ci/run installs it)")
     page = page_of(folder).replace(
         "</body>", f"<script>{PROBE.read_text(encoding='utf-8')}</script></body>"
@@ -166,7 +171,7 @@ def probe(folder: Path, where: Path) -> dict:
     probed = where / "layout_probe.html"
     probed.write_text(page, encoding="utf-8")
     dom = chromium(
-        "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom", probed.as_uri()
+        f"--window-size={width},900", "--virtual-time-budget=3000", "--dump-dom", probed.as_uri()
     )
     assert "Uncaught" not in dom.stderr, dom.stderr
     found = re.search(r'<pre id="layout-result">(.*?)</pre>', dom.stdout, re.S)
@@ -194,6 +199,22 @@ def test_diffs_and_excerpts_are_readable_in_a_real_browser(layout: dict) -> None
         assert abs(line["number"] - line["code"]) <= 2, line
     tops = [line["number"] for line in lines]
     assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one line under the other
+
+
+def test_nothing_breaks_mid_word_at_1024_pixels(imagenet: Path, tmp_path: Path) -> None:
+    """At 1024 px (a laptop): the open-work table's Action words ("manual" split into
+    "manu"/"al"), categories and rule ids break only between their parts, a location's line
+    number stays on the line of its file name, and no line number of a diff wraps (unified
+    and side by side)."""
+    found = probe(imagenet, tmp_path, width=1024)
+    assert found["viewport"] <= 1024
+    cells = found["breaks"]
+    assert any(c["text"].strip() in ("manual", "caveat") for c in cells), cells
+    for cell in cells:
+        for pair in cell["breaks"]:  # the characters on either side of a line break
+            assert pair[0] in "/._ " or pair[1] in " :", (cell["text"], pair)  # ":" line number
+            assert not pair[1].isdigit(), (cell["text"], pair)
+    assert found["numberBreaks"] == {"unified": [], "split": []}, found["numberBreaks"]
 
 
 def test_user_code_is_text_in_a_real_browser(hostile: Path, tmp_path: Path) -> None:

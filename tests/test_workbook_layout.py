@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from openpyxl import load_workbook
+from openpyxl import Workbook, load_workbook
+from openpyxl.styles import Font
 from required_tools import needs_tool
 
 from ms_fmk_transplt.commands.cli import main
+from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.unsupported_op import CSV_HEADER, HEADER, ORIGINAL_NOTE
 from ms_fmk_transplt.tables import load_tables
 
@@ -73,30 +75,36 @@ def width(ws: Any, column: int) -> float:
 
 @pytest.mark.parametrize("name", ["long", "imagenet", "npu_target"])
 def test_widths_come_from_the_content(outputs: dict[str, Path], name: str) -> None:
+    """Widths in digit widths (``style.text_units``): links as wide as their longest text,
+    header words whole, the sheet no wider than prints at 8 pt on landscape A4."""
     ws = load_workbook(outputs[name] / "unsupported_op.xlsx")["Unsupported"]
+    units = style.text_units
     for column, title in enumerate(HEADER, start=1):
-        values = [str(c.value) for c in cells(ws, column)]
-        longest = max(map(len, values))
-        assert width(ws, column) >= len(title) + 2, title  # headers whole, with the filter
-        if title in ("File", "OP", "Rule"):  # names read whole: as wide as the longest
+        # a link's named style ("Hyperlink") is 12 pt: wider than the 11 pt the units measure
+        longest = max(units(str(c.value)) * c.font.sz / 11 for c in cells(ws, column))
+        assert width(ws, column) >= max(map(units, title.split())) + 2, title  # and the filter
+        if title in ("File", "Rule"):  # links (LibreOffice never wraps one): whole
             assert longest < width(ws, column) <= longest + 4, title
         elif title in ("Start Line", "End Line"):
-            assert width(ws, column) <= len(title) + 5, title
+            assert width(ws, column) <= units(title) + 5, title
         else:  # text wraps past a cap, and no column is wider than its text needs
-            assert width(ws, column) <= max(longest, len(title) + 2) + 4, title
-            assert width(ws, column) >= min(longest, 40), title
-    if name == "long":
-        assert width(ws, 1) > len(LONG_PATH) and width(ws, 4) > len(LONG_API)
+            assert width(ws, column) <= max(longest, units(title) + 2) + 4, title
+            assert width(ws, column) >= min(longest, style.TEXT_FLOOR), title
+    total = sum(width(ws, column) for column in range(1, len(HEADER) + 1))
+    assert total <= style.PAGE_UNITS
+    if name == "long":  # the long path whole, the long API name wrapped to fit the page
+        assert width(ws, 1) > units(LONG_PATH) and width(ws, 4) < units(LONG_API)
 
 
 def test_long_text_wraps_at_the_top_in_rows_tall_enough(outputs: dict[str, Path]) -> None:
     ws = load_workbook(outputs["imagenet"] / "unsupported_op.xlsx")["Unsupported"]
-    tips = [c for c in cells(ws, 6) if len(str(c.value)) > width(ws, 6) * 1.3]
+    room = width(ws, 6) - 1
+    tips = [c for c in cells(ws, 6) if style.text_units(str(c.value)) > room]
     assert tips, "no tip longer than its column: nothing wraps"
     for cell in tips:
         assert cell.alignment.wrap_text and cell.alignment.vertical == "top"
-        lines = len(str(cell.value)) / (width(ws, 6) * 1.3)
-        assert ws.row_dimensions[cell.row].height >= 15 * lines, cell.coordinate
+        lines = style.text_units(str(cell.value)) / room
+        assert ws.row_dimensions[cell.row].height >= style.LINE_HEIGHT * lines, cell.coordinate
     for cell in cells(ws, 2) + cells(ws, 3):  # line numbers: right-aligned, off the OP column
         assert cell.alignment.horizontal == "right" and cell.alignment.indent >= 1
 
@@ -105,7 +113,10 @@ def test_print_setup(outputs: dict[str, Path]) -> None:
     wb = load_workbook(outputs["long"] / "unsupported_op.xlsx")
     for ws in wb:
         setup = ws.page_setup
-        assert setup.orientation == "landscape", ws.title
+        total = sum(ws.column_dimensions[c].width for c in "ABCDEFGH"[: ws.max_column])
+        upright = total <= style.PORTRAIT_UNITS  # a narrow sheet prints on portrait pages
+        assert setup.orientation == ("portrait" if upright else "landscape"), ws.title
+        assert upright == (ws.title == "Advice"), ws.title  # the long project's: one row
         assert (setup.fitToWidth, setup.fitToHeight) == (1, 0), ws.title
         assert ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
         assert ws.page_margins.left <= 0.5 and ws.page_margins.right <= 0.5, ws.title
@@ -114,6 +125,22 @@ def test_print_setup(outputs: dict[str, Path]) -> None:
         title = None if ws.title == "Summary" else "$1:$1"
         assert ws.print_title_rows == title, ws.title
         assert ws.freeze_panes == (None if ws.title == "Summary" else "A2"), ws.title
+
+
+@pytest.mark.parametrize("name", ["long", "imagenet"])
+def test_every_header_reads_whole(outputs: dict[str, Path], name: str) -> None:
+    """Every header cell of every sheet (the Summary's second table too: its "Caveat rows"
+    printed as "veat rows") fits its column on one line, or wraps between whole words in a row
+    tall enough."""
+    for ws in load_workbook(outputs[name] / "unsupported_op.xlsx"):
+        for row in ws.iter_rows():
+            for cell in (c for c in row if c.fill == style.FILL and c.value):
+                room = width(ws, cell.column) - 1 - (cell.alignment.indent or 0)
+                words = [style.text_units(w) for w in str(cell.value).split()]
+                if style.text_units(str(cell.value)) > room:
+                    assert cell.alignment.wrap_text and max(words) <= room, cell.coordinate
+                    height = ws.row_dimensions[cell.row].height or 15
+                    assert height >= style.LINE_HEIGHT * 2, (ws.title, cell.coordinate)
 
 
 @pytest.mark.parametrize("name", ["long", "npu_target"])
@@ -154,38 +181,112 @@ def test_the_operator_list_note_is_said_once(outputs: dict[str, Path]) -> None:
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 PDFTOTEXT = shutil.which("pdftotext")
+FC_MATCH = shutil.which("fc-match")
 
 
-@needs_tool("soffice", SOFFICE, "LibreOffice (soffice) is needed to print the workbook")
-@needs_tool("pdftotext", PDFTOTEXT, "poppler's pdftotext is needed to read the printed workbook")
-def test_the_printed_workbook_reads(outputs: dict[str, Path], tmp_path: Path) -> None:
-    """Printed by LibreOffice: the long path and API name whole (one word each, ending before
-    the next column starts), page 1's text no smaller than 6 pt, three sheets on 3 to 5 pages."""
-    book = tmp_path / "unsupported_op.xlsx"
-    shutil.copy(outputs["long"] / "unsupported_op.xlsx", book)
-    assert SOFFICE is not None and PDFTOTEXT is not None
+def carlito() -> bool:
+    """Whether Calibri, the workbook's font, prints as Carlito (its metric twin) here, as on a
+    desktop with LibreOffice or Excel. Without it LibreOffice falls back to the wider DejaVu Sans
+    and sizes every column by DejaVu's digit: the same sheet prints smaller."""
+    if FC_MATCH is None:
+        return False
+    found = subprocess.run([FC_MATCH, "Calibri"], capture_output=True, text=True).stdout
+    return found.startswith("Carlito")
+
+
+def printed(book: Path, tmp_path: Path) -> tuple[Path, float]:
+    """``book`` printed by LibreOffice, and the points of font size per point of a word's box
+    height (from a cell of 11 pt text printed at 100% in the same run)."""
+    assert SOFFICE is not None
+    calibration = Workbook()
+    sheet = calibration.active
+    assert sheet is not None
+    sheet["A1"] = "Calibration"
+    sheet["A1"].font = Font(name="Calibri", size=11)
+    calibration.save(tmp_path / "calibration.xlsx")
+    copy = tmp_path / book.name
+    shutil.copy(book, copy)
     subprocess.run(
-        [SOFFICE, "--headless", "--convert-to", "pdf", "--outdir", str(tmp_path), str(book)],
+        [SOFFICE, "--headless", "--convert-to", "pdf", "--outdir", str(tmp_path), str(copy)]
+        + [str(tmp_path / "calibration.xlsx")],
         capture_output=True,
         timeout=240,
         check=True,
     )
-    pdf = tmp_path / "unsupported_op.pdf"
+    (box,) = page_words(tmp_path / "calibration.pdf", 1)
+    return copy.with_suffix(".pdf"), 11 / (box[3] - box[1])
+
+
+def page_count(pdf: Path) -> int:
+    assert PDFTOTEXT is not None
+    text = subprocess.run([PDFTOTEXT, str(pdf), "-"], capture_output=True, text=True).stdout
+    return text.count("\f")
+
+
+PRINT_TOOLS = (
+    needs_tool("soffice", SOFFICE, "LibreOffice (soffice) is needed to print the workbook"),
+    needs_tool(
+        "pdftotext", PDFTOTEXT, "poppler's pdftotext is needed to read the printed workbook"
+    ),
+    needs_tool("carlito", carlito(), "Carlito (fonts-crosextra-carlito) prints Calibri's metrics"),
+)
+
+
+def print_tools(test: Any) -> Any:
+    for mark in PRINT_TOOLS:
+        test = mark(test)
+    return test
+
+
+@print_tools
+def test_the_printed_workbook_reads(outputs: dict[str, Path], tmp_path: Path) -> None:
+    """Printed by LibreOffice: text of at least 8 pt on every page, every header word whole
+    ("Caveat rows" of the Summary was cut to "veat rows"), the long path whole (a link: one
+    word, ending before the next column starts), the long API name in its column."""
+    pdf, points = printed(outputs["long"] / "unsupported_op.xlsx", tmp_path)
+    assert PDFTOTEXT is not None
     text = subprocess.run(
         [PDFTOTEXT, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
     ).stdout
-    pages = text.split("\f")
-    assert 3 <= len([p for p in pages if p.strip()]) <= 5  # Unsupported, Summary, Advice
-    assert "Start Line" in pages[0] and "operator_support.restricted" in pages[0]
+    assert "Start" in text.split("\f")[0] and "operator_support.restricted" in text
+    for page in range(1, page_count(pdf) + 1):
+        heights = sorted(w[3] - w[1] for w in page_words(pdf, page))
+        assert heights[len(heights) // 2] * points >= 8.0, page  # points of font size
+    words = set(text.split())
+    book = load_workbook(outputs["long"] / "unsupported_op.xlsx")
+    for ws in book:
+        headers = [c for row in ws.iter_rows() for c in row if c.fill == style.FILL and c.value]
+        assert headers, ws.title
+        for cell in headers:
+            assert set(str(cell.value).split()) <= words, (ws.title, cell.value)
+    assert "Caveat rows" in text  # the Summary's header fits its column
+    words_1 = page_words(pdf, 1)
+    first = {w[4]: w for w in reversed(words_1)}  # each text's first occurrence
+    paths = [w for w in words_1 if w[4] == LONG_PATH]
+    assert len(paths) == 4 and all(w[2] < first["Start"][0] for w in paths)
+    op = [w for w in words_1 if first["OP"][0] - 1 <= w[0] < first["Category"][0]]
+    assert LONG_API in "".join(w[4] for w in op)  # whole, or broken across lines of its cell
+
+
+@print_tools
+def test_printed_rows_fit_their_text(outputs: dict[str, Path], tmp_path: Path) -> None:
+    """Each row of the printed Unsupported sheet is as tall as its wrapped text, within one
+    line: a row's height, from the top of its first line to the next row's, is at most one line
+    more than its lines at Excel's line height (Excel sets lines of 11 pt Calibri 13.5 pt apart;
+    LibreOffice sets them closer, 11 pt)."""
+    pdf, points = printed(outputs["imagenet"] / "unsupported_op.xlsx", tmp_path)
     words = page_words(pdf, 1)
-    first = {w[4]: w for w in reversed(words)}  # each text's first occurrence
-    paths = [w for w in words if w[4] == LONG_PATH]
-    apis = [w for w in words if w[4] == LONG_API]
-    assert len(paths) == 4 and len(apis) == 1  # whole: one word each, not broken in two
-    assert all(w[2] < first["Start"][0] for w in paths)  # ends before the next column
-    assert all(w[2] < first["Category"][0] for w in apis)
-    heights = sorted(w[3] - w[1] for w in words)
-    assert heights[len(heights) // 2] >= 6.0  # points: the page is not shrunk unreadable
+    left = min(w[0] for w in words)
+    starts = sorted({round(w[1], 1) for w in words if abs(w[0] - left) < 1})[1:]  # no header
+    tall = 0
+    for top, bottom in zip(starts, starts[1:]):
+        lines = len({round(w[1]) for w in words if top - 0.5 <= w[1] < bottom - 0.5})
+        font = sorted(w[3] - w[1] for w in words)[len(words) // 2] * points  # printed size
+        scale = font / 11
+        assert bottom - top <= (13.5 * (lines + 1) + 1.5) * scale, (top, lines)
+        assert bottom - top >= 0.9 * lines * font, (top, lines)  # none under the next
+        tall += lines > 3
+    assert tall, "no row of several lines: nothing checked"
 
 
 def page_words(pdf: Path, page: int) -> list[tuple[float, float, float, float, str]]:

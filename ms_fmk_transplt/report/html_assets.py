@@ -39,9 +39,12 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .action-advice { color: var(--advice); font-weight: 600; }
 details > summary { cursor: pointer; }
 #open-work { table-layout: fixed; }
-#open-work td { overflow-wrap: break-word; }
+#open-work td code, #open-work td a { overflow-wrap: anywhere; }  /* long names only: prose wraps
+  between words */
+#open-work td[class^="action-"] { white-space: nowrap; }
+#open-work .at { white-space: nowrap; }  /* a location's line number stays whole */
 #open-work col.loc { width: 20%; } #open-work col.api { width: 20%; }
-#open-work col.cat { width: 11%; } #open-work col.act { width: 7%; }
+#open-work col.cat { width: 11%; } #open-work col.act { width: 5.5em; }
 #open-work col.rule { width: 14%; }
 #open-work a.to-diff { font-size: 12px; margin-left: 4px; }
 #open-work pre.excerpt { max-width: 100%; }
@@ -56,10 +59,10 @@ pre.excerpt .ln { display: inline-block; min-width: 3em; padding-right: 1em; tex
 .ln { color: var(--muted); user-select: none; }
 .diff { width: 100%; table-layout: fixed; margin: 6px 0 14px;
   font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
-.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; word-break: break-all; }
-.diff td.ln { width: 4.5em; text-align: right; }
-.diff td.rules { width: 16em; white-space: normal; font-size: 12px; word-break: normal;
-  overflow-wrap: anywhere; }
+.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; }
+.diff td.text { word-break: break-all; }  /* code wraps at the column's edge, as in a terminal */
+.diff td.ln { width: 4.5em; text-align: right; white-space: nowrap; }
+.diff td.rules { width: 16em; white-space: normal; font-size: 12px; overflow-wrap: anywhere; }
 .diff tr.add td.text, .diff td.add { background: var(--add); }
 .diff tr.del td.text, .diff td.del { background: var(--del); }
 .diff tr.hunk td { background: var(--head); color: var(--muted); }

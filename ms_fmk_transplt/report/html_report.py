@@ -50,7 +50,7 @@ def breakable(text: object) -> str:
 
 
 def rule_link(rule_id: str) -> str:
-    shown = esc(rule_id).replace(".", ".<wbr>")  # its parts are short: wraps at dots only
+    shown = breakable(rule_id)  # wraps at its dots and underscores, not inside a word
     return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{shown}</a>'
 
 
@@ -219,7 +219,7 @@ def _open_work(
         out.append(
             f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
             f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
-            f"{place}:{start}</code>{to_diff}</summary>"
+            f'{place}<wbr><span class="at">:{start}</span></code>{to_diff}</summary>'
             f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
             f"<td><code>{breakable(n.api)}</code></td><td>{breakable(n.category)}</td>"
             f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'

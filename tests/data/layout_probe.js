@@ -67,13 +67,20 @@
     const pre = document.createElement('pre'); pre.id = 'layout-result';
     pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
   }
+  function numberBreaks() {  // the diffs' line-number cells whose number wraps
+    return Array.from(document.querySelectorAll('table.diff td.ln')).filter(function (c) {
+      return breaks(c).length > 0;
+    }).map(function (c) { return c.textContent; });
+  }
   function measure(file, place) {
     out.unified = codeShare(file);
     out.userCode = { unified: userCode() };
+    out.numberBreaks = { unified: numberBreaks() };
     const mode = document.getElementById('diff-mode');
     mode.value = 'split'; mode.dispatchEvent(new Event('change'));
     out.split = codeShare(file);
     out.userCode.split = userCode();
+    out.numberBreaks.split = numberBreaks();
     const next = place.closest('tr').nextElementSibling;  // the row an open excerpt moves to
     const pre = (next && next.querySelector('pre.excerpt')) || place.querySelector('pre.excerpt');
     out.excerptShare = box(pre).width / box(document.getElementById('open-work')).width;
