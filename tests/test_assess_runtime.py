@@ -40,6 +40,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+import extlib
 import fakelib
 import numpy
 import torch
@@ -63,6 +64,7 @@ for step in range(STEPS + int(torch.zeros(9).clone().sum())):  # before step 0: 
     F.interpolate(torch.ones(1, 1, 2, 2), scale_factor=2)
     torch.ones(3, dtype=torch.float64).exp()
     fakelib.helper(torch.ones(2, 2))  # LIBRARY CALL
+    extlib.run(torch.ones(3))  # EXTERNAL LIBRARY
     torch.cuda.is_available()  # CUDA CALL
     torch.ones(2, 2).mm(torch.ones(2, 2))  # static
     torch.from_numpy(numpy.zeros(3))  # FROM NUMPY
@@ -110,6 +112,10 @@ def run_assess(
     (project / "site-packages" / "fakelib" / "__init__.py").write_text(LIBRARY)
     for name in ASSESS_RUNTIME:
         shutil.copy(KITS / name, kit / name)
+    (kit / "extlib").mkdir()  # on PYTHONPATH, in no site-packages folder (a source checkout)
+    (kit / "extlib" / "__init__.py").write_text(
+        "import torch\n\n\ndef run(x):\n    return x.sinh()\n"
+    )
     if table:
         (kit / "msft_ops.json").write_text(json.dumps(TABLE))
     script = textwrap.dedent(TRAIN).replace("STEPS", str(loop))
@@ -213,6 +219,8 @@ def test_where_names_the_project_line_and_the_library(three_steps: tuple[str, Pa
     rows = read_rows(folder / "ops.csv")
     library = line_of(script, "LIBRARY CALL")
     assert rows["torch.tanh"]["Where"] == f"train.py:{library} (fakelib)"
+    external = line_of(script, "EXTERNAL LIBRARY")
+    assert rows["torch.Tensor.sinh"]["Where"] == f"train.py:{external} (extlib)"
     assert rows["torch.Tensor.mm"]["Where"] == f"train.py:{line_of(script, '# static')}"
     numpy = rows["torch.from_numpy"]  # not routed through the mode: wrapped
     assert (numpy["Calls"], numpy["Where"]) == ("3", f"train.py:{line_of(script, 'FROM NUMPY')}")

@@ -47,6 +47,7 @@ import inspect
 import json
 import os
 import sys
+import sysconfig
 from types import FrameType
 from typing import Any
 
@@ -224,6 +225,7 @@ class Recorder:
         self.hook: Any = None
         self.summary = ""
         self.torch_dir = ""
+        self.stdlib = ""
         self.tensor_type: type = type(None)
         self.support = _report_module().table(table)
         self.modules = {k for k in self.support or {} if k.rsplit(".", 1)[-1][:1].isupper()}
@@ -235,7 +237,8 @@ class Recorder:
     # -- where a call comes from ------------------------------------------------------------
     def where(self) -> str:
         """The innermost frame outside torch that is in the project, as ``file:line``, plus the
-        library (the top package of the outermost site-packages frame between it and torch)."""
+        library (the top package of the outermost library frame between it and torch: in a
+        site-packages folder, or any module outside the project and the standard library)."""
         frame: FrameType | None = sys._getframe(1)
         library = ""
         while frame is not None:
@@ -255,6 +258,10 @@ class Recorder:
                     number -= bisect.bisect_left(own, number)
                 line = f"{os.path.relpath(path, self.root)}:{number}"
                 return f"{line} ({library})" if library else line
+            elif not path.startswith(self.stdlib):  # on sys.path another way (editable, a path)
+                module = str(frame.f_globals.get("__name__") or "")
+                if module and module != "__main__":
+                    library = module.split(".")[0]
             frame = frame.f_back
         return f"({library})" if library else ""
 
@@ -325,6 +332,7 @@ class Recorder:
         overrides = importlib.import_module("torch.overrides")
         self.tensor_type = torch.Tensor
         self.torch_dir = os.path.join(os.path.dirname(os.path.abspath(str(torch.__file__))), "")
+        self.stdlib = os.path.join(os.path.abspath(sysconfig.get_paths()["stdlib"]), "")
         recorder = self
         base: Any = overrides.TorchFunctionMode
 

@@ -98,7 +98,7 @@ COLUMNS = (
 )
 
 
-def readme_next(launcher: str, version: str) -> list[str]:
+def readme_next(launcher: str, version: str, note: str = "") -> list[str]:
     """KIT_README.md's last section for kit assess: what to run, how to read what it writes."""
     lines = [
         f"1. `./{launcher} [arguments of the script]` where the project runs today: the first "
@@ -107,7 +107,9 @@ def readme_next(launcher: str, version: str) -> list[str]:
         "(a summary line on the terminal).",
         f"2. Read `assess/report.html` first (dynamic-shape APIs with their shapes per step at "
         f"the top), then `assess/ops.csv`, one row per API; NPU support is torch_npu {version}'s "
-        f"(`{OPS_JSON}` next to the script, from the tool's tables; `-v` of the kit chooses):",
+        f"(`{OPS_JSON}` next to the script, from the tool's tables; `-v` of the kit chooses"
+        + (f"; {note}" if note else "")
+        + "):",
         "",
         "| column | what it holds |",
         "| --- | --- |",

@@ -207,7 +207,8 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines += [f"- `{shown(n.file)}:{n.out_line or n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
     if kind == "assess":
-        lines += kit_assess.readme_next(names["run_assess.sh"], target_version(result))
+        note = result.tables.operators.note
+        lines += kit_assess.readme_next(names["run_assess.sh"], target_version(result), note)
     else:
         lines += _tf_next_steps(kind, names) if tf else _next_steps(kind, names, gpu, gpu_tree)
     return "\n".join(lines) + "\n"
