@@ -148,22 +148,29 @@ def _dtype(tensor: Any) -> str:
     return str(tensor.dtype).replace("torch.", "")
 
 
-@functools.cache
-def _defaults(func: Any) -> dict[str, Any] | None:
-    """The defaults of ``func``'s parameters; for a function that takes ``*args, **kwargs``
-    and calls one it holds (F.max_pool2d is boolean_dispatch's ``fn``), those of the ones it
-    holds (``dilation=1`` given by nn.MaxPool2d is the default, not an argument)."""
+def _first_defaults(funcs: Any) -> dict[str, Any]:
+    """The parameter defaults of ``funcs``, the first to name a parameter winning."""
     found: dict[str, Any] = {}
-    for each in (func, *(c.cell_contents for c in getattr(func, "__closure__", None) or ())):
-        if each is not func and (found or not callable(each)):
-            continue
+    for func in funcs:
         try:
-            params = inspect.signature(each).parameters.values()
+            params = inspect.signature(func).parameters.values()
         except (TypeError, ValueError):
             continue
         for param in params:
             if param.default is not inspect.Parameter.empty:
                 found.setdefault(param.name, param.default)
+    return found
+
+
+@functools.cache
+def _defaults(func: Any) -> dict[str, Any] | None:
+    """The defaults of ``func``'s parameters; for a function that takes ``*args, **kwargs``
+    and calls one it holds (F.max_pool2d is boolean_dispatch's ``fn``), those of the ones it
+    holds (``dilation=1`` given by nn.MaxPool2d is the default, not an argument)."""
+    found = _first_defaults([func])
+    if not found:
+        held = (c.cell_contents for c in getattr(func, "__closure__", None) or ())
+        found = _first_defaults([f for f in held if callable(f)])
     return found or None
 
 
@@ -424,18 +431,8 @@ def _settings(module: Any) -> list[str]:
     """The constructor arguments of a module that differ from its class's defaults (read back
     from the attributes of the same name: ``dropout``, ``proj_size``); the defaults from the
     first ``__init__`` up the class's bases that names them (nn.LSTM's takes ``*args``)."""
-    defaults: dict[str, Any] = {}
-    for klass in type(module).__mro__:
-        init = vars(klass).get("__init__")
-        if init is None:
-            continue
-        try:
-            params = inspect.signature(init).parameters.values()
-        except (TypeError, ValueError):
-            continue
-        for param in params:
-            if param.default is not inspect.Parameter.empty:
-                defaults.setdefault(param.name, param.default)
+    inits = [vars(klass).get("__init__") for klass in type(module).__mro__]
+    defaults = _first_defaults([init for init in inits if init is not None])
     names = []
     for name, default in defaults.items():
         value = getattr(module, name, default)
