@@ -90,44 +90,6 @@ def api_name(func: Any) -> str | None:
     return f"{module}.{qual}" if module else qual
 
 
-# Tensor methods that read metadata or move a value to Python: no kernel runs, nothing
-# compiles for a new shape (their shapes are listed, never Dynamic)
-_METADATA = frozenset(
-    f"torch.Tensor.{name}"
-    for name in (
-        "size dim numel nelement stride storage_offset element_size is_contiguous data_ptr "
-        "get_device is_floating_point is_complex item tolist __len__ __index__ __int__ "
-        "__float__ __bool__ __format__ __repr__ __iter__ __hash__ __array__ numpy"
-    ).split()
-)
-
-
-class _Api:
-    """What was recorded for one API."""
-
-    def __init__(self, name: str = "") -> None:
-        self.metadata = name in _METADATA
-        self.calls = 0
-        self.dtypes: set[str] = set()
-        self.keywords: set[str] = set()
-        self.steps: dict[int, set[str]] = {}
-        self.where = ""
-
-    def shapes(self) -> list[str]:
-        return list(dict.fromkeys(s for k in sorted(self.steps) for s in sorted(self.steps[k])))
-
-    def dynamic(self) -> bool:
-        """The set of shapes differs between steps. Step 0 is a warm-up (lazy modules, cached
-        masks, optimizer state) compared only when fewer than two later steps called the API;
-        the calls before step 0 (the loop's header, its first batch: step -1) never are; an
-        API that runs no kernel (``x.size()``, ``x.item()``) never is."""
-        if self.metadata:
-            return False
-        later = [shapes for step, shapes in self.steps.items() if step >= 1]
-        steps = later if len(later) >= 2 else [s for k, s in self.steps.items() if k >= 0]
-        return len({frozenset(shapes) for shapes in steps}) > 1
-
-
 def _tensors(value: Any, tensor: type, out: list[Any], depth: int = 0) -> None:
     """The tensors in ``value``, through lists, tuples and dicts (three levels deep)."""
     if isinstance(value, tensor):
@@ -225,7 +187,7 @@ class Recorder:
         self.folder, self.steps, self.table = folder, steps, table
         self.root = os.path.join(os.path.abspath(root), "")
         self.step = -1  # until tick 0: the loop's header and its first batch
-        self.apis: dict[str, _Api] = {}
+        self.apis: dict[str, Any] = {}  # API -> msft_assess_report.Api
         self.cuda: dict[str, tuple[list[int], dict[str, None]]] = {}
         self.mode: Any = None
         self.patched: dict[str, tuple[Any, str, Any]] = {}  # name -> (owner, attribute, original)
@@ -234,7 +196,8 @@ class Recorder:
         self.torch_dir = ""
         self.stdlib = ""
         self.tensor_type: type = type(None)
-        self.support = _report_module().table(table)
+        self.report = _report_module()
+        self.support = self.report.table(table)
         self.modules = {k for k in self.support or {} if k.rsplit(".", 1)[-1][:1].isupper()}
         self.inserted = _inserted(table)
         self.paused = False
@@ -293,7 +256,7 @@ class Recorder:
     ) -> None:
         api = self.apis.get(name)
         if api is None:
-            api = self.apis[name] = _Api(name)
+            api = self.apis[name] = self.report.Api(name)
         api.calls += 1
         tensor = self.tensor_type
         inputs: list[Any] = []
@@ -420,8 +383,7 @@ class Recorder:
             if ended and self.ticks < self.steps:
                 how = "the loop ended" if self.loop_ends else "the run ended"
                 early = f"{how} before step {self.ticks} of the {self.steps} asked"
-            report = _report_module()
-            self.summary = report.write(
+            self.summary = self.report.write(
                 self.folder, self.apis, self.cuda, self.support, steps, early
             )
         return self.summary

@@ -21,7 +21,7 @@ CUDA_FIELDS = ["API", "Calls", "Where"]
 
 
 class Recorded(Protocol):
-    """What the recording knows of one API (msft_assess._Api; the tool's ops.csv rows)."""
+    """What the recording knows of one API (``Api``)."""
 
     calls: int
     dtypes: set[str]
@@ -32,6 +32,44 @@ class Recorded(Protocol):
     def shapes(self) -> list[str]: ...
 
     def dynamic(self) -> bool: ...
+
+
+# Tensor methods that read metadata or move a value to Python: no kernel runs, nothing
+# compiles for a new shape (their shapes are listed, never Dynamic)
+_METADATA = frozenset(
+    f"torch.Tensor.{name}"
+    for name in (
+        "size dim numel nelement stride storage_offset element_size is_contiguous data_ptr "
+        "get_device is_floating_point is_complex item tolist __len__ __index__ __int__ "
+        "__float__ __bool__ __format__ __repr__ __iter__ __hash__ __array__ numpy"
+    ).split()
+)
+
+
+class Api:
+    """What was recorded for one API (msft_assess.Recorder fills it)."""
+
+    def __init__(self, name: str = "") -> None:
+        self.metadata = name in _METADATA
+        self.calls = 0
+        self.dtypes: set[str] = set()
+        self.keywords: set[str] = set()
+        self.steps: dict[int, set[str]] = {}
+        self.where = ""
+
+    def shapes(self) -> list[str]:
+        return list(dict.fromkeys(s for k in sorted(self.steps) for s in sorted(self.steps[k])))
+
+    def dynamic(self) -> bool:
+        """The set of shapes differs between steps. Step 0 is a warm-up (lazy modules, cached
+        masks, optimizer state) compared only when fewer than two later steps called the API;
+        the calls before step 0 (the loop's header, its first batch: step -1) never are; an
+        API that runs no kernel (``x.size()``, ``x.item()``) never is."""
+        if self.metadata:
+            return False
+        later = [shapes for step, shapes in self.steps.items() if step >= 1]
+        steps = later if len(later) >= 2 else [s for k, s in self.steps.items() if k >= 0]
+        return len({frozenset(shapes) for shapes in steps}) > 1
 
 
 def table(path: str) -> dict[str, Any] | None:
