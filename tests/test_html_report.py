@@ -69,7 +69,8 @@ def test_every_open_item_is_a_row_with_its_rule_link(imagenet: Path) -> None:
     # advice: a section of its own, its count advice.csv's rows
     advice = csv_rows(imagenet / "advice.csv")
     table = page.split('<table id="advice"', 1)[1].split("</table>", 1)[0]
-    entries = re.findall(r'<tr data-category="[^"]*" data-rule="([^"]*)".*?data-count="(\d+)"', table)
+    row = r'<tr data-category="[^"]*" data-rule="([^"]*)".*?data-count="(\d+)"'
+    entries = re.findall(row, table)
     assert sum(int(c) for _, c in entries) == len(advice) > 0
     assert sorted(r for r, c in entries for _ in range(int(c))) == sorted(a["Rule"] for a in advice)
     assert f'Advice (<span id="advice-count">{len(advice)}</span>)' in page
