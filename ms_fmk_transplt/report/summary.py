@@ -177,6 +177,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
             "automatic": b.automatic,
             "caveat": b.caveat,
             "caveat_changes": b.caveat_changes,
+            "option_edits": b.option_edits,
             "caveat_rows": b.caveat_rows,
             "manual": b.manual,
             "items": b.total,
