@@ -323,5 +323,6 @@ def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:
     assert foot is not None, "no totals row"
     cells = re.findall(r"<th[^>]*>([^<]*)</th>", foot.group(1))
     files = sum(1 for m in ("imagenet", "ddp") for p in (zoo / m).rglob("*") if p.is_file())
-    assert cells[0] == "Total" and cells[1] == str(files) and cells[-1].endswith("need work")
+    assert cells[0] == "Total" and cells[1] == str(files)
+    assert re.search(r"\bneeds? work$", cells[-1])
     assert all((tmp_path / "out" / link).is_file() for link, _ in links)

@@ -9,6 +9,10 @@ import signal
 import sys
 from typing import Any, NoReturn
 
+from ms_fmk_transplt import clock
+
+clock.mark()  # (as early as the command can: its time covers its start-up too)
+
 PATH_MODES = ("--check", "--diff", "--inplace", "--fix")  # --fix: --inplace, as ruff says
 EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
 TAKES_VALUE = ("-i", "--input", "-o", "--output", "-r", "--rule", "--cache-dir", "-m", "--main")

@@ -37,6 +37,7 @@ from ms_fmk_transplt.report.statistics import (
     folder_counts,
     framework_counts,
     headline_counts,
+    needs,
     open_work,
 )
 from ms_fmk_transplt.safe_names import shown
@@ -132,7 +133,7 @@ def _cards(result: RunResult) -> str:
             f"({b.converted} of {b.total} CUDA-specific items)",
         ),
         ("", b.changes, "changes proposed" if analyse else "changes (change_list.csv)"),
-        ("manual", b.manual, "need manual work"),
+        ("manual", b.manual, f"{needs(b.manual)} manual work"),
         ("caveat", b.caveat, f"caveats to check ({caveat_split(b)})"),
         ("advice", h.advice, "advice rows"),
     ]

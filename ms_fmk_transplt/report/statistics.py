@@ -104,6 +104,16 @@ class Buckets:
         )
 
 
+def need_manual_work(count: int) -> str:
+    """``1 needs manual work``, ``0 need manual work``, ``3 need manual work``."""
+    return f"{count} {needs(count)} manual work"
+
+
+def needs(count: int) -> str:
+    """The verb after a count: ``1 needs``, ``2 need``."""
+    return "needs" if count == 1 else "need"
+
+
 def caveat_split(b: Buckets) -> str:
     """Where the caveats are: changes (marked in change_list.csv) and rows of unsupported_op."""
     rows = "row" if b.caveat_rows == 1 else "rows"

@@ -23,7 +23,7 @@ from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import url_between
-from ms_fmk_transplt.report.statistics import open_work, run_buckets
+from ms_fmk_transplt.report.statistics import needs, open_work, run_buckets
 from ms_fmk_transplt.run import shards
 from ms_fmk_transplt.run.pipeline import output_dir, run
 from ms_fmk_transplt.safe_names import shown
@@ -215,11 +215,11 @@ def totals(rows: list[tuple[Any, ...]]) -> list[Any]:
     """The totals row of the zoo sheet and page: the counts summed, the zoo's conversion rate
     (its converted items over its items: each item weighs the same, not each model), how many
     models need work."""
-    needs = sum(1 for r in rows if r[10] != "ok")
+    needing = sum(1 for r in rows if r[10] != "ok")
     counts = [sum(int(r[i]) for r in rows) for i in range(1, 9)]
     items, manual = counts[7], counts[5]
     rate = round((items - manual) / items, 4) if items else 1.0
-    return ["Total", *counts, rate, f"{needs} of {len(rows)} need work", ""]
+    return ["Total", *counts, rate, f"{needing} of {len(rows)} {needs(needing)} work", ""]
 
 
 def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
