@@ -307,6 +307,11 @@ def test_a_page_of_repeated_advice_is_short_in_a_real_browser(
     assert found, dom.stdout[-2000:]
     size = json.loads(html.unescape(found.group(1)))
     assert size["summary"] < 1800 and size["height"] < 6000, size
+    # the rule pages are collapsed; a rule link (or the workbook's) opens its page
+    url = (repeated / "report.html").as_uri() + "#rule-advice.fused_optimizer"
+    dom = chromium("--virtual-time-budget=3000", "--dump-dom", url).stdout
+    assert '<details class="rule-page" id="rule-advice.fused_optimizer" open="">' in dom
+    assert '<details class="rule-page" id="rule-imports.torch_npu">' in dom
 
 
 def test_zoo_index_links_each_model_report(tmp_path: Path) -> None:
