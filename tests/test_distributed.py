@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -184,7 +185,8 @@ def test_target_never_assigned_is_open_work_not_only_a_log_line(tmp_path: Path) 
     assert any(
         r.endswith(",manual,distributed_mode.unwrapped_model") and ",'-t net," in r for r in rows
     )
-    assert "-t net" in text and "need manual work" in text  # the terminal's closing lines
+    # the terminal's closing lines
+    assert "-t net" in text and re.search(r"\d+ needs? manual work", text)
     plain = tmp_path / "plain"
     run("-i", str(PROJECT), "-o", str(plain), "--no-todo-comments", "distributed", "-m",
         "main.py", "-t", "net")  # fmt: skip
@@ -228,7 +230,7 @@ def test_a_model_trained_but_not_named_is_open_work(tmp_path: Path) -> None:
     assert any(
         ",'-t netG," in r and r.endswith(",manual,distributed_mode.untargeted_model") for r in rows
     )
-    assert "need manual work" in text and "-t netG" in text
+    assert re.search(r"\d+ needs? manual work", text) and "-t netG" in text
 
 
 @pytest.mark.parametrize("target", ["net.module", "", "a,,b c"])

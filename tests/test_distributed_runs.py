@@ -144,7 +144,7 @@ def test_gan_model_missing_from_t_is_reported_and_diverges(tmp_path: Path) -> No
     with (cwd / "unsupported_op.csv").open(encoding="utf-8", newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["Rule"] == "distributed_mode.untargeted_model"]
     # a cell starting with "-" is quoted, as OWASP recommends against formula injection
-    assert [r["OP"] for r in rows] == ["'-t netG"] and "need manual work" in terminal
+    assert [r["OP"] for r in rows] == ["'-t netG"] and "1 needs manual work" in terminal
     trace = tmp_path / "trace"
     trace.mkdir()
     launch(cwd, tmp_path, "--trace-dir", str(trace), "--outf", str(tmp_path / "outf"))

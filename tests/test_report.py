@@ -109,7 +109,7 @@ def test_summary_sheet(out: Path) -> None:
     assert values["  of them with a caveat"] == caveat_changes
     assert values["changes (change_list.csv rows)"] == len(csv_rows(out / "change_list.csv")) - 1
     total = len(changes) + len(rows)
-    assert values["CUDA-specific items (changes without bookkeeping + rows)"] == total
+    assert values["CUDA-specific items (changes - bookkeeping - option edits + rows)"] == total
     assert values["converted (items - manual)"] == len(changes) + caveats
     assert values["conversion rate (converted / items)"] == pytest.approx(
         (len(changes) + caveats) / total

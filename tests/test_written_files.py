@@ -234,7 +234,7 @@ def test_links_in_the_output_folder_are_replaced_by_the_zoo_summary(
             victim.write_text("the user's file\n")
         (out / name).symlink_to(victim)
         victims.append(victim)
-    proc = tool("--zoo", "-i", str(zoo), "-o", str(out))
+    proc = tool("--zoo", "-i", str(zoo), "-o", str(out), "--overwrite")  # (else refused)
     assert proc.returncode == 0, proc.stderr
     _untouched(victims, dangling)
     for name in names:

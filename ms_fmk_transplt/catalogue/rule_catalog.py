@@ -48,6 +48,10 @@ class Rule:
     # its inserts are a change of their own (a kit's calls), not lines that follow from the
     # file's other changes (`import torch_npu`, -s's helper): kept where those are all kept out
     standalone: bool = False
+    # its changes are an option's edits (-r, distributed -m) of code that need not be CUDA code:
+    # listed in change_list.csv, counted as CUDA items only where the line they change is
+    # CUDA-specific (report/statistics.py)
+    option_edit: bool = False
 
     def opt_out_text(self) -> str:
         return self.opt_out.format(id=self.id)
@@ -69,9 +73,10 @@ def declare(
     fixed: str = "",
     answers: str = "",
     standalone: bool = False,
+    option_edit: bool = False,
 ) -> str:
-    """Register a rule and return its id (the string the emitting code records); the last
-    three say how the core treats its rows (see Rule)."""
+    """Register a rule and return its id (the string the emitting code records); the keyword
+    arguments from ``bookkeeping`` on say how the core treats its rows (see Rule)."""
     if kind not in KINDS:
         raise ValueError(f"{rule_id}: unknown rule kind {kind!r}")
     if "." not in rule_id or rule_id != rule_id.strip() or " " in rule_id:
@@ -90,6 +95,7 @@ def declare(
         fixed,
         answers,
         standalone,
+        option_edit,
     )
     known = RULES.get(rule_id)
     if known is not None and known != rule:
@@ -133,6 +139,13 @@ def stands_alone(rule_id: str) -> bool:
     """Whether the rule's inserts are a change of their own (Rule.standalone: a kit's calls)."""
     rule = RULES.get(rule_id)
     return bool(rule and rule.standalone)
+
+
+def is_option_edit(rule_id: str) -> bool:
+    """Whether a change of this rule is an option's edit, a CUDA item only on a CUDA-specific
+    line (Rule.option_edit)."""
+    rule = RULES.get(rule_id)
+    return bool(rule and rule.option_edit)
 
 
 def is_bookkeeping(rule_id: str) -> bool:

@@ -9,6 +9,8 @@ import signal
 import sys
 from typing import Any, NoReturn
 
+from ms_fmk_transplt import clock
+
 PATH_MODES = ("--check", "--diff", "--inplace", "--fix")  # --fix: --inplace, as ruff says
 EXCLUSIVE = (("-q", "--quiet"), ("--verbose",))  # each pair of groups cannot be combined
 TAKES_VALUE = ("-i", "--input", "-o", "--output", "-r", "--rule", "--cache-dir", "-m", "--main")
@@ -44,6 +46,7 @@ def entry() -> None:
     """SIGTERM stops the tool as Ctrl-C does from its first instant: while it is still loading
     (about half a second, before a run has read anything) that is one line and exit 130; a
     run's own handlers then take over (its one line, exit 130 and its interrupted.log)."""
+    clock.mark()  # (the command's first step: its time covers its start-up too)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         _dispatch(sys.argv[1:])

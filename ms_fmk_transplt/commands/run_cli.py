@@ -4,10 +4,12 @@ pipeline nor the reports."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -205,7 +207,9 @@ def _run(options: RunOptions, console: Console, quiet: bool, verbose: bool) -> R
     the process with its exit code and one line."""
     try:
         with Progress(console, enabled=console.is_terminal and not quiet, verbose=verbose) as bar:
-            return run(options, progress=bar)
+            result = run(options, progress=bar)
+        # the headline's time: up to now, its reports written (the log's ends before they are)
+        return dataclasses.replace(result, finished=datetime.now())
     except UserError as exc:
         fail(str(exc))
     except KeyboardInterrupt as exc:

@@ -38,17 +38,19 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .action-caveat { color: var(--caveat); font-weight: 600; }
 .action-advice { color: var(--advice); font-weight: 600; }
 details > summary { cursor: pointer; }
-#open-work { table-layout: fixed; }
-#open-work td code, #open-work td a { overflow-wrap: anywhere; }  /* long names only: prose wraps
-  between words */
-#open-work td[class^="action-"] { white-space: nowrap; }
-#open-work .at { white-space: nowrap; }  /* a location's line number stays whole */
-#open-work col.loc { width: 20%; } #open-work col.api { width: 20%; }
-#open-work col.cat { width: 11%; } #open-work col.act { width: 5.5em; }
-#open-work col.rule { width: 14%; }
-#open-work a.to-diff { font-size: 12px; margin-left: 4px; }
-#open-work pre.excerpt { max-width: 100%; }
-#open-work tr.excerpt-row > td { padding-top: 0; }
+#open-work, #advice { table-layout: fixed; }
+#open-work td code, #open-work td a, #advice td code, #advice td a { overflow-wrap: anywhere; }
+/* long names only: prose wraps between words */
+#open-work td[class^="action-"], #advice td[class^="action-"] { white-space: nowrap; }
+#open-work .at, #advice .at { white-space: nowrap; }  /* a location's line number stays whole */
+#open-work col.loc, #advice col.loc { width: 20%; }
+#open-work col.api, #advice col.api { width: 20%; }
+#open-work col.cat, #advice col.cat { width: 11%; } #open-work col.act { width: 5.5em; }
+#open-work col.rule, #advice col.rule { width: 14%; }
+#open-work a.to-diff, #advice a.to-diff { font-size: 12px; margin-left: 4px; }
+#open-work pre.excerpt, #advice pre.excerpt { max-width: 100%; }
+#open-work tr.excerpt-row > td, #advice tr.excerpt-row > td { padding-top: 0; }
+ul.places { margin: 4px 0; padding-left: 1.2em; }
 code, pre, .code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
   font-size: 12.5px; }
 pre.excerpt { margin: 4px 0; padding: 4px 0; background: #f8f9fb; border: 1px solid var(--line);
@@ -165,7 +167,8 @@ JS = r"""
   });
   // an open location shows its excerpt in a row of its own under the item, as wide as the table
   // (in the Location cell it had a fifth of the width); closed, the excerpt goes back in its cell
-  document.querySelectorAll('#open-work td > details').forEach(function (d) {
+  const places = '#open-work td > details, #advice td > details:not(.places)';
+  document.querySelectorAll(places).forEach(function (d) {
     d.addEventListener('toggle', function () {
       const row = d.closest('tr'), pre = d.querySelector('pre.excerpt');
       const next = row.nextElementSibling;
@@ -189,7 +192,8 @@ JS = r"""
       const rules = (r.dataset.rules || r.dataset.rule || '').split(' ');
       const ok = (!cat || r.dataset.category === cat)
         && (!rule || rules.includes(rule))
-        && (!folder || r.dataset.folder === folder)
+        && (!folder || (r.dataset.folders ? JSON.parse(r.dataset.folders)
+          : [r.dataset.folder]).includes(folder))
         && (!needle || r.textContent.toLowerCase().includes(needle));
       r.classList.toggle('hidden', !ok);
       const next = r.nextElementSibling;
@@ -199,6 +203,11 @@ JS = r"""
       .length;
     const count = document.getElementById('open-count');
     if (count) count.textContent = String(shown);
+    const advice = document.querySelectorAll('#advice tbody tr:not(.hidden):not(.excerpt-row)');
+    const adviceCount = document.getElementById('advice-count');
+    if (adviceCount) adviceCount.textContent = String(Array.from(advice).reduce(function (n, r) {
+      return n + Number(r.dataset.count || 1);
+    }, 0));
   }
   filters.forEach(function (f) { if (f) f.addEventListener('input', applyFilters); });
   document.querySelectorAll('th.sort').forEach(function (th) {
@@ -216,8 +225,8 @@ JS = r"""
     });
   });
   document.querySelectorAll('details.file[open]').forEach(render);
-  function openLinkedFile() {  // the page opened at #file-N, and a location's "diff" link
-    if (!location.hash.startsWith('#file-')) return;
+  function openLinkedFile() {  // the page opened at #file-N / #rule-ID, a "diff" or rule link
+    if (!location.hash.startsWith('#file-') && !location.hash.startsWith('#rule-')) return;
     const d = document.getElementById(location.hash.slice(1));
     if (d && d.tagName === 'DETAILS') d.open = true;
   }

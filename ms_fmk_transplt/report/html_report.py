@@ -1,7 +1,8 @@
 """report.html: one self-contained page (inline CSS/JS, no network) for a reviewer.
 
-Open work first (every manual / caveat / advice row, with the code around its line), then the
-summary (cards, charts, per folder), the changed files (diffs rendered on opening, each changed
+Open work first (every manual / caveat row, with the code around its line), then the summary
+(cards, charts, per folder), the advice (the same advice at several places one entry, its places
+listed, ``html_open_work.py``), the changed files (diffs rendered on opening, each changed
 line annotated with its rule) and the page of every rule the run used. Everything taken from the
 user's code is escaped (``html_assets.esc``) or travels as JSON read with ``textContent``.
 """
@@ -9,10 +10,8 @@ user's code is escaped (``html_assets.esc``) or travels as JSON read with ``text
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
-from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ms_fmk_transplt import __version__
@@ -21,66 +20,33 @@ from ms_fmk_transplt.events import FileStatus, Notice
 from ms_fmk_transplt.records import FileRecord, RunOptions, RunResult
 from ms_fmk_transplt.report.html_assets import CSS, JS, esc
 from ms_fmk_transplt.report.html_diff import file_diff
+from ms_fmk_transplt.report.html_open_work import (
+    Sources,
+    advice_section,
+    folder_of,
+    open_work_section,
+    rule_link,
+)
 from ms_fmk_transplt.report.log import target_label
 from ms_fmk_transplt.report.statistics import (
     advice_count,
     category_counts,
     caveat_split,
-    cell_file,
     changes_by_rule,
     file_order,
     folder_counts,
     framework_counts,
     headline_counts,
+    needs,
     open_work,
 )
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import write_file
 
-EXCERPT = 4  # lines shown above and below an open-work row's line
-
-
-_BREAK_AFTER = re.compile(r"([._/]+)")
-
-
-def breakable(text: object) -> str:
-    """Escaped, with a line break allowed after dots, underscores and slashes (identifiers wrap
-    at their parts in a narrow column, never in the middle of a word)."""
-    return _BREAK_AFTER.sub(r"\1<wbr>", esc(text))
-
-
-def rule_link(rule_id: str) -> str:
-    shown = breakable(rule_id)  # wraps at its dots and underscores, not inside a word
-    return f'<a href="#rule-{esc(rule_id)}" title="{esc(summary(rule_id))}">{shown}</a>'
-
-
-def folder_of(path: str) -> str:
-    parts = PurePosixPath(cell_file(path)).parts
-    return shown(parts[0]) if len(parts) > 1 else "(top level)"
-
-
-class _Sources:
-    """Input and migrated text of the files the page shows (read once each)."""
-
-    def __init__(self, result: RunResult, output_root: Path | None) -> None:
-        self.input_root, self.output_root = result.project.root, output_root
-        self.cache: dict[tuple[str, bool], list[str]] = {}
-
-    def lines(self, path: str, migrated: bool) -> list[str]:
-        key = (path, migrated)
-        if key not in self.cache:
-            root = self.output_root if migrated and self.output_root else self.input_root
-            try:
-                data = (root / path).read_bytes()
-            except OSError:  # a notebook cell ("nb.ipynb#cell3"), a removed file
-                data = b""
-            self.cache[key] = data.decode("utf-8", errors="replace").splitlines()
-        return self.cache[key]
-
 
 def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     """Write the page; ``output_root`` holds the migrated tree (None for --analyse)."""
-    sources = _Sources(result, output_root)
+    sources = Sources(result, output_root)
     migrated = output_root is not None
     notices = [n for f in result.files for n in f.notices]
     files = [f for f in result.files if f.events and f.status == FileStatus.CHANGED]
@@ -90,14 +56,16 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         else []
     )
     used = sorted({e.rule for e in result.events} | {n.rule for n in notices})
+    diff_of = {f.path: i for i, f in enumerate(files)}
     body = [
         _header(result),
         "<main>",
         _cards(result),
         _nav(notices, files, used),
-        _open_work(notices, sources, migrated, {f.path: i for i, f in enumerate(files)}),
+        open_work_section(notices, sources, migrated, diff_of),
         _charts(result, notices),
         _folders(result),
+        advice_section(notices, sources, migrated, diff_of),
         _changed_files(files, diffs) if migrated else _would_change(files),
         _other_notes(notices, migrated),
         _rule_pages(used),
@@ -165,7 +133,7 @@ def _cards(result: RunResult) -> str:
             f"({b.converted} of {b.total} CUDA-specific items)",
         ),
         ("", b.changes, "changes proposed" if analyse else "changes (change_list.csv)"),
-        ("manual", b.manual, "need manual work"),
+        ("manual", b.manual, f"{needs(b.manual)} manual work"),
         ("caveat", b.caveat, f"caveats to check ({caveat_split(b)})"),
         ("advice", h.advice, "advice rows"),
     ]
@@ -177,89 +145,17 @@ def _cards(result: RunResult) -> str:
 
 
 def _nav(notices: list[Notice], files: list[FileRecord], used: list[str]) -> str:
-    open_rows = open_work(notices) + advice_count(notices)
     links = (
-        ("open-work-title", f"Open work ({open_rows})"),
+        ("open-work-title", f"Open work ({open_work(notices)})"),
         ("summary-title", "Summary"),
         ("folders-title", "Per folder"),
+        ("advice-title", f"Advice ({advice_count(notices)})"),
         ("files-title", f"Files ({len(files)})"),
         ("rules-title", f"Rules ({len(used)})"),
     )
     return (
         '<nav class="filters">' + " · ".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
     )
-
-
-def _open_work(
-    notices: list[Notice], sources: _Sources, migrated: bool, diff_of: dict[str, int]
-) -> str:
-    """The open-work table; ``diff_of`` numbers the files whose diff the page shows."""
-    rows = [n for n in notices if n.open_work or n.advice]
-    order = {"manual": 0, "caveat": 1}
-    rows.sort(key=lambda n: (order.get(n.action, 2), file_order(n.file), n.line))
-    numbering = "migrated file" if migrated else "input file"
-    hint = ", follow <i>diff</i> to see the file's changes" if migrated else ""
-    options = _filters(rows)
-    out = [
-        f'<h2 id="open-work-title">Open work (<span id="open-count">{len(rows)}</span>)</h2>',
-        f'<p class="muted">Manual items first, then caveats, then advice. Lines are those of the '
-        f"{numbering}; open a location to see the code around it{hint}.</p>",
-        options,
-        '<table id="open-work" data-filterable><colgroup><col class="loc"><col class="api">'
-        '<col class="cat"><col class="act"><col class="tip"><col class="rule"></colgroup>'
-        "<thead><tr><th>Location</th><th>API</th>"
-        "<th>Category</th><th>Action</th><th>What to do</th><th>Rule</th></tr></thead><tbody>",
-    ]
-    for n in rows:
-        start, end = n.lines(migrated)
-        action = n.action if n.open_work else "advice"
-        index = diff_of.get(cell_file(n.file)) if migrated else None
-        to_diff = "" if index is None else f' <a class="to-diff" href="#file-{index}">diff</a>'
-        place = esc(shown(n.file)).replace("/", "/<wbr>")
-        out.append(
-            f'<tr data-category="{esc(n.category)}" data-rule="{esc(n.rule)}" '
-            f'data-folder="{esc(folder_of(n.file))}"><td><details><summary><code>'
-            f'{place}<wbr><span class="at">:{start}</span></code>{to_diff}</summary>'
-            f"{_excerpt(sources, n.file, start, end, migrated)}</details></td>"
-            f"<td><code>{breakable(n.api)}</code></td><td>{breakable(n.category)}</td>"
-            f'<td class="action-{esc(action)}">{esc(action)}</td><td>{esc(n.tip)}</td>'
-            f"<td>{rule_link(n.rule)}</td></tr>"
-        )
-    out.append("</tbody></table>")
-    if not rows:
-        out.append("<p>Nothing left to do: no manual items, caveats or advice.</p>")
-    return "\n".join(out)
-
-
-def _filters(rows: Iterable[Notice]) -> str:
-    rows = list(rows)
-
-    def select(ident: str, label: str, values: Iterable[str]) -> str:
-        opts = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in sorted(set(values)))
-        choices = f'<option value="">all</option>{opts}'
-        return f'<label>{label} <select id="{ident}">{choices}</select></label>'
-
-    return (
-        '<div class="filters">'
-        + select("f-category", "Category", (n.category for n in rows))
-        + select("f-rule", "Rule", (n.rule for n in rows))
-        + select("f-folder", "Folder", (folder_of(n.file) for n in rows))
-        + '<label>Text <input id="f-text" type="search" placeholder="file, API, tip"></label>'
-        "</div>"
-    )
-
-
-def _excerpt(sources: _Sources, path: str, start: int, end: int, migrated: bool) -> str:
-    lines = sources.lines(path, migrated)
-    if not lines:
-        return '<p class="muted">(code not available)</p>'
-    first, last = max(1, start - EXCERPT), min(len(lines), end + EXCERPT)
-    spans = [
-        f'<span class="{"hit" if start <= i <= end else ""}"><span class="ln">{i}</span>'
-        f"{esc(lines[i - 1])}</span>"
-        for i in range(first, last + 1)
-    ]
-    return f'<pre class="excerpt">{"".join(spans)}</pre>'
 
 
 def _bars(counts: Counter[str], link: bool, cls: str = "") -> str:
@@ -366,10 +262,14 @@ def _rule_pages(used: list[str]) -> str:
     from markdown_it import MarkdownIt  # a dependency of rich
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    out = [f'<h2 id="rules-title">Rules used in this run ({len(used)})</h2>']
-    for rule_id in used:
+    out = [
+        f'<h2 id="rules-title">Rules used in this run ({len(used)})</h2>',
+        '<p class="muted">Open a rule to read its page (a rule link of this page opens it).</p>',
+    ]
+    for rule_id in used:  # collapsed: 26 pages opened are 23,000 px of a 1280 px wide window
         text = page(rule_id) or f"# {rule_id}\n\n(no page)"
         out.append(
-            f'<section class="rule-page" id="rule-{esc(rule_id)}">{md.render(text)}</section>'
+            f'<details class="rule-page" id="rule-{esc(rule_id)}"><summary><code>'
+            f"{esc(rule_id)}</code> · {esc(summary(rule_id))}</summary>{md.render(text)}</details>"
         )
     return "\n".join(out)

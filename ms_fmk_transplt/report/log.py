@@ -16,6 +16,7 @@ from ms_fmk_transplt.report.statistics import (
     caveat_split,
     framework_counts,
     framework_line,
+    need_manual_work,
     rule_counts,
     run_buckets,
     summary_counts,
@@ -131,7 +132,7 @@ def _tail(result: RunResult, end: datetime) -> list[str]:
         _line(
             end,
             "INFO",
-            f"{b.items_line(result.options.analyse)}: {b.manual} need manual work, "
+            f"{b.items_line(result.options.analyse)}: {need_manual_work(b.manual)}, "
             f"{b.caveat} caveats to check ({caveat_split(b)}), {b.automatic} migrated without "
             "a caveat (details in unsupported_op.xlsx)",
         )

@@ -10,8 +10,11 @@ report.html, the zoo summary). One definition per number (README "What the numbe
 * caveats to check: changes with a caveat + caveat rows;
 * advice: rows of advice.csv (an advice about the construct of an open-work row is part of that
   row: engine/rules/advice/same_item.py);
-* items: the CUDA-specific constructs found = changes - bookkeeping + open work; converted =
-  items - manual; conversion rate = converted / items.
+* option edits: the changes of ``-r`` and ``distributed -m`` (``option_edit`` rules) on lines
+  that are not CUDA-specific: no other counted change, no open-work row on the line they
+  change (an insert changes no line): rows of change_list.csv, not items;
+* items: the CUDA-specific constructs found = changes - bookkeeping - option edits + open work;
+  converted = items - manual; conversion rate = converted / items.
 
 Also: changes by rule, the open work in report order, the phase timings and, for ``--library``,
 the input's public APIs that reach CUDA-specific code (rows of library_api.csv)."""
@@ -23,10 +26,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ms_fmk_transplt.catalogue.rule_catalog import is_bookkeeping
+from ms_fmk_transplt.catalogue.rule_catalog import is_bookkeeping, is_option_edit
 from ms_fmk_transplt.engine.library_facts import CPU, CUDA, LibraryFacts, Reach
 from ms_fmk_transplt.engine.rules import registry
-from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, Severity, split_cell
+from ms_fmk_transplt.events import (
+    ChangeEvent,
+    FileStatus,
+    Notice,
+    Operation,
+    Severity,
+    split_cell,
+)
 from ms_fmk_transplt.records import FileRecord, RunResult
 
 # " (line 12)" after each setting a launch file's row names (unsupported.launch_config)
@@ -53,11 +63,12 @@ class Buckets:
     caveat_rows: int  # caveat rows of unsupported_op
     manual: int  # manual rows of unsupported_op
     bookkeeping: int = 0  # added import torch_npu / adapter imports, # msft: TODO comments
+    option_edits: int = 0  # -r / distributed -m changes on lines that are not CUDA-specific
 
     @property
     def changes(self) -> int:
         """Rows of change_list.csv."""
-        return self.automatic + self.caveat_changes + self.bookkeeping
+        return self.automatic + self.caveat_changes + self.bookkeeping + self.option_edits
 
     @property
     def caveat(self) -> int:
@@ -93,6 +104,16 @@ class Buckets:
         )
 
 
+def need_manual_work(count: int) -> str:
+    """``1 needs manual work``, ``0 need manual work``, ``3 need manual work``."""
+    return f"{count} {needs(count)} manual work"
+
+
+def needs(count: int) -> str:
+    """The verb after a count: ``1 needs``, ``2 need``."""
+    return "needs" if count == 1 else "need"
+
+
 def caveat_split(b: Buckets) -> str:
     """Where the caveats are: changes (marked in change_list.csv) and rows of unsupported_op."""
     rows = "row" if b.caveat_rows == 1 else "rows"
@@ -103,15 +124,33 @@ def caveat_split(b: Buckets) -> str:
 def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> Buckets:
     events = list(events)
     registry.declared({e.rule for e in events})
-    counted = [e for e in events if not is_bookkeeping(e.rule)]  # not CUDA constructs
+    own = [e for e in events if not is_bookkeeping(e.rule)]  # not CUDA constructs
     open_work = [n for n in notices if n.open_work]
+    cuda = _cuda_lines([e for e in own if not is_option_edit(e.rule)], open_work)
+    counted = [e for e in own if not is_option_edit(e.rule) or _changes_one_of(e, cuda)]
     return Buckets(
-        bookkeeping=len(events) - len(counted),
+        bookkeeping=len(events) - len(own),
+        option_edits=len(own) - len(counted),
         automatic=sum(1 for e in counted if not e.caveat),
         caveat_changes=sum(1 for e in counted if e.caveat),
         caveat_rows=sum(1 for n in open_work if n.action == "caveat"),
         manual=sum(1 for n in open_work if n.action != "caveat"),
     )
+
+
+def _cuda_lines(changes: list[ChangeEvent], rows: list[Notice]) -> set[tuple[str, int]]:
+    """The CUDA-specific lines (file, input line): those of a counted change (an insert's line
+    too: its code is CUDA-specific) or of an open-work row."""
+    lines = {(e.file, i) for e in changes for i in range(e.start_line, e.end_line + 1)}
+    lines.update((n.file, i) for n in rows for i in range(n.line, max(n.line, n.end_line) + 1))
+    return lines
+
+
+def _changes_one_of(event: ChangeEvent, lines: set[tuple[str, int]]) -> bool:
+    """Whether an option's edit changes one of ``lines`` (an insert changes none)."""
+    if event.operation == Operation.INSERT:
+        return False
+    return any((event.file, i) in lines for i in range(event.start_line, event.end_line + 1))
 
 
 @dataclass(frozen=True)
@@ -251,6 +290,7 @@ COUNT_LABELS = {
     "changes": "changes (change_list.csv rows)",
     "changes_with_caveat": "  with a caveat",
     "bookkeeping": "  added imports / TODO comments",
+    "option_edits": "  option edits (-r, distributed), not items",
     "open_work": "open work (unsupported_op rows)",
     "manual": "  need manual work",
     "caveat_rows": "  caveat rows",
@@ -278,6 +318,7 @@ def summary_counts(result: RunResult) -> dict[str, int]:
         "changes": b.changes,
         "changes_with_caveat": b.caveat_changes,
         "bookkeeping": b.bookkeeping,
+        **({"option_edits": b.option_edits} if b.option_edits else {}),
         "open_work": b.open_work,
         "manual": b.manual,
         "caveat_rows": b.caveat_rows,

@@ -22,6 +22,7 @@ from ms_fmk_transplt.report.statistics import (
     headline_counts,
     libcst_stages,
     library_counts,
+    need_manual_work,
     open_work,
     rule_counts,
     run_buckets,
@@ -88,7 +89,8 @@ def headline(result: RunResult) -> list[str]:
     seconds = ""
     if result.finished is not None:
         seconds = f" in {max((result.finished - result.started).total_seconds(), 0):.1f} s"
-    manual = f"[bold red]{b.manual} need manual work[/]" if b.manual else "0 need manual work"
+    manual = need_manual_work(b.manual)
+    manual = f"[bold red]{manual}[/]" if b.manual else manual
     html = result.report_paths.get("html")
     frameworks = framework_counts(result.files)
     changed = f"{h.changed} would change" if analyse else f"{h.changed} changed"
@@ -177,6 +179,7 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
             "automatic": b.automatic,
             "caveat": b.caveat,
             "caveat_changes": b.caveat_changes,
+            "option_edits": b.option_edits,
             "caveat_rows": b.caveat_rows,
             "manual": b.manual,
             "items": b.total,

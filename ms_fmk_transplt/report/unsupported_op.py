@@ -130,10 +130,20 @@ def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, 
         ("changes (change_list.csv rows)", b.changes),
         ("  of them with a caveat", b.caveat_changes),
         ("  of them added imports / TODO comments", b.bookkeeping),
+        *(
+            [
+                (
+                    "  of them option edits of lines not CUDA-specific (-r, distributed)",
+                    b.option_edits,
+                )
+            ]
+            if b.option_edits
+            else []
+        ),
         ("needs manual work (manual rows, sheet Unsupported)", b.manual),
         ("caveat rows (sheet Unsupported)", b.caveat_rows),
         (f"caveats to check ({caveat_split(b)})", b.caveat),
-        ("CUDA-specific items (changes without bookkeeping + rows)", b.total),
+        ("CUDA-specific items (changes - bookkeeping - option edits + rows)", b.total),
         ("converted (items - manual)", b.converted),
         ("conversion rate (converted / items)", b.conversion_rate),
         ("advice rows (sheet Advice, not counted above)", len(advice_csv.rows(result))),

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ms_fmk_transplt import clock
 from ms_fmk_transplt.catalogue.rule_catalog import rules_with
 from ms_fmk_transplt.catalogue.rule_pages import ids_of, pattern_problem
 from ms_fmk_transplt.engine import EngineOptions
@@ -191,7 +192,7 @@ def _assembled(
     final_dir = _part_dir(final_dir, options)
     check_output_name(final_dir)
     check_not_there(final_dir, options)
-    started = datetime.now()  # (the scan and the --deps analysis are part of the run's time)
+    started = clock.take()  # (the command's start-up, the scan and --deps are part of its time)
     if not options.merge_shards:  # what the files define for each other (CUDA-only code)
         facts = scan_project(project, tables, _facts_cache(options))
         if options.deps:  # the installed libraries it imports (library_analysis.py)

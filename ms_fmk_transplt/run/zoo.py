@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -22,12 +23,12 @@ from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report import zoo_html
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import url_between
-from ms_fmk_transplt.report.statistics import open_work, run_buckets
+from ms_fmk_transplt.report.statistics import needs, open_work, run_buckets
 from ms_fmk_transplt.run import shards
-from ms_fmk_transplt.run.pipeline import run
+from ms_fmk_transplt.run.pipeline import output_dir, run
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import check_name_length, write_file, write_text
-from ms_fmk_transplt.scan.discover import walk
+from ms_fmk_transplt.scan.discover import resolve_project, walk
 
 HEADER = (
     "Model",
@@ -112,13 +113,21 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
     check_name_length(
         _part_path(root, out, options.shard) if options.shard else summary, "the summary file"
     )
+    per_model = dataclasses.replace(options, shard=None)
+    found = models(root)
+    owned = [m for m in found if shards.owns(options.shard, m.name)]
+    if not options.merge_shards and not found:
+        raise UserError(
+            root,
+            "no model sub-folder: a --zoo folder holds one sub-folder of Python code per model "
+            "(docs/, cpp/ and hidden folders are not models); to migrate this folder as one "
+            "project, run without --zoo",
+        )
+    _check_not_there(root, out, options, [] if options.merge_shards else owned)
     if options.merge_shards:
         return _write_summary(root, out, _merged_rows(root, out, options.merge_shards))
     rows = []
-    per_model = dataclasses.replace(options, shard=None)
-    for model in models(root):
-        if not shards.owns(options.shard, model.name):
-            continue
+    for model in owned:
         try:
             result = run(dataclasses.replace(per_model, input=str(model)), progress=progress)
             rows.append(_row(shown(model.name), result))
@@ -135,6 +144,27 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
         write_text(part, json.dumps({"rows": rows}, ensure_ascii=False), errors="surrogateescape")
         return ZooResult(root, rows, part, part, part)
     return _write_summary(root, out, rows)
+
+
+def _check_not_there(root: Path, out: Path, options: RunOptions, owned: list[Path]) -> None:
+    """Like a single project's run: without --overwrite, a run whose output (a model's
+    ``<model>_msft``, the zoo summary, or this shard's part) is already there writes nothing."""
+    if options.overwrite:
+        return
+    if options.shard is not None:
+        written = [_part_path(root, out, options.shard)]
+    else:
+        written = [out / f"{root.name}_zoo_{name}" for name in SUMMARY_NAMES]
+    per_model = dataclasses.replace(options, shard=None)
+    for model in owned:
+        try:
+            written.append(output_dir(resolve_project(str(model)), per_model))
+        except UserError:  # (the model's own run says what is wrong with it)
+            continue
+    there = [p for p in written if os.path.lexists(p)]
+    if there:
+        more = f" (and {len(there) - 1} more of this zoo's outputs)" if len(there) > 1 else ""
+        raise UserError(there[0], f"already exists{more}; pass --overwrite to replace it")
 
 
 def _part_path(root: Path, out: Path, shard: tuple[int, int]) -> Path:
@@ -175,6 +205,9 @@ def _part_rows(part: Path) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in rows]
 
 
+# what a whole zoo run writes beside the models' folders: <zoo>_zoo_<name>
+SUMMARY_NAMES = ("summary.csv", "summary.xlsx", "report.html")
+
 NUMERIC = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 
@@ -182,11 +215,11 @@ def totals(rows: list[tuple[Any, ...]]) -> list[Any]:
     """The totals row of the zoo sheet and page: the counts summed, the zoo's conversion rate
     (its converted items over its items: each item weighs the same, not each model), how many
     models need work."""
-    needs = sum(1 for r in rows if r[10] != "ok")
+    needing = sum(1 for r in rows if r[10] != "ok")
     counts = [sum(int(r[i]) for r in rows) for i in range(1, 9)]
     items, manual = counts[7], counts[5]
     rate = round((items - manual) / items, 4) if items else 1.0
-    return ["Total", *counts, rate, f"{needs} of {len(rows)} need work", ""]
+    return ["Total", *counts, rate, f"{needing} of {len(rows)} {needs(needing)} work", ""]
 
 
 def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
@@ -214,10 +247,10 @@ def _write_xlsx(path: Path, rows: list[tuple[Any, ...]]) -> None:
 
 def _write_summary(root: Path, out: Path, rows: list[tuple[Any, ...]]) -> ZooResult:
     out.mkdir(parents=True, exist_ok=True)
-    csv_path = out / f"{root.name}_zoo_summary.csv"
+    csv_path = out / f"{root.name}_zoo_{SUMMARY_NAMES[0]}"
     write_rows(csv_path, HEADER, [(*row[:-1], shown(row[-1])) for row in rows])
-    xlsx_path = out / f"{root.name}_zoo_summary.xlsx"
+    xlsx_path = out / f"{root.name}_zoo_{SUMMARY_NAMES[1]}"
     _write_xlsx(xlsx_path, rows)
-    html_path = out / f"{root.name}_zoo_report.html"
+    html_path = out / f"{root.name}_zoo_{SUMMARY_NAMES[2]}"
     zoo_html.write(html_path, root.name, HEADER, rows, NUMERIC, totals(rows))
     return ZooResult(root, rows, csv_path, xlsx_path, html_path)

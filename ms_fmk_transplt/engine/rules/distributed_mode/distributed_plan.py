@@ -53,6 +53,7 @@ INIT = declare(
     '== "__main__":` block, never at import time, or comes before the first statement that is not '
     "an import or a definition in a script without that guard.",
     option=_OPTION,
+    option_edit=True,
 )
 SAMPLER = declare(
     "distributed_mode.sampler",
@@ -66,6 +67,7 @@ SAMPLER = declare(
     "loaders sharing such a dict, neither named so, are open work. Loaders with their own "
     "sampler, or a `**kwargs` the tool cannot read, are left with a WARNING.",
     option=_OPTION,
+    option_edit=True,
 )
 SET_EPOCH = declare(
     "distributed_mode.set_epoch",
@@ -74,6 +76,7 @@ SET_EPOCH = declare(
     "epoch reads the same order. `for epoch in ...` loops in the function that uses a sharded "
     "loader call it first.",
     option=_OPTION,
+    option_edit=True,
 )
 DDP = declare(
     "distributed_mode.ddp",
@@ -82,6 +85,7 @@ DDP = declare(
     "after the last statement of the function that assigns it (so after `amp.initialize`), with "
     "the process's own NPU. A `-t` name that is never assigned gets a WARNING.",
     option=_OPTION,
+    option_edit=True,
 )
 DATA_PARALLEL = declare(
     "distributed_mode.data_parallel",
@@ -97,6 +101,7 @@ MODULE_ACCESS = declare(
     "(`state_dict`, `load_state_dict`, custom attributes) are reached through `model.module`, "
     "also in functions that take the model as a parameter, so checkpoints keep their keys.",
     option=_OPTION,
+    option_edit=True,
 )
 DEVICE = declare(
     "distributed_mode.device",

@@ -54,6 +54,7 @@ RANK_ZERO_GUARD = declare(
     opt_out="`--no-rank-guards` after `distributed -m MAIN` turns the guards off; "
     "`# msft: ignore[{id}]` at the end of a line keeps that line as written",
     option="distributed -m MAIN -t MODEL",
+    option_edit=True,
 )
 _RANK_WORDS = ("rank", "main_process", "master")
 MESSAGE = "only the process of rank 0 saves / prints this"

@@ -2,8 +2,9 @@
 (rules/tf_adapter.json): an option NPURunConfig, ExperimentalConfig, DumpConfig,
 ProfilingConfig or MemoryConfig does not take, a documented-invalid value, a session option
 (``custom_op.parameter_map["name"]``) the adapter does not read or with an invalid value, an
-option that needs another one that is never set, an option seed 001 says must be set in the
-session running initialize_system (rule tf.npu_option, declared here)."""
+option that needs another one that is never set, an option the adapter's documentation of
+npu_ops.initialize_system says must be set in the session running it (rule tf.npu_option,
+declared here)."""
 
 from __future__ import annotations
 

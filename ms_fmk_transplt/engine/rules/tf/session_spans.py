@@ -81,7 +81,8 @@ GPU_SETTING = declare(
     "`.format` or an f-string), GPU automatic mixed precision (`TF_ENABLE_AUTO_MIXED_PRECISION*`, "
     "`rewrite_options.auto_mixed_precision`, `MixedPrecisionLossScaleOptimizer`, "
     "`enable_mixed_precision_graph_rewrite`: on the NPU mixed precision is the adapter's "
-    '`precision_mode="allow_mix_precision"`, seed 000, NPURunConfig), XLA flags (`XLA_FLAGS`, '
+    '`precision_mode="allow_mix_precision"` of NPURunConfig, Ascend TensorFlow 1.15 training '
+    "documentation), XLA flags (`XLA_FLAGS`, "
     "`TF_XLA_FLAGS`, `experimental_compile=True`, contrib's `experimental_jit_scope` and "
     "`xla.compile`: `npu_config_proto()` turns XLA JIT off, tf_adapter/python/npu_bridge/"
     "npu_init.py); in a TF 2.x (npu_device) file, which has neither NPURunConfig nor a session "

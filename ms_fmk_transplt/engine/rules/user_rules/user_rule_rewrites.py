@@ -68,6 +68,7 @@ RULE_OF_KIND = {
         + _MESSAGE.format(kind="ArgsModifyRule"),
         option=_OPTION,
         answers=ANSWERS_API,
+        option_edit=True,
     ),
     FuncNameModify: declare(
         "user_rules.FuncNameModifyRule",
@@ -80,6 +81,7 @@ RULE_OF_KIND = {
         "gets that import." + _MESSAGE.format(kind="FuncNameModifyRule"),
         option=_OPTION,
         answers=ANSWERS_API,
+        option_edit=True,
     ),
     ModuleNameModify: declare(
         "user_rules.ModuleNameModifyRule",
@@ -89,6 +91,7 @@ RULE_OF_KIND = {
         + _MESSAGE.format(kind="ModuleNameModifyRule"),
         option=_OPTION,
         answers=ANSWERS_API,
+        option_edit=True,
     ),
 }
 
