@@ -349,7 +349,8 @@ def test_a_loop_in_a_module_the_script_imports_takes_loop(tmp_path: Path) -> Non
     )
     assert proc.returncode == 2
     assert proc.stderr.rstrip().endswith(
-        "(a loop in a module the script imports: --loop FILE); nothing written"
+        "(a loop in a module the script imports, pkg/trainer.py: --loop pkg/trainer.py); "
+        "nothing written"
     ), proc.stderr
     tree = run_kit("aoe", project, tmp_path / "o2", "run.py", "--loop", "pkg/trainer.py")
     assert [(r["File"], r["Rule"]) for r in kit_rows(tree)] == [

@@ -38,9 +38,12 @@ _ENV = {
     "aoe": ", MSFT_AOE_DUMP (./aoe_dump), TUNE_BANK_PATH (./aoe_bank), ASCEND_SET_ENV (CANN's "
     "set_env.sh), ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
     "profile": ", MSFT_PROF_DIR (./profile), MSFT_PROF_SKIP_FIRST (10), MSFT_PROF_WAIT (1), "
-    "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2)",
+    "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2), ASCEND_SET_ENV (CANN's set_env.sh), "
+    "ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
     "precision": ", MSFT_PRECISION_DUMP (./precision_dump), MSFT_PRECISION_CONFIG "
-    "(msprobe_config.json next to the script), MSFT_SEED (1234)",
+    "(msprobe_config.json next to the script), MSFT_SEED (1234), ASCEND_SET_ENV (CANN's "
+    "set_env.sh, sourced when present), ASCEND_RT_VISIBLE_DEVICES on the NPU and "
+    "CUDA_VISIBLE_DEVICES on the GPU (their first card; 0)",
     "assess": ", MSFT_ASSESS_STEPS (the training steps recorded), MSFT_ASSESS_DIR (./assess)",
 }
 _TITLES = {
@@ -201,8 +204,9 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines += ["", "## What the kit's guide asks of the script", ""]
     lines += [f"- {text}" for text in (_TF_PRECONDITIONS if tf else _PRECONDITIONS)[kind]]
     found = [n for n in result.notices if n.rule == PRECONDITION]
-    lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
-    lines += [f"- `{shown(n.file)}:{n.out_line or n.line}`: {n.message}" for n in found]
+    where = "Found in the script and what it runs (lines of the input, as on the terminal):"
+    lines += ["", where if found else "Nothing of the above was found in it."]
+    lines += [f"- `{shown(n.file)}:{n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
     if kind == "assess":
         lines += kit_assess.readme_next(names["run_assess.sh"], target_version(result))
@@ -269,7 +273,8 @@ def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> l
         f"1. `./run_precision.sh [arguments]` in `{gpu_tree}` on the GPU machine, and "
         f"`./{names['run_precision.sh']} [the same arguments]` here on the NPU machine.",
         f"2. `./{names['compare.sh']}`: `msprobe compare` of the two step0 dumps into "
-        "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error). "
+        "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error or "
+        "a call has no counterpart, `warning` rows alone exit 0). "
         "The first API whose Result is `error` is where to look.",
     ]
 
