@@ -127,8 +127,8 @@ HEADER = ["NPU Name", "Bench Name", "Result", "Err_message"]
 
 def _msprobe_writing(tmp_path: Path, results: list[str]) -> str:
     """A PATH whose msprobe writes a compare CSV of one row per result into its -o folder."""
-    rows = "\\n".join(f"Functional.linear.{i}.forward.output.0,"
-                      f"Functional.linear.{i}.forward.output.0,{r}," for i, r in enumerate(results))  # fmt: skip
+    names = [f"Functional.linear.{i}.forward.output.0" for i in range(len(results))]
+    rows = "\\n".join(f"{name},{name},{r}," for name, r in zip(names, results))
     script = (
         'while [ $# -gt 0 ]; do [ "$1" = -o ] && out="$2"; shift; done\n'
         f'printf "{",".join(HEADER)}\\n{rows}\\n" > "$out/compare_result_1.csv"\n'

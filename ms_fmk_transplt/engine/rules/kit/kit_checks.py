@@ -65,8 +65,14 @@ PRECONDITION = declare(
     "AOE tunes one card's operators with profiling off (the porting guide's AOE chapter: "
     "several processes overwrite each other's dump); a second profiler around the loop mixes "
     "two traces; msprobe's dump sees no API inside `torch.compile`, and the guide compares one "
-    "card before several. Each finding is a WARNING naming the line; the kit is still written "
-    "and its README repeats them.",
+    "card before several; random numbers drawn on the device (`torch.rand(..., "
+    "device=x.device)`, `torch.rand_like` or `bernoulli_` in a forward) differ between the GPU "
+    "and the NPU from step 0 whatever the seed, as do mixup / cutmix and drop-path left on "
+    "(`Mixup(...)`, `mixup_alpha`, `drop_path_rate`, a config's `DROP_PATH_RATE`): the "
+    "precision kit reads them in MAIN and the project's modules it imports. With `--loop`, "
+    "MAIN's own calls are checked as the loop's file's are. Each finding is a WARNING naming "
+    "the line of the input (the terminal's and the README's); the kit is still written and "
+    "its README repeats them.",
     kind=NOTICE,
     option="kit",
     bookkeeping=True,
@@ -146,7 +152,10 @@ def check_script(ctx: Recorder, tree: ast.Module, kind: str, loop: TrainingLoop)
             "put it on lines of its own",
         )
         return False
-    for line, message, name in _first_matches(_CHECKS[kind], _called(tree), _calls_one_of):
+    found = _first_matches(_CHECKS[kind], _called(tree), _calls_one_of)
+    if kind == "precision":
+        found += [(line, message, name) for line, name, message in random_findings(tree)]
+    for line, message, name in sorted(found):
         ctx.warn((line, line), PRECONDITION, message, name)
     return True
 
@@ -159,18 +168,20 @@ def _called(tree: ast.Module) -> list[tuple[int, int, str]]:
 def project_notices(
     kind: str, files: list[tuple[str, bytes]], entry: str, loop: str
 ) -> list[Notice]:
-    """The checks of what MAIN runs besides the loop's own (check_script's): MAIN's calls when
+    """The checks of what MAIN runs besides the loop's file (check_script's): MAIN's calls when
     the loop is in another file (--loop); for the precision kit, the device random numbers and
-    augmentations of each file (``files``: MAIN, the loop's file and the project's modules they
-    import). Lines of the input."""
+    augmentations of each file (``files``: MAIN and the project's modules it imports). Lines
+    of the input."""
     notices: list[Notice] = []
     for path, source in files:
+        if path == loop:
+            continue
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):  # (reported by its own migration)
             continue
         found: list[tuple[int, str, str]] = []
-        if path == entry and entry != loop:
+        if path == entry:
             found += _first_matches(_CHECKS[kind], _called(tree), _calls_one_of)
         if kind == "precision":
             found += [(line, message, name) for line, name, message in random_findings(tree)]
