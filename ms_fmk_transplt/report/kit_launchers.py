@@ -1,8 +1,8 @@
-"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision|assess): scripts
-that set msft_kit's environment, run the -m script and check that it left what comes next.
-Every path the user may change is an environment variable with a default inside the tree; every
-name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in a
-comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."""
+"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision|assess|overflow):
+scripts that set msft_kit's environment, run the -m script and check that it left what comes
+next. Every path the user may change is an environment variable with a default inside the tree;
+every name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in
+a comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."""
 
 from __future__ import annotations
 
@@ -179,6 +179,38 @@ if [ ! -f "$MSFT_ASSESS_DIR/ops.csv" ]; then
 fi
 listed "assessment" "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/cuda_calls.csv" \
   "$MSFT_ASSESS_DIR/report.html"
+"""
+)
+
+OVERFLOW = (
+    _HEAD
+    + r"""
+# the porting guide's operator overflow detection: every operator of the first
+# MSFT_OVERFLOW_STEPS steps checked; the first whose output holds inf/nan out of finite inputs is
+# written into overflow.json with its call site and step (exit 1), none found: exit 0
+export MSFT_OVERFLOW_STEPS="${MSFT_OVERFLOW_STEPS:-10}"
+MSFT_OVERFLOW_DIR="$(absolute "${MSFT_OVERFLOW_DIR:-$here/overflow}")"
+export MSFT_OVERFLOW_DIR
+MSFT_OVERFLOW_ROOT="$(absolute "${MSFT_OVERFLOW_ROOT:-$here}")"
+export MSFT_OVERFLOW_ROOT
+"""
+    + _ASCEND_ENV
+    + _ONE_CARD
+    + r"""mkdir -p "$MSFT_OVERFLOW_DIR"
+rm -f "$MSFT_OVERFLOW_DIR/overflow.json"  # the previous run's
+
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
+result="$MSFT_OVERFLOW_DIR/overflow.json"
+if [ ! -f "$result" ]; then
+  echo "error: no overflow.json in $MSFT_OVERFLOW_DIR (did the run reach the training loop?)" >&2
+  exit 2
+fi
+if grep -q '"found": true' "$result"; then
+  echo "overflow found: $result"
+  exit 1
+fi
+echo "no overflow in the steps checked: $result"
 """
 )
 

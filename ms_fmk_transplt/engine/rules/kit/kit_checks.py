@@ -125,6 +125,14 @@ _CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         ),
         (_DISTRIBUTED, "distributed training ({name}): compare one card first"),
     ),
+    "overflow": (
+        (
+            ("torch.compile",),
+            "{name}: a compiled model runs its operators inside the compiled graph, where the "
+            "check does not see each one; look for the overflow without it",
+        ),
+        (_DISTRIBUTED, "distributed training ({name}): look for the overflow on one card first"),
+    ),
     "assess": (
         (
             _DISTRIBUTED,
@@ -221,11 +229,13 @@ def is_tensorflow(source: bytes) -> bool:
 
 def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
     """A TensorFlow script: the kit works through the launcher's environment (aoe, profile);
-    the precision and assess kits refuse it. ``source``: the file's own lines."""
-    if kind in ("precision", "assess"):
+    the precision, assess and overflow kits refuse it. ``source``: the file's own lines."""
+    if kind in ("precision", "assess", "overflow"):
         what = "dumps PyTorch steps (msprobe's PyTorch API)"
         if kind == "assess":
             what = "records the torch APIs a PyTorch step calls"
+        if kind == "overflow":
+            what = "checks the operators of PyTorch steps"
         message = f"a TensorFlow script: the {kind} kit {what}; aoe and profile take TensorFlow "
         message += "scripts"
         ctx.warn((1, 1), NO_LOOP, message)
