@@ -88,10 +88,16 @@ _OLD_REPORTS = (*REPORTS, "effort.csv", "library_api.csv")
 def _without_old_reports(
     entries: list[tuple[Path, Path, bool]], notes: list[tuple[Severity, str]]
 ) -> list[tuple[Path, Path, bool]]:
-    """A kit on a migrated tree (its root holds the tool's change_list.csv and log): the
-    previous run's reports are not copied into the kit's tree (their lines are not its)."""
-    root = {rel.as_posix() for rel, _, _ in entries if len(rel.parts) == 1}
-    if not {"change_list.csv", "msFmkTranspltlog.txt"} <= root:
+    """A kit on a migrated tree (its root holds the tool's log and change_list.csv, regular
+    files): the previous run's reports are not copied into the kit's tree (their lines are not
+    its); a link of the project with a report's name is kept (the report is renamed)."""
+    root = {
+        rel.as_posix(): src
+        for rel, src, _ in entries
+        if len(rel.parts) == 1 and src.is_file() and not src.is_symlink()
+    }
+    log = root.get("msFmkTranspltlog.txt")
+    if log is None or "change_list.csv" not in root or not _tool_log(log):
         return entries
     old = [name for name in _OLD_REPORTS if name in root]
     notes.append(
@@ -101,7 +107,17 @@ def _without_old_reports(
             "into the kit's tree",
         )
     )
-    return [e for e in entries if len(e[0].parts) != 1 or e[0].as_posix() not in old]
+    return [e for e in entries if e[1] not in [root[name] for name in old]]
+
+
+def _tool_log(path: Path) -> bool:
+    """Whether ``path`` starts as the tool's log does (its first line names the tool)."""
+    try:
+        with open_regular(path) as handle:
+            first = handle.read(200)
+    except OSError:
+        return False
+    return b" ms_fmk_transplt " in first.split(b"\n", 1)[0]
 
 
 def migrate_tree(

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from ms_fmk_transplt.engine.scope_model import full_name
 
 # torch functions drawing random numbers: on the device of their ``device=`` argument
-_DRAWS = ("rand", "randn", "randint", "randperm", "normal", "empty", "bernoulli")
+_DRAWS = ("rand", "randn", "randint", "randperm", "normal", "bernoulli")
 # drawing on the device of their input tensor: a forward's tensors are on the device
 _LIKE = (
     "rand_like",
@@ -31,6 +31,8 @@ _LIKE = (
     "alpha_dropout",
     "feature_alpha_dropout",
 )
+# F.dropout, F.dropout2d, F.dropout3d: seed_all(rm_dropout=True) sets their p to 0
+_ZEROED = ("dropout", "dropout2d", "dropout3d")
 _IN_PLACE = ("bernoulli_", "uniform_", "normal_", "exponential_", "random_", "geometric_")
 _MIXUP_CALLS = ("Mixup", "FastCollateMixup")
 # keywords and assigned names (any case) that turn an augmentation or drop-path on
@@ -84,7 +86,7 @@ def _call(node: ast.Call, forward: bool) -> Iterator[tuple[int, str, str]]:
     if torch_call and last in _DRAWS and device is not None and not _cpu(device):
         how = f"device={ast.unparse(device)}"
         yield node.lineno, name, _DEVICE.format(name=name, how=how)
-    elif forward and torch_call and last in _LIKE:
+    elif forward and torch_call and last in _LIKE and not _zeroed(name):
         yield node.lineno, name, _DEVICE.format(name=name, how="in forward, on its input's")
     elif forward and isinstance(node.func, ast.Attribute) and last in _IN_PLACE:
         yield node.lineno, name, _DEVICE.format(name=name, how="in forward, in place")
@@ -97,6 +99,13 @@ def _call(node: ast.Call, forward: bool) -> Iterator[tuple[int, str, str]]:
         if what and _on(keyword.value, arg in _NUMBER_ONLY):
             text = f"{keyword.arg}={ast.unparse(keyword.value)}"
             yield node.lineno, text, _AUGMENT.format(what=what, name=text)
+
+
+def _zeroed(name: str) -> bool:
+    """``F.dropout(x, p)``, ``torch.nn.functional.dropout(...)``: msprobe's seed_all sets p to 0
+    (``torch.dropout`` is left as it is)."""
+    module, _, last = name.rpartition(".")
+    return last in _ZEROED and (module == "F" or module.endswith("functional"))
 
 
 def _assigned(node: ast.Assign | ast.AnnAssign) -> Iterator[tuple[int, str, str]]:
