@@ -282,9 +282,9 @@ def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> l
         return [
             f"1. `./{names['run_overflow_npu.sh']} [arguments of the script]` on the NPU "
             "machine: `overflow/overflow.json` names the first operator that overflowed "
-            "(`op`), what it produced, its dtype and shape, the `step`, and its call site in "
-            "the project (`file`, `line`, `code`, the project's frames in `stack`); exit 1 "
-            "when one did, 0 when none did in the steps checked.",
+            "(`op`), what it produced, its dtype and shape, the `step`, and its call site "
+            "(`file`, `line`, `code`, the project's frames in `stack`: lines of this tree, the "
+            "code that ran); exit 1 when one did, 0 when none did in the steps checked.",
             "2. At that line: compute it in float32 (outside autocast, or cast its inputs), "
             "scale its inputs down, or clamp; then run the launcher again.",
         ]
