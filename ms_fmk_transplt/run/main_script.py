@@ -24,7 +24,9 @@ from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import FileRecord, RunOptions
 from ms_fmk_transplt.run.file_migration import migrate_file
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.discover import Project
+from ms_fmk_transplt.scan.project_scan import MAX_BYTES as MAX_FACT_BYTES
 from ms_fmk_transplt.tables import Tables
 
 
@@ -126,19 +128,28 @@ def migrate_main(
         )
     _refusal(main_rel, record, f"{command} {flag}", lambda: _loop_hint(project, main_rel, programs))
     if run.kit:  # what MAIN runs besides the loop's file: its own checks too
-        files = [(rel, (project.root / rel).read_bytes()) for rel in programs.imported_by(entry)]
-        record.notices.extend(project_notices(run.kit, files, entry, main_rel))
+        record.notices.extend(
+            project_notices(run.kit, _sources(project, entry, programs), entry, main_rel)
+        )
     return output, record
+
+
+def _sources(project: Project, entry: str, programs: ProgramFacts) -> list[tuple[str, bytes]]:
+    """``entry`` and the project's files it imports, with their bytes (regular files only, as
+    the facts read them: a link, a file too large say nothing)."""
+    found = []
+    for rel in programs.imported_by(entry):
+        source = read_small_regular(project.root / rel, MAX_FACT_BYTES)
+        if source is not None:
+            found.append((rel, source))
+    return found
 
 
 def _loop_hint(project: Project, main_rel: str, programs: ProgramFacts) -> str:
     """Where the loop of a script with none may be: a module of the project it imports (the
     --loop to give), or no file of the project."""
-    found = [
-        rel
-        for rel in programs.imported_by(main_rel)[1:]
-        if holds_training_loop((project.root / rel).read_bytes())
-    ]
+    imported = _sources(project, main_rel, programs)
+    found = [rel for rel, source in imported if rel != main_rel and holds_training_loop(source)]
     if found:
         return f" (a loop in a module the script imports, {shown(found[0])}: --loop {found[0]})"
     return (
