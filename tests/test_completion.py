@@ -45,7 +45,7 @@ def test_sub_commands() -> None:
     offered, _ = complete("ms_fmk_transplt -i src -o out ")  # kit, rule: first words only
     assert offered == ["distributed"]
     offered, _ = complete("ms_fmk_transplt kit ")
-    assert offered == ["aoe", "profile", "precision", "assess"]
+    assert offered == ["aoe", "profile", "precision", "assess", "overflow"]
     offered, _ = complete("ms_fmk_transplt kit aoe --lo")
     assert offered == ["--loop"]
 

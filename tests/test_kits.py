@@ -30,6 +30,7 @@ KIT_RULES = {
     "aoe": ["kit.import", "kit.aoe_dump", "kit.aoe_stop"],
     "profile": ["kit.import", "kit.profile_start", "kit.profile_step"],
     "precision": ["kit.import", "kit.precision_seed", "kit.precision_start", "kit.precision_step"],
+    "overflow": ["kit.import", "kit.overflow_start", "kit.overflow_step"],
 }
 
 
@@ -90,6 +91,7 @@ def test_the_kits_rows_are_not_counted_as_cuda_items(tmp_path: Path) -> None:
         ("aoe", "clean_model", "train.py"),
         ("profile", "clean_model", "train.py"),
         ("precision", "precision_pair", "train.py"),
+        ("overflow", "clean_model", "train.py"),
         ("aoe", "tf_estimator", "train_estimator.py"),
         ("profile", "tf_session", "train_session.py"),
     ],
@@ -349,7 +351,8 @@ def test_a_loop_in_a_module_the_script_imports_takes_loop(tmp_path: Path) -> Non
     )
     assert proc.returncode == 2
     assert proc.stderr.rstrip().endswith(
-        "(a loop in a module the script imports: --loop FILE); nothing written"
+        "(a loop in a module the script imports, pkg/trainer.py: --loop pkg/trainer.py); "
+        "nothing written"
     ), proc.stderr
     tree = run_kit("aoe", project, tmp_path / "o2", "run.py", "--loop", "pkg/trainer.py")
     assert [(r["File"], r["Rule"]) for r in kit_rows(tree)] == [

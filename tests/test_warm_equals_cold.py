@@ -25,8 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RULES = str(ROOT / "rules" / "examples" / "func_rename.json")
 TRAIN = (ROOT / "fixtures" / "projects" / "clean_model" / "train.py").read_text(encoding="utf-8")
 FILES = {
-    "train.py": TRAIN,  # one training loop: the -m of distributed and of a kit
-    "loop2.py": TRAIN,  # another one: a kit's --loop
+    # one training loop: the -m of distributed and of a kit; it imports loop2.py, which holds
+    # another one: a kit's --loop (a file MAIN imports)
+    "train.py": "import loop2\n" + TRAIN,
+    "loop2.py": TRAIN,
     "devices.py": "import torch\ntorch.cuda.set_device(1)\nx = torch.ones(2).cuda()\n",
     "norms.py": "from apex.normalization import FusedLayerNorm\nn = FusedLayerNorm(4)\n",
     "gap.py": "import torch\n\ntorch.cuda.synchronize()\nstats = torch.cuda.host_memory_stats()\n",

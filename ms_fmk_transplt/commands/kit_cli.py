@@ -1,6 +1,7 @@
-"""``ms_fmk_transplt kit aoe|profile|precision|assess -i PROJECT -o OUT -m MAIN``: the variant of
-a project that takes the step after the migration: AOE operator tuning, profiling, or the dump of
-one step for the GPU/NPU precision comparison; or the step before it: the assessment run that
+"""``ms_fmk_transplt kit aoe|profile|precision|assess|overflow -i PROJECT -o OUT -m MAIN``: the
+variant of a project that takes the step after the migration: AOE operator tuning, profiling,
+the dump of one step for the GPU/NPU precision comparison, the search for the first operator
+that overflows; or the step before it: the assessment run that
 records the operators the original really calls (engine/rules/kit/, report/kit_files.py).
 
 The project (an original GPU one, migrated on the way, or an already migrated one) is written
@@ -30,7 +31,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def kit(
     ctx: click.Context, kind: str, quiet: bool, verbose: bool, color: str, **values: Any
 ) -> None:
-    """Write the KIND variant of the project (aoe, profile, precision or assess) for its -m script.
+    """Write the KIND variant of the project (aoe, profile, precision, assess, overflow) for -m.
 
     \b
     aoe:       torch.npu.set_aoe before the training loop, the run stopped after the first
@@ -42,6 +43,9 @@ def kit(
     assess:    the project as written (not migrated), recording the torch APIs the first
                --steps training steps call with their dtypes and shapes; run_assess.sh
                writes assess/ops.csv and assess/report.html (NPU support for -v).
+    overflow:  every operator of the first steps checked for inf/nan on the NPU;
+               run_overflow_npu.sh writes overflow/overflow.json: the first operator that
+               overflowed, its call site and step.
 
     Exit codes as for a run; 2 also when MAIN has no single training loop.
     """

@@ -76,6 +76,19 @@ class ProgramFacts:
     # project module it imports calls ``.backward(`` or a trainer's ``.train(`` / ``.fit(``;
     # no TensorFlow program, no TPU script (the advice family's training_scripts.py)
     training: frozenset[str] = frozenset()
+    # the import graph: a Python file -> the project's files its import lines name
+    imports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def imported_by(self, entry: str) -> tuple[str, ...]:
+        """``entry`` and the project's files it imports, directly or through them (in the
+        order the graph reaches them)."""
+        order, seen = [entry], {entry}
+        for path in order:  # (order grows as the walk goes)
+            for target in self.imports.get(path, ()):
+                if target not in seen:
+                    seen.add(target)
+                    order.append(target)
+        return tuple(order)
 
     def pytorch(self, path: str) -> bool:
         """Whether the PyTorch rules run on the file: every file but those the model says
@@ -153,6 +166,7 @@ def to_cached(facts: ProgramFacts) -> dict[str, object]:
         "compat_entries": sorted(facts.compat_entries),
         "not_pytorch": sorted(facts.not_pytorch),
         "training": sorted(facts.training),
+        "imports": {path: list(targets) for path, targets in facts.imports.items()},
     }
 
 
@@ -174,7 +188,7 @@ def _str_lists(value: object) -> dict[str, list[str]] | None:
 def from_cached(value: object) -> ProgramFacts | None:
     """to_cached's value read back; None for anything else (the model is built again)."""
     keys = {"programs", "tf_style", "tf2_entries", "shared", "horovod_params"}
-    more = {"horovod_passed", "compat_entries", "not_pytorch", "training"}
+    more = {"horovod_passed", "compat_entries", "not_pytorch", "training", "imports"}
     if type(value) is not dict or set(value) != keys | more:
         return None
     programs = []
@@ -188,10 +202,10 @@ def from_cached(value: object) -> ProgramFacts | None:
     passed = _str_lists(value["horovod_passed"])
     entries, compat = _strs(value["tf2_entries"]), _strs(value["compat_entries"])
     others, params = _strs(value["not_pytorch"]), value["horovod_params"]
-    training = _strs(value["training"])
+    training, graph = _strs(value["training"]), _str_lists(value["imports"])
     if styles is None or shared is None or passed is None or entries is None or compat is None:
         return None
-    if others is None or training is None:
+    if others is None or training is None or graph is None:
         return None
     if any(len(item) != 2 for item in styles.values()) or type(params) is not dict:
         return None
@@ -212,4 +226,5 @@ def from_cached(value: object) -> ProgramFacts | None:
         frozenset(compat),
         frozenset(others),
         frozenset(training),
+        {path: tuple(targets) for path, targets in graph.items()},
     )

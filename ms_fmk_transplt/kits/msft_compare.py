@@ -13,7 +13,8 @@ unmatched rows apart (the golden-only ones when the golden step folder is given)
 
 Written by ``ms_fmk_transplt kit precision`` at the root of the NPU tree, where compare.sh runs
 ``python msft_compare.py OUT [GOLDEN_STEP_DIR]`` after ``msprobe compare``: the summary line and
-the unmatched calls; exit 1 when the two dumps differ. The tool itself never imports it.
+the unmatched calls; exit 1 when a row is an error or a call has no counterpart (``warning`` rows
+are counted, exit 0). The tool itself never imports it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ GOLDEN = "Bench Name"
 RESULT = "Result"
 NO_MATCH = "N/A"
 PASS = "pass"
+ERROR = "error"
 _PHASES = ("forward", "backward")
 
 
@@ -57,12 +59,22 @@ class Comparison:
             or bool(self.golden_only)
         )
 
+    @property
+    def failed(self) -> bool:
+        """An ``error`` row (msprobe's verdict: that API introduced the difference), or
+        anything on one side only; ``warning`` rows alone are not (compare.sh's exit 1)."""
+        return self.results[ERROR] > 0 or bool(self.target_only) or bool(self.golden_only)
+
     def summary(self) -> str:
         counts = ", ".join(f"{value} {count}" for value, count in sorted(self.results.items()))
+        verdict = "equal"
+        if self.failed:
+            verdict = "DIFFERENT"
+        elif self.differs:
+            verdict = "no error (read the warning rows)"
         return (
             f"{self.rows} rows compared ({counts or 'none matched'}); "
-            f"{len(self.target_only)} NPU-only, {len(self.golden_only)} GPU-only: "
-            f"{'DIFFERENT' if self.differs else 'equal'}"
+            f"{len(self.target_only)} NPU-only, {len(self.golden_only)} GPU-only: {verdict}"
         )
 
 
@@ -131,7 +143,7 @@ def main(argv: list[str]) -> int:
         print(f"  NPU only: {name}")
     for name in comparison.golden_only:
         print(f"  GPU only: {name}")
-    return 1 if comparison.differs else 0
+    return 1 if comparison.failed else 0
 
 
 if __name__ == "__main__":

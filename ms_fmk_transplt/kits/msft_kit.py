@@ -1,4 +1,4 @@
-"""msft_kit: the runtime of an ms_fmk_transplt kit (aoe, profile or precision).
+"""msft_kit: the runtime of an ms_fmk_transplt kit (aoe, profile, precision, assess or overflow).
 
 ``ms_fmk_transplt kit`` writes this file next to the training script and calls it at the places
 change_list.csv lists (rules ``kit.*``): ``<kit>_begin()`` right before the training loop and
@@ -24,6 +24,12 @@ module: it is copied, not run, and imports torch, torch_npu and msprobe only whe
   from msft_ops.json next to this file. Project lines are those under MSFT_ASSESS_ROOT (default:
   the working directory, or the main script's folder when the script is outside it).
   ``assess_end()`` right after the loop pauses the recording when the loop ends early.
+
+* overflow (the porting guide's operator overflow detection): msft_overflow.py (next to this
+  file) checks every operator of steps 0..MSFT_OVERFLOW_STEPS-1 (default 10); the first whose
+  output holds inf or nan out of finite inputs is written, with its call site and step, into
+  MSFT_OVERFLOW_DIR/overflow.json (default ``overflow``), and the run stops at the next step.
+  The call site is the innermost frame under MSFT_OVERFLOW_ROOT (default: the working folder).
 
 A loop that ends before the kit is done (too few batches) is finished at exit.
 """
@@ -245,3 +251,37 @@ def assess_end() -> None:
     recorder = _state.get("handle")
     if recorder is not None and not _state["done"]:
         recorder.loop_end()
+
+
+# -- overflow --------------------------------------------------------------------------------
+def _overflow_at_exit() -> None:
+    """At exit, a loop that ended before the steps were checked: what was found."""
+    recorder = _state.get("handle")
+    if not _state["done"] and recorder is not None:
+        _state["done"] = True
+        _say(recorder.stop(_state["ticks"]))
+
+
+def overflow_begin() -> None:
+    if not _first_begin("MSFT_OVERFLOW_DIR", "overflow"):
+        return
+    path = os.path.join(_HERE, "msft_overflow.py")
+    spec = importlib.util.spec_from_file_location("msft_overflow", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"msft_kit: msft_overflow.py is missing next to {_HERE}")
+    overflow = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(overflow)
+    steps = max(1, _number("MSFT_OVERFLOW_STEPS", 10))
+    root = os.path.abspath(os.environ.get("MSFT_OVERFLOW_ROOT") or os.getcwd())
+    recorder = overflow.Recorder(_state["folder"], steps, root)
+    recorder.start()
+    _state["handle"] = recorder
+    atexit.register(_overflow_at_exit)
+    _say(f"overflow: checking the operators of steps 0..{steps - 1}")
+
+
+def overflow_tick() -> None:
+    index = _next_tick()
+    recorder = _state.get("handle")
+    if recorder is not None and recorder.tick(index):
+        _stop_run(recorder.stop(index))

@@ -48,12 +48,17 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
     result = dataclasses.replace(result, finished=datetime.now())
     change_list.write(staging / names["change_list.csv"], result)
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
-    unsupported_op.write_xlsx(staging / names["unsupported_op.xlsx"], result, names["report.html"])
-    unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
-    result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
-    result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
-    advice_csv.write_csv(staging / names["advice.csv"], result)
-    result.report_paths["advice_csv"] = result.output_dir / names["advice.csv"]
+    # the precision kit's GPU side is not migrated: no report of an NPU migration
+    npu = not (kit == "precision" and result.options.kit_gpu_side)
+    if npu:
+        unsupported_op.write_xlsx(
+            staging / names["unsupported_op.xlsx"], result, names["report.html"]
+        )
+        unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
+        result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
+        result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
+        advice_csv.write_csv(staging / names["advice.csv"], result)
+        result.report_paths["advice_csv"] = result.output_dir / names["advice.csv"]
     if result.options.analyse:
         effort.write_csv(staging / names["effort.csv"], result)
         result.report_paths["effort_csv"] = result.output_dir / names["effort.csv"]
@@ -67,9 +72,10 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
     elif result.main_rel is not None:
         launch_script.write(staging / names["run_distributed_npu.sh"], result.main_rel)
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
-    html_report.write(
-        staging / names["report.html"], result, None if result.options.analyse else staging
-    )
-    result.report_paths["html"] = result.output_dir / names["report.html"]
+    if npu:
+        html_report.write(
+            staging / names["report.html"], result, None if result.options.analyse else staging
+        )
+        result.report_paths["html"] = result.output_dir / names["report.html"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
     return result

@@ -38,16 +38,23 @@ _ENV = {
     "aoe": ", MSFT_AOE_DUMP (./aoe_dump), TUNE_BANK_PATH (./aoe_bank), ASCEND_SET_ENV (CANN's "
     "set_env.sh), ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
     "profile": ", MSFT_PROF_DIR (./profile), MSFT_PROF_SKIP_FIRST (10), MSFT_PROF_WAIT (1), "
-    "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2)",
+    "MSFT_PROF_WARMUP (1), MSFT_PROF_ACTIVE (2), ASCEND_SET_ENV (CANN's set_env.sh), "
+    "ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
     "precision": ", MSFT_PRECISION_DUMP (./precision_dump), MSFT_PRECISION_CONFIG "
-    "(msprobe_config.json next to the script), MSFT_SEED (1234)",
+    "(msprobe_config.json next to the script), MSFT_SEED (1234), ASCEND_SET_ENV (CANN's "
+    "set_env.sh, sourced when present), ASCEND_RT_VISIBLE_DEVICES on the NPU and "
+    "CUDA_VISIBLE_DEVICES on the GPU (their first card; 0)",
     "assess": ", MSFT_ASSESS_STEPS (the training steps recorded), MSFT_ASSESS_DIR (./assess)",
+    "overflow": ", MSFT_OVERFLOW_STEPS (10: the steps checked), MSFT_OVERFLOW_DIR (./overflow), "
+    "MSFT_OVERFLOW_ROOT (the tree: its frames make the call site), ASCEND_SET_ENV (CANN's "
+    "set_env.sh), ASCEND_RT_VISIBLE_DEVICES (its first card; 0)",
 }
 _TITLES = {
     "aoe": "AOE operator tuning: dump one step's operators on one NPU, then tune them",
     "profile": "Profile a few training steps on the NPU with torch_npu.profiler",
     "precision": "Dump one training step with msprobe for the GPU/NPU comparison",
     "assess": "Record the torch APIs a few training steps of the original script call",
+    "overflow": "Find the first operator whose output overflows to inf/nan on the NPU",
 }
 
 
@@ -85,7 +92,9 @@ _LAUNCHERS = {
     "run_precision.sh": (kit_launchers.PRECISION, kit_launchers.PRECISION),
     "compare.sh": (kit_launchers.COMPARE, kit_launchers.COMPARE),
     "run_assess.sh": (kit_launchers.ASSESS, kit_launchers.ASSESS),
+    "run_overflow_npu.sh": (kit_launchers.OVERFLOW, kit_launchers.OVERFLOW),
 }
+OVERFLOW_RUNTIME = "msft_overflow.py"  # next to msft_kit.py, which loads it
 
 
 def launcher_names(kind: str, gpu: bool = False) -> tuple[str, ...]:
@@ -118,6 +127,11 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
     elif not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()
         write_file(folder / "msft_kit.py", runtime)  # (main_script refused one already there)
+    if kind == "overflow":
+        _replace_own(folder / OVERFLOW_RUNTIME, entry, result)
+        write_file(
+            folder / OVERFLOW_RUNTIME, Path(kits.__file__).with_name(OVERFLOW_RUNTIME).read_bytes()
+        )
     if kind == "precision":
         text = json.dumps(MSPROBE_CONFIG, indent=2) + "\n"
         _replace_own(folder / "msprobe_config.json", entry, result)
@@ -203,8 +217,9 @@ def render_readme(result: RunResult, names: dict[str, str], gpu_tree: str) -> st
     lines += ["", "## What the kit's guide asks of the script", ""]
     lines += [f"- {text}" for text in (_TF_PRECONDITIONS if tf else _PRECONDITIONS)[kind]]
     found = [n for n in result.notices if n.rule == PRECONDITION]
-    lines += ["", "Found in this script:" if found else "Nothing of the above was found in it."]
-    lines += [f"- `{shown(n.file)}:{n.out_line or n.line}`: {n.message}" for n in found]
+    where = "Found in the script and what it runs (lines of the input, as on the terminal):"
+    lines += ["", where if found else "Nothing of the above was found in it."]
+    lines += [f"- `{shown(n.file)}:{n.line}`: {n.message}" for n in found]
     lines += ["", "## Next", ""]
     if kind == "assess":
         note = result.tables.operators.note
@@ -243,6 +258,17 @@ _PRECONDITIONS = {
         "uses its 26.x command line).",
     ),
     "assess": kit_assess.PRECONDITIONS,
+    "overflow": (
+        "The script already runs on the NPU (the migrated tree); mixed precision as you train "
+        "(autocast, a GradScaler): the overflow looked for is the one your training meets.",
+        "One card, eager mode (no `torch.compile`: the check sees the operators one by one).",
+        "Every operator is checked (a synchronisation each): the steps run much slower; "
+        "MSFT_OVERFLOW_STEPS (10) bounds them.",
+        "The first operator whose output holds inf or nan while its inputs are finite is "
+        "reported; inf/nan the data or a `-inf` mask brings in is not an overflow. With a "
+        "GradScaler, a gradient that overflows in an early step is normal (the scaler lowers "
+        "its scale and skips the step): read the operator and the step together.",
+    ),
 }
 
 
@@ -254,6 +280,16 @@ def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> l
             "`TUNE_BANK_PATH` (`aoe_bank/`).",
             "2. Run the migrated script without the kit's calls and compare the step time: the "
             "tuned operators are used from the knowledge base in `TUNE_BANK_PATH`.",
+        ]
+    if kind == "overflow":
+        return [
+            f"1. `./{names['run_overflow_npu.sh']} [arguments of the script]` on the NPU "
+            "machine: `overflow/overflow.json` names the first operator that overflowed "
+            "(`op`), what it produced, its dtype and shape, the `step`, and its call site "
+            "(`file`, `line`, `code`, the project's frames in `stack`: lines of this tree, the "
+            "code that ran); exit 1 when one did, 0 when none did in the steps checked.",
+            "2. At that line: compute it in float32 (outside autocast, or cast its inputs), "
+            "scale its inputs down, or clamp; then run the launcher again.",
         ]
     if kind == "profile":
         return [
@@ -272,7 +308,8 @@ def _next_steps(kind: str, names: dict[str, str], gpu: bool, gpu_tree: str) -> l
         f"1. `./run_precision.sh [arguments]` in `{gpu_tree}` on the GPU machine, and "
         f"`./{names['run_precision.sh']} [the same arguments]` here on the NPU machine.",
         f"2. `./{names['compare.sh']}`: `msprobe compare` of the two step0 dumps into "
-        "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error). "
+        "`precision_compare/`, then a summary (rows per Result; exit 1 when a row is an error or "
+        "a call has no counterpart, `warning` rows alone exit 0). "
         "The first API whose Result is `error` is where to look.",
     ]
 

@@ -1,8 +1,8 @@
-"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision|assess): scripts
-that set msft_kit's environment, run the -m script and check that it left what comes next.
-Every path the user may change is an environment variable with a default inside the tree; every
-name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in a
-comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."""
+"""The launchers a kit writes at the root of its tree (kit aoe|profile|precision|assess|overflow):
+scripts that set msft_kit's environment, run the -m script and check that it left what comes
+next. Every path the user may change is an environment variable with a default inside the tree;
+every name from the input goes through report/shell_quoting.py (quoted in an assignment, shown in
+a comment), and PROFILING_OPTIONS' JSON is escaped by the launcher (json_string)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ if [ -f "$set_env" ]; then
 fi
 """
 
+# one card: the first of __CARDS__ (0 when unset; set it to choose the card)
+_ONE_CARD = r"""# one card, as the header says: the first of __CARDS__ (0 when unset)
+devices="${__CARDS__:-0}"
+export __CARDS__="${devices%%,*}"
+"""
+
 AOE = (
     _HEAD
     + r"""
@@ -69,10 +75,13 @@ TUNE_BANK_PATH="$(absolute "${TUNE_BANK_PATH:-$here/aoe_bank}")"
 export TUNE_BANK_PATH
 """
     + _ASCEND_ENV
-    + r"""# one card: processes on several cards would overwrite each other's dump
-devices="${ASCEND_RT_VISIBLE_DEVICES:-0}"
-export ASCEND_RT_VISIBLE_DEVICES="${devices%%,*}"
+    + _ONE_CARD  # (processes on several cards would overwrite each other's dump)
+    + r"""if [ "$MSFT_AOE_DUMP" = "$here/aoe_dump" ] && [ ! -L "$MSFT_AOE_DUMP" ]; then
+  rm -rf "$MSFT_AOE_DUMP"  # the previous run's dump (the tree's own folder, not a link)
+fi
 mkdir -p "$MSFT_AOE_DUMP" "$TUNE_BANK_PATH"
+started="$(mktemp)"  # what this run dumps is newer
+trap 'rm -f "$started"' EXIT
 if ! command -v aoe > /dev/null; then
   echo "error: aoe is not on the PATH: source the CANN set_env.sh (or set ASCEND_SET_ENV)" >&2
   exit 127
@@ -82,8 +91,9 @@ fi
     + r"""
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
-if [ -z "$(ls -A "$MSFT_AOE_DUMP")" ]; then
-  echo "error: the run dumped nothing into $MSFT_AOE_DUMP" >&2
+if [ -z "$(find "$MSFT_AOE_DUMP" -newer "$started" -type f -print -quit)" ]; then
+  echo "error: this run dumped nothing into $MSFT_AOE_DUMP (did it reach the training loop?);" \
+    "nothing tuned" >&2
   exit 1
 fi
 echo "operators of one step dumped into $MSFT_AOE_DUMP"
@@ -102,7 +112,10 @@ export MSFT_PROF_SKIP_FIRST="${MSFT_PROF_SKIP_FIRST:-10}"
 export MSFT_PROF_WAIT="${MSFT_PROF_WAIT:-1}"
 export MSFT_PROF_WARMUP="${MSFT_PROF_WARMUP:-1}"
 export MSFT_PROF_ACTIVE="${MSFT_PROF_ACTIVE:-2}"
-mkdir -p "$MSFT_PROF_DIR"
+"""
+    + _ASCEND_ENV
+    + _ONE_CARD
+    + r"""mkdir -p "$MSFT_PROF_DIR"
 started="$(mktemp)"  # the traces of this run are newer
 trap 'rm -f "$started"' EXIT
 
@@ -132,7 +145,10 @@ if [ -d "$MSFT_PRECISION_DUMP" ] && [ -n "$(ls -A "$MSFT_PRECISION_DUMP")" ]; th
   echo "error: $MSFT_PRECISION_DUMP is not empty: move it away (compare wants one dump)" >&2
   exit 1
 fi
-
+"""
+    + _ASCEND_ENV
+    + _ONE_CARD
+    + r"""
 cd "$(dirname "$main")"
 "${python[@]}" "$main" "$@"
 if ! ls "$MSFT_PRECISION_DUMP"/step0/*/dump.json > /dev/null 2>&1; then
@@ -163,6 +179,38 @@ if [ ! -f "$MSFT_ASSESS_DIR/ops.csv" ]; then
 fi
 listed "assessment" "$MSFT_ASSESS_DIR/ops.csv" "$MSFT_ASSESS_DIR/cuda_calls.csv" \
   "$MSFT_ASSESS_DIR/report.html"
+"""
+)
+
+OVERFLOW = (
+    _HEAD
+    + r"""
+# the porting guide's operator overflow detection: every operator of the first
+# MSFT_OVERFLOW_STEPS steps checked; the first whose output holds inf/nan out of finite inputs is
+# written into overflow.json with its call site and step (exit 1), none found: exit 0
+export MSFT_OVERFLOW_STEPS="${MSFT_OVERFLOW_STEPS:-10}"
+MSFT_OVERFLOW_DIR="$(absolute "${MSFT_OVERFLOW_DIR:-$here/overflow}")"
+export MSFT_OVERFLOW_DIR
+MSFT_OVERFLOW_ROOT="$(absolute "${MSFT_OVERFLOW_ROOT:-$here}")"
+export MSFT_OVERFLOW_ROOT
+"""
+    + _ASCEND_ENV
+    + _ONE_CARD
+    + r"""mkdir -p "$MSFT_OVERFLOW_DIR"
+rm -f "$MSFT_OVERFLOW_DIR/overflow.json"  # the previous run's
+
+cd "$(dirname "$main")"
+"${python[@]}" "$main" "$@"
+result="$MSFT_OVERFLOW_DIR/overflow.json"
+if [ ! -f "$result" ]; then
+  echo "error: no overflow.json in $MSFT_OVERFLOW_DIR (did the run reach the training loop?)" >&2
+  exit 2
+fi
+if grep -q '"found": true' "$result"; then
+  echo "overflow found: $result"
+  exit 1
+fi
+echo "no overflow in the steps checked: $result"
 """
 )
 
@@ -259,8 +307,9 @@ COMPARE = r"""#!/usr/bin/env bash
 # Defaults: ./precision_dump, ../__GPU_TREE__/precision_dump (copy the GPU machine's dump
 # there), ./precision_compare/<time>. Runs `msprobe compare` (mindstudio-probe 26.x) on the two
 # step0 folders, then __SUMMARY__: the rows per Result, the calls one side has and not the other.
-# Exit code: 0 when the dumps agree, 1 when a row is not `pass` or a call has no counterpart, 2
-# when a dump is missing; msprobe's own when it fails.
+# Exit code: 0 when no row is an `error` (`warning` rows are counted in the summary), 1 when a
+# row is an `error` or a call has no counterpart, 2 when a dump is missing; msprobe's own when
+# it fails.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -298,5 +347,6 @@ def render(
     the summary's) quoted where the script reads them and shown in its comments."""
     names = {"NAME": name, "MAIN": main_rel, "GPU_TREE": gpu_tree, "SUMMARY": summary}
     values = {"TITLE": title, "KIND": kind, "ENV": env, "SIDE": side, "STEPS": str(steps)}
+    values["CARDS"] = "CUDA_VISIBLE_DEVICES" if side == "GPU" else "ASCEND_RT_VISIBLE_DEVICES"
     values.update(name_values(names))
     return filled(template, values)

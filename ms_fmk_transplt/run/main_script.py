@@ -6,21 +6,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ms_fmk_transplt.engine import EngineOptions
+from ms_fmk_transplt.engine.program_facts import ProgramFacts
 from ms_fmk_transplt.engine.rules.family_exports import (
     NO_LOOP,
     PRECONDITION,
     already_distributed_rule,
+    holds_training_loop,
     no_dataloader_rule,
+    project_notices,
 )
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Severity
 from ms_fmk_transplt.records import FileRecord, RunOptions
 from ms_fmk_transplt.run.file_migration import migrate_file
 from ms_fmk_transplt.safe_names import shown
+from ms_fmk_transplt.safety.regular_files import read_small_regular
 from ms_fmk_transplt.scan.discover import Project
+from ms_fmk_transplt.scan.project_scan import MAX_BYTES as MAX_FACT_BYTES
 from ms_fmk_transplt.tables import Tables
 
 
@@ -84,31 +90,78 @@ def main_notes(main_result: tuple[bytes, FileRecord] | None) -> list[tuple[Sever
 
 
 def migrate_main(
-    project: Project, main_rel: str, engine: EngineOptions, run: RunOptions, tables: Tables
+    project: Project,
+    main_rel: str,
+    engine: EngineOptions,
+    run: RunOptions,
+    tables: Tables,
+    entry_rel: str | None = None,
 ) -> tuple[bytes, FileRecord]:
+    """The -m file migrated (a kit's: the --loop file, when given; ``entry_rel``: the -m file
+    then), or one line saying why it cannot be."""
+    programs = engine.project.programs if engine.project is not None else ProgramFacts()
+    entry = entry_rel or main_rel
     if run.kit:  # the GPU side: the calls alone, whatever --select the other files have
         gpu = run.kit_gpu_side
         options = dataclasses.replace(engine, kit=run.kit, kit_only=gpu)
         if gpu:
             options = dataclasses.replace(options, select=(), ignore=())
+        if main_rel != entry and main_rel not in programs.imported_by(entry):
+            raise UserError(
+                main_rel,
+                f"kit {run.kit} --loop: {shown(entry)} never imports it (not directly, not "
+                "through the project's modules it imports): its loop would never run; "
+                "nothing written",
+            )
     else:
         options = dataclasses.replace(
             engine, distributed_target=run.distributed_target, rank_guards=run.rank_guards
         )
+    flag = "--loop" if main_rel != entry else "-m"
     command = f"kit {run.kit}" if run.kit else "distributed"
     output, record = migrate_file(project.root / main_rel, main_rel, tables, options)
     if record.status in (FileStatus.SKIPPED, FileStatus.FAILED):
         raise UserError(
             main_rel,
-            f"{command} -m: the file cannot be migrated (see a run without {command}); "
+            f"{command} {flag}: the file cannot be migrated (see a run without {command}); "
             "nothing written",
         )
-    _refusal(main_rel, record, command)
+    _refusal(main_rel, record, f"{command} {flag}", lambda: _loop_hint(project, main_rel, programs))
+    if run.kit:  # what MAIN runs besides the loop's file: its own checks too
+        record.notices.extend(
+            project_notices(run.kit, _sources(project, entry, programs), entry, main_rel)
+        )
     return output, record
 
 
-def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
-    """A distributed MAIN without a DataLoader, a kit's MAIN without one training loop."""
+def _sources(project: Project, entry: str, programs: ProgramFacts) -> list[tuple[str, bytes]]:
+    """``entry`` and the project's files it imports, with their bytes (regular files only, as
+    the facts read them: a link, a file too large say nothing)."""
+    found = []
+    for rel in programs.imported_by(entry):
+        source = read_small_regular(project.root / rel, MAX_FACT_BYTES)
+        if source is not None:
+            found.append((rel, source))
+    return found
+
+
+def _loop_hint(project: Project, main_rel: str, programs: ProgramFacts) -> str:
+    """Where the loop of a script with none may be: a module of the project it imports (the
+    --loop to give), or no file of the project."""
+    imported = _sources(project, main_rel, programs)
+    found = [rel for rel, source in imported if rel != main_rel and holds_training_loop(source)]
+    if found:
+        return f" (a loop in a module the script imports, {shown(found[0])}: --loop {found[0]})"
+    return (
+        " (nor in a module of the project it imports: the loop is not in the project; a loop "
+        "in an installed library cannot be instrumented: copy the library into the project, or "
+        "write the loop in the script)"
+    )
+
+
+def _refusal(main_rel: str, record: FileRecord, command: str, hint: Callable[[], str]) -> None:
+    """A distributed MAIN without a DataLoader, a kit's MAIN without one training loop
+    (``command``: the command and its option, ``kit aoe -m``)."""
     no_dataloader = no_dataloader_rule()
     for notice in record.notices:
         if notice.rule == no_dataloader:
@@ -118,9 +171,9 @@ def _refusal(main_rel: str, record: FileRecord, command: str) -> None:
                 "the distributed mode shards a DataLoader; nothing written",
             )
         if notice.rule == NO_LOOP:
-            hint = ""
-            if notice.message.startswith("no training loop found"):
-                hint = " (a loop in a module the script imports: --loop FILE)"
+            where = ""  # (the modules it imports are read only for a script without a loop)
+            if notice.message.startswith("no training loop found") and "--loop" not in command:
+                where = hint()
             # the message names the file: shown, as the error line's name is (UserError)
             message = shown(notice.message)
-            raise UserError(main_rel, f"{command} -m: {message}{hint}; nothing written")
+            raise UserError(main_rel, f"{command}: {message}{where}; nothing written")

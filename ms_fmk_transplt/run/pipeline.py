@@ -211,7 +211,9 @@ def _assembled(
         started = min(datetime.fromisoformat(data["started"]) for _, data in parts)
     main_result = None
     if main_rel is not None and not options.merge_shards:  # fails before anything is created
-        main_result = main_script.migrate_main(project, main_rel, engine, options, tables)
+        main_result = main_script.migrate_main(
+            project, main_rel, engine, options, tables, entry_rel
+        )
     notes: list[tuple[Severity, str]] = [(Severity.INFO, line) for line in deps_log]
     if engine.project is not None:  # a module both TF 1.x and TF 2.x programs import
         notes.extend((Severity.WARNING, n) for n in engine.project.programs.notes())

@@ -26,6 +26,7 @@ from ms_fmk_transplt.engine.rules.family_exports import (
 from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
+from ms_fmk_transplt.report.names import REPORTS
 from ms_fmk_transplt.run import shards
 from ms_fmk_transplt.run.file_migration import failed_record, migrate_file
 from ms_fmk_transplt.run.staging import INTERRUPTED
@@ -79,6 +80,46 @@ def _special_note(rel_path: Path, kind: str) -> str:
     )
 
 
+# what a run of the tool leaves at the root of its tree (report/names.py's, and those of
+# --analyse and --library)
+_OLD_REPORTS = (*REPORTS, "effort.csv", "library_api.csv")
+
+
+def _without_old_reports(
+    entries: list[tuple[Path, Path, bool]], notes: list[tuple[Severity, str]]
+) -> list[tuple[Path, Path, bool]]:
+    """A kit on a migrated tree (its root holds the tool's log and change_list.csv, regular
+    files): the previous run's reports are not copied into the kit's tree (their lines are not
+    its); a link of the project with a report's name is kept (the report is renamed)."""
+    root = {
+        rel.as_posix(): src
+        for rel, src, _ in entries
+        if len(rel.parts) == 1 and src.is_file() and not src.is_symlink()
+    }
+    log = root.get("msFmkTranspltlog.txt")
+    if log is None or "change_list.csv" not in root or not _tool_log(log):
+        return entries
+    old = [name for name in _OLD_REPORTS if name in root]
+    notes.append(
+        (
+            Severity.INFO,
+            f"a migrated tree: its previous run's reports ({', '.join(old)}) are not copied "
+            "into the kit's tree",
+        )
+    )
+    return [e for e in entries if e[1] not in [root[name] for name in old]]
+
+
+def _tool_log(path: Path) -> bool:
+    """Whether ``path`` starts as the tool's log does (its first line names the tool)."""
+    try:
+        with open_regular(path) as handle:
+            first = handle.read(200)
+    except OSError:
+        return False
+    return b" ms_fmk_transplt " in first.split(b"\n", 1)[0]
+
+
 def migrate_tree(
     project: Project,
     staging: Path,
@@ -92,6 +133,8 @@ def migrate_tree(
     start = time.perf_counter()
     outputs = (staging, result.output_dir)  # the longer holds every path of the output
     entries = list(_entries(project, result.notes, outputs))  # paths only: streamed contents
+    if result.options.kit:  # (a plain run keeps them: it is given what it is given)
+        entries = _without_old_reports(entries, result.notes)
     result.timings["discover"] = time.perf_counter() - start
     result.timings["write"] = 0.0  # the parent's writes; the workers' are in their records
     result.order.update((rel_path.as_posix(), i) for i, (rel_path, _, _) in enumerate(entries))

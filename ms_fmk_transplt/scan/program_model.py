@@ -395,6 +395,7 @@ def build_programs(
             _optional_torch(modules, imports, tf_files, libraries),
         ),
         training_entries(torch_entries, modules, imports, _top_imports, index.resolve),
+        {path: tuple(targets) for path, targets in graph.items() if targets},
     )
 
 

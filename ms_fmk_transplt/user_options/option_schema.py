@@ -29,7 +29,7 @@ from ms_fmk_transplt.user_options.terminal import COLOR_CHOICES
 # (--check/--diff/--inplace) and ``kit aoe|profile|precision``
 RUN, DISTRIBUTED, PATHS, KIT = "run", "distributed", "paths", "kit"
 COMMANDS = (RUN, DISTRIBUTED, PATHS, KIT)
-KINDS = ("aoe", "profile", "precision", "assess")  # kit KIND
+KINDS = ("aoe", "profile", "precision", "assess", "overflow")  # kit KIND
 
 F = TypeVar("F", bound=Callable[..., Any])
 

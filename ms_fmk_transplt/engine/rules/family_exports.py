@@ -33,7 +33,9 @@ from ms_fmk_transplt.engine.rules.kit.kit_checks import (
     NO_LOOP,
     PRECONDITION,
     TENSORFLOW,
+    holds_training_loop,
     is_kit_call,
+    project_notices,
 )
 from ms_fmk_transplt.engine.rules.libraries.library_configs import config_notice
 from ms_fmk_transplt.engine.rules.operator_support.operator_rows import operator_notice
@@ -108,7 +110,9 @@ __all__ = [
     "file_notice",
     "has_condition",
     "hinted",
+    "holds_training_loop",
     "is_kit_call",
+    "project_notices",
     "horovod_passes",
     "ignored_lines",
     "insert_torch_npu",

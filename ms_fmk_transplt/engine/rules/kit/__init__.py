@@ -24,5 +24,9 @@ def _stage(code: bytes, tables: Tables, options: EngineOptions) -> tuple[type[Co
 
 
 FAMILY = Family(
-    "kit", "after", ("kit_edits", "kit_checks", "training_loop"), option="kit", cst_stage=_stage
+    "kit",
+    "after",
+    ("kit_edits", "kit_checks", "training_loop", "precision_checks"),
+    option="kit",
+    cst_stage=_stage,
 )

@@ -18,9 +18,14 @@ from collections.abc import Callable
 
 from ms_fmk_transplt.catalogue.rule_catalog import NOTICE, declare
 from ms_fmk_transplt.engine.recorder import Recorder
-from ms_fmk_transplt.engine.rules.kit.training_loop import TrainingLoop
+from ms_fmk_transplt.engine.rules.kit.precision_checks import random_findings
+from ms_fmk_transplt.engine.rules.kit.training_loop import (
+    NoTrainingLoop,
+    TrainingLoop,
+    find_training_loop,
+)
 from ms_fmk_transplt.engine.scope_model import full_name
-from ms_fmk_transplt.events import Severity
+from ms_fmk_transplt.events import Notice, Severity
 
 NO_LOOP = declare(
     "kit.no_loop",
@@ -60,8 +65,14 @@ PRECONDITION = declare(
     "AOE tunes one card's operators with profiling off (the porting guide's AOE chapter: "
     "several processes overwrite each other's dump); a second profiler around the loop mixes "
     "two traces; msprobe's dump sees no API inside `torch.compile`, and the guide compares one "
-    "card before several. Each finding is a WARNING naming the line; the kit is still written "
-    "and its README repeats them.",
+    "card before several; random numbers drawn on the device (`torch.rand(..., "
+    "device=x.device)`, `torch.rand_like` or `bernoulli_` in a forward) differ between the GPU "
+    "and the NPU from step 0 whatever the seed, as do mixup / cutmix and drop-path left on "
+    "(`Mixup(...)`, `mixup_alpha`, `drop_path_rate`, a config's `DROP_PATH_RATE`): the "
+    "precision kit reads them in MAIN and the project's modules it imports. With `--loop`, "
+    "MAIN's own calls are checked as the loop's file's are. Each finding is a WARNING naming "
+    "the line of the input (the terminal's and the README's); the kit is still written and "
+    "its README repeats them.",
     kind=NOTICE,
     option="kit",
     bookkeeping=True,
@@ -114,6 +125,14 @@ _CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
         ),
         (_DISTRIBUTED, "distributed training ({name}): compare one card first"),
     ),
+    "overflow": (
+        (
+            ("torch.compile",),
+            "{name}: a compiled model runs its operators inside the compiled graph, where the "
+            "check does not see each one; look for the overflow without it",
+        ),
+        (_DISTRIBUTED, "distributed training ({name}): look for the overflow on one card first"),
+    ),
     "assess": (
         (
             _DISTRIBUTED,
@@ -141,10 +160,42 @@ def check_script(ctx: Recorder, tree: ast.Module, kind: str, loop: TrainingLoop)
             "put it on lines of its own",
         )
         return False
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    called = [(n.lineno, n.col_offset, full_name(n.func) or "") for n in calls]
-    _warn_once(ctx, _CHECKS[kind], called, _calls_one_of)
+    found = _first_matches(_CHECKS[kind], _called(tree), _calls_one_of)
+    if kind == "precision":
+        found += [(line, message, name) for line, name, message in random_findings(tree)]
+    for line, message, name in sorted(found):
+        ctx.warn((line, line), PRECONDITION, message, name)
     return True
+
+
+def _called(tree: ast.Module) -> list[tuple[int, int, str]]:
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    return [(n.lineno, n.col_offset, full_name(n.func) or "") for n in calls]
+
+
+def project_notices(
+    kind: str, files: list[tuple[str, bytes]], entry: str, loop: str
+) -> list[Notice]:
+    """The checks of what MAIN runs besides the loop's file (check_script's): MAIN's calls when
+    the loop is in another file (--loop); for the precision kit, the device random numbers and
+    augmentations of each file (``files``: MAIN and the project's modules it imports). Lines
+    of the input."""
+    notices: list[Notice] = []
+    for path, source in files:
+        if path == loop:
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):  # (reported by its own migration)
+            continue
+        found: list[tuple[int, str, str]] = []
+        if path == entry:
+            found += _first_matches(_CHECKS[kind], _called(tree), _calls_one_of)
+        if kind == "precision":
+            found += [(line, message, name) for line, name, message in random_findings(tree)]
+        for line, message, name in sorted(found):
+            notices.append(Notice(path, line, PRECONDITION, Severity.WARNING, message, name))
+    return notices
 
 
 def _calls_one_of(name: str, patterns: tuple[str, ...]) -> bool:
@@ -153,19 +204,21 @@ def _calls_one_of(name: str, patterns: tuple[str, ...]) -> bool:
     return any(name == p or name.endswith("." + p) for p in patterns)
 
 
-def _warn_once(
-    ctx: Recorder,
+def _first_matches(
     checks: tuple[tuple[tuple[str, ...], str], ...],
     found: list[tuple[int, int, str]],
     matches: Callable[[str, tuple[str, ...]], bool],
-) -> None:
-    """Each check's warning once, at the first of ``found`` (line, column, name) it matches."""
+) -> list[tuple[int, str, str]]:
+    """(line, warning, name): each check's warning once, at the first of ``found`` (line,
+    column, name) it matches."""
     seen: set[str] = set()
+    out: list[tuple[int, str, str]] = []
     for line, _, name in sorted(found):
         for words, message in checks:
             if message not in seen and matches(name, words):
                 seen.add(message)
-                ctx.warn((line, line), PRECONDITION, message.format(name=name), name)
+                out.append((line, message.format(name=name), name))
+    return out
 
 
 def is_tensorflow(source: bytes) -> bool:
@@ -176,11 +229,13 @@ def is_tensorflow(source: bytes) -> bool:
 
 def tensorflow_notices(ctx: Recorder, source: bytes, kind: str) -> None:
     """A TensorFlow script: the kit works through the launcher's environment (aoe, profile);
-    the precision and assess kits refuse it. ``source``: the file's own lines."""
-    if kind in ("precision", "assess"):
+    the precision, assess and overflow kits refuse it. ``source``: the file's own lines."""
+    if kind in ("precision", "assess", "overflow"):
         what = "dumps PyTorch steps (msprobe's PyTorch API)"
         if kind == "assess":
             what = "records the torch APIs a PyTorch step calls"
+        if kind == "overflow":
+            what = "checks the operators of PyTorch steps"
         message = f"a TensorFlow script: the {kind} kit {what}; aoe and profile take TensorFlow "
         message += "scripts"
         ctx.warn((1, 1), NO_LOOP, message)
@@ -196,7 +251,10 @@ def check_tf_script(ctx: Recorder, source: bytes, kind: str) -> None:
     override (a name, keyword, attribute or string of its code; docstrings left out), once per
     warning, at its first line."""
     words = [(line, 0, word) for line, word in _code_words(ast.parse(source))]
-    _warn_once(ctx, _TF_CHECKS[kind], words, lambda word, wanted: word in wanted)
+    for line, message, name in _first_matches(
+        _TF_CHECKS[kind], words, lambda word, wanted: word in wanted
+    ):
+        ctx.warn((line, line), PRECONDITION, message, name)
 
 
 def _code_words(tree: ast.Module) -> list[tuple[int, str]]:
@@ -220,6 +278,15 @@ def _code_words(tree: ast.Module) -> list[tuple[int, str]]:
             if id(node) not in docstrings:
                 words.append((node.lineno, node.value))
     return words
+
+
+def holds_training_loop(source: bytes) -> bool:
+    """Whether a file has one training loop that could take the kit's calls."""
+    try:
+        find_training_loop(source)
+    except (NoTrainingLoop, SyntaxError, ValueError):
+        return False
+    return True
 
 
 def is_kit_call(rule_id: str) -> bool:

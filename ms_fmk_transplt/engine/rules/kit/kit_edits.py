@@ -173,12 +173,40 @@ ASSESS_END = declare(
     standalone=True,
     bookkeeping=True,
 )
+OVERFLOW_START = declare(
+    "kit.overflow_start",
+    "kit overflow: every operator's output checked for inf/nan from right before the training loop",
+    "`msft_kit.overflow_begin()` starts the porting guide's operator overflow detection "
+    "(单算子溢出检测) on the migrated script: msft_overflow.py, written next to the script, "
+    "checks the floating-point outputs of every operator (forward, backward, the optimizer's "
+    "update) through a `TorchDispatchMode` (torch only, no msprobe). The first operator whose "
+    "output holds inf or nan while its inputs are finite is the overflow: an operator fed inf "
+    "or nan (a `-inf` attention mask, data holding nan) is not." + _RUNTIME,
+    opt_out=_KEEP,
+    option="kit overflow",
+    standalone=True,
+    bookkeeping=True,
+)
+OVERFLOW_STEP = declare(
+    "kit.overflow_step",
+    "kit overflow: each training step counted; the run stops after the step that overflowed",
+    "`msft_kit.overflow_tick()` is the loop body's first statement: it numbers the step about "
+    "to run; after the step in which an operator overflowed, or after `MSFT_OVERFLOW_STEPS` "
+    "steps (10 by default) without one, it ends the run. `MSFT_OVERFLOW_DIR/overflow.json` "
+    "names the operator (`aten.mul.Tensor`), what it produced, its dtype and shape, the step "
+    "and the call site in the project (file, line, code, the project's frames)." + _RUNTIME,
+    opt_out=_KEEP,
+    option="kit overflow",
+    standalone=True,
+    bookkeeping=True,
+)
 # per kit: (the begin call's rule, the tick's rule)
 KIT_RULES = {
     "aoe": (AOE_DUMP, AOE_STOP),
     "profile": (PROFILE_START, PROFILE_STEP),
     "precision": (PRECISION_START, PRECISION_STEP),
     "assess": (ASSESS_START, ASSESS_STEP),
+    "overflow": (OVERFLOW_START, OVERFLOW_STEP),
 }
 _CALLS_KIT = re.compile(rb"^\s*import msft_kit\b", re.M)
 _TORCH_NPU = re.compile(rb"^\s*(?:import|from)\s+torch_npu\b", re.M)
