@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -333,3 +334,32 @@ def test_a_default_passed_on_by_a_module_is_no_argument() -> None:
     given = msft_assess._given(pool, {"stride": 2, "padding": 1, "dilation": 1, "ceil_mode": False})
     assert "dilation" not in given and "ceil_mode" not in given
     assert "dilation" in msft_assess._given(pool, {"dilation": 2})
+
+
+def _api(steps: dict[int, set[str]], name: str = "torch.Tensor.add_") -> msft_assess_report.Api:
+    api = msft_assess_report.Api(name)
+    api.steps = steps
+    return api
+
+
+def test_dynamic_means_a_later_step_brings_a_new_shape() -> None:
+    """LBFGS's step 0 calls add_ with more shapes than its later steps: a subset compiles
+    nothing new (time_sequence_prediction showed Dynamic=yes); an API first called at step 3
+    brings no new shape either; a growing batch or a mask does."""
+    assert not _api({0: {"a", "b"}, 1: {"a"}, 2: {"a"}}).dynamic()
+    assert not _api({3: {"a"}, 4: {"a"}}).dynamic()
+    assert not _api({-1: {"x"}, 0: {"a"}, 1: {"a"}}).dynamic()  # the loop's header: no step
+    assert _api({0: {"a"}, 1: {"b"}}).dynamic()
+    assert _api({0: {"a"}, 1: {"a"}, 2: {"a", "c"}}).dynamic()
+    assert not _api({0: {"a"}, 1: {"b"}}, "torch.Tensor.size").dynamic()  # no kernel
+
+
+def test_shapes_of_many_tensors_are_counted_and_a_nested_one_is_named() -> None:
+    torch = pytest.importorskip("torch")
+    many = [torch.ones(3, 1)] * 1039 + [torch.ones(2)]
+    assert msft_assess._shape(many) == "(3, 1) x1039, (2,)"
+    with warnings.catch_warnings():  # (torch says the nested tensors are a prototype)
+        warnings.simplefilter("ignore")
+        nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    assert msft_assess._shape([nested]) == "(nested)"
+    assert len(msft_assess._shape([torch.ones(i + 1) for i in range(200)])) == 300

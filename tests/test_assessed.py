@@ -128,7 +128,8 @@ def test_the_recording_becomes_rows_at_the_input_lines(
         "operator_support.restricted"
     ]
     log = (out / "proj_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
-    assert "kit assess saw it run at line" in log
+    seen = f"kit assess saw it run at line {_line('INTERPOLATE')}: hit by scale_factor; called 3"
+    assert seen in log  # (what the restriction was hit by is kept)
     assert _digest(project) == before  # the input is never changed
 
 
@@ -152,6 +153,8 @@ HEADER = "API,Calls,Dtypes,Arguments,Shapes,Dynamic,NPU,Where\n"
         ((HEADER + "torch.sum,many,,,,no,supported,train.py:3\n").encode(), "line 2 is not"),
         ((HEADER + "os.system('x'),1,,,,no,supported,train.py:3\n").encode(), "line 2 is not"),
         ((HEADER + "torch.sum,1,,,[(1,)],no,supported,train.py:3\n").encode(), "line 2 is not"),
+        ((HEADER + "torch.sum,\u00b2,,,,no,supported,train.py:3\n").encode(), "line 2 is not"),
+        ((HEADER + "torch.sum," + "9" * 5000 + ",,,,no,supported,train.py:3\n").encode(), "line 2"),
     ],
 )
 def test_a_bad_ops_csv_is_one_line_and_exit_2(
@@ -197,3 +200,82 @@ def test_a_row_that_names_no_project_file_is_not_placed(tmp_path: Path) -> None:
     assert "1 of 5 APIs at project lines" in log
     for w in where[:4]:
         assert f"adaptive_max_pool2d ({w}) is not placed" in log
+
+
+NET = """import torch
+
+
+def forward(x):
+    return torch.nn.functional.adaptive_max_pool2d(x, 1)  # POOL
+"""
+SCRIPT = """import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch
+from models.net import forward
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    out = forward(model(torch.ones(1, 2, 4, 4)))
+    out.sum().backward()
+    optimizer.step()
+"""
+
+
+@TORCH
+def test_a_main_script_in_a_sub_folder_names_the_project_s_files(tmp_path: Path) -> None:
+    """-m scripts/train.py: the launcher runs it from scripts/, yet Where names
+    models/net.py (the project's file, not a library "models"), and the fold places it."""
+    project = tmp_path / "proj"
+    (project / "models").mkdir(parents=True)
+    (project / "scripts").mkdir()
+    (project / "models" / "__init__.py").write_text("")
+    (project / "models" / "net.py").write_text(NET)
+    (project / "scripts" / "train.py").write_text(SCRIPT)
+    args = ["assess", "-q", "--no-cache", "-i", str(project), "-o", str(tmp_path / "kit")]
+    result = CliRunner().invoke(kit, [*args, "-m", "scripts/train.py", "--steps", "2"])
+    assert result.exit_code == 0, result.output
+    tree = tmp_path / "kit" / "proj_msft_assess"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSFT_")}
+    env.update(PYTHON=sys.executable, CUDA_VISIBLE_DEVICES="")
+    run = run_checked(["bash", str(tree / "run_assess.sh")], env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    with (tree / "assess" / "ops.csv").open(encoding="utf-8", newline="") as fh:
+        rows = {r["API"]: r for r in csv.DictReader(fh)}
+    pool = "torch.nn.functional.adaptive_max_pool2d"
+    line = next(i for i, t in enumerate(NET.splitlines(), 1) if "POOL" in t)
+    assert rows[pool]["Where"] == f"models/net.py:{line}"
+    assert rows["torch.nn.functional.linear"]["Where"] == "scripts/train.py:11"
+    out = tmp_path / "out"
+    args = ["-q", "--no-cache", "-i", str(project), "-o", str(out)]
+    done = CliRunner().invoke(main, [*args, "--assessed", str(tree / "assess")])
+    assert done.exit_code == 0, done.output
+    placed = [(r["File"], r["Start Line"]) for r in _rows(out / "proj_msft") if r["OP"] == pool]
+    assert placed == [("models/net.py", str(line))]
+
+
+def test_a_stale_line_and_a_control_character_are_said_not_shown(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "train.py").write_text("import torch\nx = torch.ones(2)\n")
+    given = tmp_path / "ops.csv"
+    rows = (
+        'torch.nn.functional.adaptive_max_pool2d,1,float32,,"[(1,)]",no,unsupported,train.py:999\n'
+        'torch.nn.functional.adaptive_max_pool2d,1,float32,,"[(1,)]\x00\x1b[31m",yes,unsupported,'
+        "train.py:2\n"
+    )
+    given.write_text(HEADER + rows, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["-q", "--no-cache", "-i", str(project), "-o", str(out), "--assessed", str(given)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    log = (out / "proj_msft" / "msFmkTranspltlog.txt").read_text(encoding="utf-8")
+    assert (
+        "(train.py:999) is not placed (train.py has 2 lines: changed since the assessment?)" in log
+    )
+    texts = [p for p in (out / "proj_msft").iterdir() if p.is_file() and p.suffix != ".xlsx"]
+    written = b"".join(p.read_bytes() for p in texts)
+    assert b"[(1,)][31m" in written  # the cell, its control characters dropped
+    assert b"\x00" not in written and b"\x1b" not in written

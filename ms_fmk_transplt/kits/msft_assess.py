@@ -17,12 +17,14 @@ caller, names the tables do not use. Calls made inside a call being recorded (th
 ``torch.cuda`` functions are not torch functions the mode sees; the public functions of the
 ``torch.cuda`` module are wrapped while recording (patching costs nothing for the other calls;
 ``sys.setprofile`` would run a hook on every Python call and return of the whole program). A
-name bound before recording (``from torch.cuda import is_available``) is not seen; nor is a
-call made in another thread or a DataLoader worker process (the mode is per thread).
-``torch.from_numpy``, which bypasses the mode, is wrapped the same way.
+name bound before recording (``from torch.cuda import is_available``) is not seen.
+``torch.from_numpy``, which bypasses the mode, is wrapped the same way. A torch function called
+in another thread is not seen (the mode is per thread; the wrapped functions are seen from any
+thread), nor anything a DataLoader worker process runs.
 
 The modules the operator tables name (``torch.nn.LSTM``: its ``dropout`` restricted) are recorded
-too, through a global forward hook, with the constructor arguments that differ from the class's
+too, their class's ``forward`` wrapped (not a global hook: every other module keeps its fast
+path), with the constructor arguments that differ from the class's
 defaults as their keyword arguments (the function the module calls, ``torch.lstm``, has its own
 row). The recording pauses when the training loop ends (``loop_end``: msft_kit.assess_end, right
 after the loop) and resumes at its next iteration: an evaluation after the loop is not a step.
@@ -56,6 +58,7 @@ _OWN = {os.path.abspath(__file__), os.path.join(_HERE, "msft_kit.py")}
 _LIBS = ("site-packages", "dist-packages")
 _SHOWN_SITES = 8  # call sites kept per torch.cuda function
 _KEPT_SHAPES = 64  # distinct shapes kept per API and step
+_SHAPE_CHARS = 300  # the longest shape text kept (a torch.cat of a thousand tensors)
 _PREFIXES = {  # the C modules behind torch's public namespaces: (module, name prefix dropped)
     "torch._C._nn": ("torch.nn.functional", ""),
     "torch._C._linalg": ("torch.linalg", "linalg_"),
@@ -102,12 +105,30 @@ def _tensors(value: Any, tensor: type, out: list[Any], depth: int = 0) -> None:
             _tensors(item, tensor, out, depth + 1)
 
 
+def _one_shape(tensor: Any) -> str:
+    try:
+        return str(tuple(tensor.shape))
+    except Exception:  # a nested tensor has no single shape
+        return "(nested)"
+
+
 def _shape(tensors: list[Any]) -> str:
-    return ", ".join(str(tuple(t.shape)) for t in tensors)
+    """The shapes, runs of the same one counted (``(3, 1) x1039``), at most _SHAPE_CHARS."""
+    runs: list[list[Any]] = []
+    for text in map(_one_shape, tensors):
+        if runs and runs[-1][0] == text:
+            runs[-1][1] += 1
+        else:
+            runs.append([text, 1])
+    shown = ", ".join(text if count == 1 else f"{text} x{count}" for text, count in runs)
+    return shown if len(shown) <= _SHAPE_CHARS else shown[: _SHAPE_CHARS - 3] + "..."
 
 
 def _dtype(tensor: Any) -> str:
-    return str(tensor.dtype).replace("torch.", "")
+    try:
+        return str(tensor.dtype).replace("torch.", "")
+    except Exception:
+        return "unknown"
 
 
 def _first_defaults(funcs: Any) -> dict[str, Any]:
@@ -191,7 +212,6 @@ class Recorder:
         self.cuda: dict[str, tuple[list[int], dict[str, None]]] = {}
         self.mode: Any = None
         self.patched: dict[str, tuple[Any, str, Any]] = {}  # name -> (owner, attribute, original)
-        self.hook: Any = None
         self.summary = ""
         self.torch_dir = ""
         self.stdlib = ""
@@ -201,6 +221,7 @@ class Recorder:
         self.modules = {k for k in self.support or {} if k.rsplit(".", 1)[-1][:1].isupper()}
         self.inserted = _inserted(table)
         self.paused = False
+        self.names: dict[Any, str | None] = {}  # what the mode was called with -> its API
         self.ticks = 0  # the steps begun
         self.loop_ends = 0  # how often the loop ended while recording
 
@@ -237,19 +258,28 @@ class Recorder:
 
     # -- recording ---------------------------------------------------------------------------
     def record(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
-        name = api_name(func)
+        try:
+            name = self.names[func]
+        except (KeyError, TypeError):  # (TypeError: an unhashable callable, never cached)
+            name = api_name(func)
+            with contextlib.suppress(TypeError):
+                self.names[func] = name
         if name is not None:
             self._add(name, args, kwargs, result, _given(func, kwargs))
 
-    def record_module(self, module: Any, args: Any, result: Any) -> None:
-        """A call of a module the tables name (``torch.nn.LSTM``): its constructor arguments
-        that differ from the class's defaults stand for its keyword arguments."""
-        cls = type(module)
-        if not (cls.__module__ or "").startswith("torch.nn."):
-            return
-        name = f"torch.nn.{cls.__name__}"
-        if name in self.modules:
-            self._add(name, args, {}, result, _settings(module))
+    def _wrap_forward(self, name: str, forward: Any) -> Any:
+        """The forward of a module class the tables name (``torch.nn.LSTM``), recording each
+        call with the module's constructor arguments that differ from the class's defaults as
+        its keyword arguments (a subclass's call through ``super().forward`` too)."""
+
+        @functools.wraps(forward)
+        def wrapper(module: Any, *args: Any, **kwargs: Any) -> Any:
+            result = forward(module, *args, **kwargs)
+            with contextlib.suppress(Exception):  # never break the user's run
+                self._add(name, args, kwargs, result, _settings(module))
+            return result
+
+        return wrapper
 
     def _add(
         self, name: str, args: Any, kwargs: dict[str, Any], result: Any, given: list[str]
@@ -257,20 +287,18 @@ class Recorder:
         api = self.apis.get(name)
         if api is None:
             api = self.apis[name] = self.report.Api(name)
+            api.where = self.where()  # (once: "" when no project line reaches it)
         api.calls += 1
         tensor = self.tensor_type
         inputs: list[Any] = []
         _tensors((args, kwargs), tensor, inputs)
-        outputs: list[Any] = []
-        _tensors(result, tensor, outputs)
         api.dtypes.update(_dtype(t) for t in inputs)
         api.keywords.update(given)
-        shape = _shape(inputs) + (f" -> {_shape(outputs)}" if outputs else "")
         shapes = api.steps.setdefault(self.step, set())
-        if len(shapes) < _KEPT_SHAPES:
-            shapes.add(shape)
-        if not api.where:
-            api.where = self.where()
+        if len(shapes) < _KEPT_SHAPES:  # (no text made for a shape that would not be kept)
+            outputs: list[Any] = []
+            _tensors(result, tensor, outputs)
+            shapes.add(_shape(inputs) + (f" -> {_shape(outputs)}" if outputs else ""))
 
     def cuda_call(self, name: str) -> None:
         counts, sites = self.cuda.setdefault(name, ([0], {}))
@@ -320,8 +348,8 @@ class Recorder:
         self._resume()
 
     def _resume(self) -> None:
-        """Recording on: the mode entered, the torch.cuda functions and torch.from_numpy
-        wrapped, the modules' forward hook set."""
+        """Recording on: the mode entered, the torch.cuda functions, torch.from_numpy and the
+        forward of the module classes the tables name wrapped."""
         torch = importlib.import_module("torch")
         for name, value in list(vars(torch.cuda).items()):
             if not name.startswith("_") and inspect.isfunction(value):
@@ -331,17 +359,14 @@ class Recorder:
         numpy = torch.from_numpy
         self.patched["torch.from_numpy"] = (torch, "from_numpy", numpy)
         setattr(torch, "from_numpy", self._wrap_op("torch.from_numpy", numpy))  # noqa: B010
-        if self.modules:
-            hooks = importlib.import_module("torch.nn.modules.module")
-            self.hook = hooks.register_module_forward_hook(
-                lambda module, args, result: self._module_hook(module, args, result)
-            )
+        for name in sorted(self.modules):  # the forward of each class the tables name
+            cls = getattr(torch.nn, name.rsplit(".", 1)[-1], None)
+            forward = vars(cls).get("forward") if isinstance(cls, type) else None
+            if name.count(".") == 2 and forward is not None:
+                self.patched[f"{name}.forward"] = (cls, "forward", forward)
+                setattr(cls, "forward", self._wrap_forward(name, forward))  # noqa: B010
         self.mode.__enter__()
         self.paused = False
-
-    def _module_hook(self, module: Any, args: Any, result: Any) -> None:
-        with contextlib.suppress(Exception):
-            self.record_module(module, args, result)
 
     def _pause(self) -> None:
         """Recording off (the wrapped functions restored), until ``_resume``."""
@@ -351,9 +376,6 @@ class Recorder:
         for owner, attribute, original in self.patched.values():
             setattr(owner, attribute, original)
         self.patched.clear()
-        if self.hook is not None:
-            self.hook.remove()
-            self.hook = None
         self.paused = True
 
     def loop_end(self) -> None:

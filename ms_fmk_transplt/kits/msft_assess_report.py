@@ -61,15 +61,20 @@ class Api:
         return list(dict.fromkeys(s for k in sorted(self.steps) for s in sorted(self.steps[k])))
 
     def dynamic(self) -> bool:
-        """The set of shapes differs between steps. Step 0 is a warm-up (lazy modules, cached
-        masks, optimizer state) compared only when fewer than two later steps called the API;
-        the calls before step 0 (the loop's header, its first batch: step -1) never are; an
-        API that runs no kernel (``x.size()``, ``x.item()``) never is."""
+        """A step brings a shape no earlier step had, the API called in an earlier step too
+        (its first call, at step 3, is no new shape; a step calling a subset of the shapes, as
+        LBFGS's later steps do, compiles nothing new). Step 0 counts as an earlier step; the
+        calls before it (the loop's header, its first batch: step -1) never count; an API that
+        runs no kernel (``x.size()``, ``x.item()``) is never dynamic."""
         if self.metadata:
             return False
-        later = [shapes for step, shapes in self.steps.items() if step >= 1]
-        steps = later if len(later) >= 2 else [s for k, s in self.steps.items() if k >= 0]
-        return len({frozenset(shapes) for shapes in steps}) > 1
+        seen: set[str] = set()
+        for step in sorted(k for k in self.steps if k >= 0):
+            shapes = self.steps[step]
+            if seen and not shapes <= seen:
+                return True
+            seen |= shapes
+        return False
 
 
 def table(path: str) -> dict[str, Any] | None:
@@ -205,7 +210,8 @@ def write(
     ]
     _csv(os.path.join(folder, "ops.csv"), FIELDS, found)
     _csv(os.path.join(folder, "cuda_calls.csv"), CUDA_FIELDS, cuda_rows)
-    title = f"kit assess: {len(found)} APIs in {steps}" + (f" ({early})" if early else "")
+    apis_text = f"{len(found)} API{'' if len(found) == 1 else 's'}"
+    title = f"kit assess: {apis_text} in {steps}" + (f" ({early})" if early else "")
     with open(os.path.join(folder, "report.html"), "w", encoding="utf-8") as fh:
         fh.write(_html(apis, found, title, cuda_rows))
     dynamic = sum(r["Dynamic"] == "yes" for r in found)
@@ -215,7 +221,7 @@ def write(
     if shown.startswith(".."):
         shown = os.path.join(folder, "ops.csv")
     return (
-        f"assess: {len(found)} APIs in {steps} ({dynamic} with dynamic shapes, "
+        f"assess: {apis_text} in {steps} ({dynamic} with dynamic shapes, "
         f"{unsupported} unsupported, {hit} restricted and hit on the NPU)"
         + (f"; {early}" if early else "")
         + f": {shown}"

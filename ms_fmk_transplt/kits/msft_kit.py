@@ -39,6 +39,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from typing import Any
@@ -65,7 +66,11 @@ def _folder(name: str, default: str) -> str:
     """An absolute folder (made if missing) from ``name`` in the environment or ``default``,
     relative to the working directory."""
     path = os.path.abspath(os.environ.get(name) or default)
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        problem = f"cannot make the folder ({exc.strerror})"
+        raise SystemExit(f"msft_kit: {name}={path}: {problem}") from None
     return path
 
 
@@ -200,9 +205,18 @@ def precision_tick() -> None:
 
 # -- assess ----------------------------------------------------------------------------------
 def _assess_root() -> str:
+    """The project's folder: MSFT_ASSESS_ROOT, else the kit tree's root msft_ops.json names
+    (the -m script may be in a sub-folder), else the working directory or the script's."""
     root = os.environ.get("MSFT_ASSESS_ROOT")
     if root:
         return os.path.abspath(root)
+    try:
+        with open(os.path.join(_HERE, "msft_ops.json"), encoding="utf-8") as fh:
+            tree = json.load(fh).get("root")
+    except (OSError, ValueError, AttributeError):
+        tree = None
+    if isinstance(tree, str):
+        return os.path.normpath(os.path.join(_HERE, tree))
     cwd = os.path.join(os.getcwd(), "")
     main = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if not main or not os.path.isfile(main) or main.startswith(cwd):

@@ -4,11 +4,14 @@ script (``ASSESS_RUNTIME``: one line per file of ms_fmk_transplt/kits/ the recor
 tables/assess_support.py) and the kit's own lines, which the runtime takes off to name the input
 project's lines:
 
-``{"version": "2.x.y", "document": "2.x.y", "apis": {API: {...}}, "inserted": {FILE: [LINE]}}``
+``{"version": "2.x.y", "document": "2.x.y", "apis": {API: {...}}, "inserted": {FILE: [LINE]},
+"root": "../.."}``
 
 ``document`` the version of the published list used (the nearest older one when the target has
 none); ``inserted`` per file the kit changed (its path from msft_ops.json's folder) the lines of
-the kit's tree it inserted. Written from the tables and the run's events."""
+the kit's tree it inserted; ``root`` the tree's root from msft_ops.json's folder (``Where``'s
+paths are the project's, whatever folder the -m script is in). Written from the tables and the
+run's events."""
 
 from __future__ import annotations
 
@@ -38,12 +41,15 @@ def runtime_files() -> tuple[Path, ...]:
     return tuple(folder / name for name in ASSESS_RUNTIME if (folder / name).is_file())
 
 
-def ops_json(table: OperatorTable, inserted: dict[str, list[int]] | None = None) -> str:
+def ops_json(
+    table: OperatorTable, inserted: dict[str, list[int]] | None = None, root: str = "."
+) -> str:
     content = {
         "version": table.target,
         "document": table.document_version,
         "apis": operator_support(table),
         "inserted": inserted or {},
+        "root": root,
     }
     return json.dumps(content, indent=1, ensure_ascii=False) + "\n"
 

@@ -122,7 +122,8 @@ def write(staging: Path, result: RunResult, names: dict[str, str]) -> None:
             write_file(folder / path.name, path.read_bytes())
         _replace_own(folder / kit_assess.OPS_JSON, entry, result)
         inserted = kit_assess.inserted_lines(result.events, Path(entry).parent)
-        text = kit_assess.ops_json(result.tables.operators, inserted)
+        root = Path(os.path.relpath(".", Path(entry).parent.as_posix() or ".")).as_posix()
+        text = kit_assess.ops_json(result.tables.operators, inserted, root)
         write_text(folder / kit_assess.OPS_JSON, text)
     elif not tf:  # a TensorFlow kit works through the environment: no call, no runtime
         runtime = Path(kits.__file__).with_name("msft_kit.py").read_bytes()

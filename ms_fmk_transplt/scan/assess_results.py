@@ -20,7 +20,11 @@ from ms_fmk_transplt.errors import UserError
 MAX_BYTES = 64 * 2**20
 _REQUIRED = ("API", "Calls", "Dtypes", "Shapes", "Dynamic", "Where")
 _WHERE = re.compile(r"(?P<path>[^\n]+?):(?P<line>[0-9]{1,9})(?: \((?P<library>[^()\n]*)\))?")
-_API = re.compile(r"[A-Za-z_][\w.]*")
+_API = re.compile(r"[A-Za-z_][\w.]{0,199}")
+_COUNT = re.compile(r"[0-9]{1,12}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_CELL = 500  # characters of a cell shown in the rows
+MAX_SHAPES = 1000  # of the Shapes cell
 
 
 def ops_csv(value: str) -> Path:
@@ -54,14 +58,16 @@ def read_assessed(value: str, root: Path) -> tuple[AssessFacts, list[str]]:
         raise UserError(path, f"--assessed: not kit assess's ops.csv ({exc})") from None
     files: dict[str, list[AssessedApi]] = {}
     log: list[str] = []
+    lengths: dict[str, int] = {}  # file -> its number of lines
     for number, row in enumerate(rows, 2):
         api, where = (row.get("API") or "").strip(), (row.get("Where") or "").strip()
         calls = (row.get("Calls") or "").strip()
-        if not _API.fullmatch(api) or not calls.isdigit() or None in row:  # (None: extra cells)
+        if not _API.fullmatch(api) or not _COUNT.fullmatch(calls) or None in row:  # (extra cells)
             raise UserError(path, f"--assessed: line {number} is not an ops.csv row")
-        placed = _place(where, root)
+        placed, why = _place(where, root, lengths)
         if placed is None:
-            log.append(f"--assessed: {api} ({where or 'no project line'}) is not placed")
+            shown = _cell(where) or "no project line"
+            log.append(f"--assessed: {api} ({shown}) is not placed{why}")
             continue
         rel, line, library = placed
         files.setdefault(rel, []).append(
@@ -72,7 +78,7 @@ def read_assessed(value: str, root: Path) -> tuple[AssessFacts, list[str]]:
                 int(calls),
                 _words(row.get("Dtypes")),
                 _words(row.get("Arguments")),
-                (row.get("Shapes") or "").strip(),
+                _cell(row.get("Shapes"), MAX_SHAPES),
                 (row.get("Dynamic") or "").strip() == "yes",
             )
         )
@@ -82,18 +88,38 @@ def read_assessed(value: str, root: Path) -> tuple[AssessFacts, list[str]]:
     return facts, log
 
 
-def _words(cell: str | None) -> frozenset[str]:
-    return frozenset(w.strip() for w in (cell or "").split(",") if w.strip())
+def _cell(text: str | None, limit: int = MAX_CELL) -> str:
+    """A cell as shown in the rows: control characters dropped, at most ``limit`` characters."""
+    clean = _CONTROL.sub("", (text or "").strip())
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."
 
 
-def _place(where: str, root: Path) -> tuple[str, int, str] | None:
-    """(file, line, library) of a Where cell; None: no project line, or no such file."""
+def _words(text: str | None) -> frozenset[str]:
+    return frozenset(w for w in (_cell(p, 80) for p in _cell(text).split(",")) if w)
+
+
+def _place(
+    where: str, root: Path, lengths: dict[str, int]
+) -> tuple[tuple[str, int, str] | None, str]:
+    """(file, line, library) of a Where cell, or None and why: no project line, no such file,
+    a line past its end (the project changed since the assessment)."""
     match = _WHERE.fullmatch(where)
     if match is None:
-        return None
+        return None, ""
     rel = PurePosixPath(match["path"].replace("\\", "/"))
-    if rel.is_absolute() or ".." in rel.parts or not rel.parts or int(match["line"]) < 1:
-        return None
-    if not (root / rel).is_file():
-        return None
-    return rel.as_posix(), int(match["line"]), (match["library"] or "").strip()
+    line = int(match["line"])
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts or line < 1:
+        return None, ""
+    path = root / rel
+    if not path.is_file() or path.is_symlink():
+        return None, " (no such file in the project)"
+    key = rel.as_posix()
+    if key not in lengths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        lengths[key] = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if line > lengths[key]:
+        return None, f" ({key} has {lengths[key]} lines: changed since the assessment?)"
+    return (key, line, _cell(match["library"], 80)), ""

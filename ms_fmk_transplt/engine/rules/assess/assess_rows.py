@@ -136,6 +136,9 @@ def fold(notices: list[Notice], done: Folding) -> list[Notice]:
         mine = ours.get(row.api)
         if mine is not None and row.rule.startswith("operator_support.") and id(mine) not in merged:
             seen = mine.message.split("; ", 1)[1]
+            if ", hit by " in mine.message:  # (what the restriction was hit by)
+                hit = mine.message.split(", hit by ", 1)[1].split("; ", 1)[0]
+                seen = f"hit by {hit}; {seen}"
             line = mine.lines(done.migrated)[0]
             message = f"{row.message}{_SEEN}line {line}: {seen}"
             out.append(dataclasses.replace(row, message=message))
