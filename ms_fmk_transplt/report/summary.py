@@ -231,6 +231,8 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
             if f.python
         ],
         "reports": {name: shown(path) for name, path in result.report_paths.items()},
+        # the run's own warnings (the lines the terminal summary prints after its tables)
+        "warnings": [{"level": level.value, "message": text} for level, text in result.notes],
         "timings": timings(result),
         "libcst_stages": libcst_stages(result),
     }
