@@ -114,6 +114,7 @@ PATH_OPTIONS = [  # (the words before the value, what the shell is asked to comp
     ("ms_fmk_transplt -i src -r", "file"),
     ("ms_fmk_transplt -i src --cache-dir", "dir"),
     ("ms_fmk_transplt -i src --deps", "dir"),
+    ("ms_fmk_transplt -i src --assessed", "file"),
     ("ms_fmk_transplt -i src -o out distributed -m", "file"),
     ("ms_fmk_transplt kit aoe -i", "file"),
     ("ms_fmk_transplt kit aoe -i src -o", "dir"),

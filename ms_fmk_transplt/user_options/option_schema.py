@@ -374,7 +374,7 @@ SCHEMA: tuple[Option, ...] = (
         "Fold what a run of `kit assess` recorded (PATH: its assess/ folder or ops.csv) into "
         "unsupported_op: the APIs the steps ran that the target does not support or whose "
         "restriction the arguments hit, and shapes that changed between steps.",
-        {"metavar": "PATH"},
+        {"metavar": "PATH", "type": ShellPath()},
         run_field="assessed",
         result=True,
     ),
