@@ -131,8 +131,11 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from helpers import run_case
 
+    from ms_fmk_transplt.commands.rule_docs import fixture_applies
+
     root = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
     cases = sorted(p for p in root.glob("*/*.py") if not p.name.endswith(".expected.py"))
+    cases = [case for case in cases if fixture_applies(case)]  # (python)
     for case in cases:
         result = run_case(case)
         for kind, rows in ROWS.items():

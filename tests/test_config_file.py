@@ -222,3 +222,45 @@ def test_todo_comments_and_jobs_map_to_their_options(project: Path, tmp_path: Pa
     params = config_file.apply(ctx, dict(ctx.params), option_schema.RUN, config)
     assert params["jobs"] == 3
     assert config_file.apply(ctx, dict(ctx.params), option_schema.PATHS, config) == ctx.params
+
+
+@pytest.mark.parametrize(
+    "table", ["[tool.ms-fmk-transplt]", "[tool.MS_FMK_TRANSPLT]", "[ms_fmk_transplt]"]
+)
+def test_a_misnamed_table_is_one_warning_naming_file_and_table(
+    project: Path, tmp_path: Path, table: str
+) -> None:
+    """Was ignored without a word: the run goes on without it (exit 0, the rule it ignores still
+    runs), with one warning line naming the file and the table's name; not with -q."""
+    config = project / "pyproject.toml"
+    config.write_text(f"[project]\nname = 'x'\n\n{table}\nignore = ['tensor_methods']\n")
+    done = entry("-i", str(project / "sub" / "deep"), "-o", str(tmp_path / "out"), "--analyse")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        f"ms_fmk_transplt: warning: {config}: {table} is not read: the table is "
+        "[tool.ms_fmk_transplt]"
+    ]
+    assert "tensor_methods.cuda_call" in done.stdout  # the misnamed table's ignore did nothing
+    done = entry("--check", "-q", str(project / "sub"))
+    assert done.returncode == 1 and "warning" not in done.stderr
+
+
+def test_a_file_naming_the_tool_elsewhere_is_no_warning(project: Path, tmp_path: Path) -> None:
+    """Near misses: the tool named as a dependency or in a value, the right table beside them;
+    a broken file that names it with a hyphen stays another tool's business (no error)."""
+    config = project / "pyproject.toml"
+    config.write_text(
+        "[project]\nname = 'x'\ndependencies = ['ms-fmk-transplt']\n"
+        "[tool.other]\nms-fmk-transplt = 'a key, not a table'\n"
+    )
+    done = entry("--check", str(project / "sub"))
+    assert done.returncode == 1 and "warning" not in done.stderr, done.stderr
+    config.write_text(
+        f"{TABLE}ignore = ['tensor_methods']\n[tool.other]\nuses = 'ms-fmk-transplt'\n"
+    )
+    done = entry("--check", str(project / "sub"))
+    assert "warning" not in done.stderr and "tensor_methods" not in done.stdout, done.stderr
+    config.write_text("[tool.ms-fmk-transplt\nbroken = \n")
+    done = entry("--check", str(project / "sub"))
+    assert done.returncode == 1 and "warning" not in done.stderr and "error" not in done.stderr

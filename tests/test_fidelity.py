@@ -100,3 +100,4 @@ def test_new_syntax_is_migrated() -> None:
         (notice,) = result.notices
         assert notice.rule == "parse.syntax_error" and notice.line == 2
         assert "needs a newer Python than" in notice.message
+        assert "newer Python" in notice.tip and "Python 2" not in notice.tip  # its real reason

@@ -177,3 +177,31 @@ def test_an_input_without_tensorflow_says_the_options_reached_nothing(tmp_path: 
         "--npu-option precision_mode reached no config: the input has no TensorFlow file",
         "--npu-option hcom_parallel reached no config: the input has no TensorFlow file",
     ]
+
+
+def test_without_tensorflow_the_warning_is_on_the_terminal_in_the_log_and_in_json(
+    tmp_path: Path,
+) -> None:
+    """Through the real entry point: one warning line on the terminal and in the log; the JSON
+    summary (whose terminal shows nothing else) has it in its run warnings."""
+    project = _project(tmp_path, {"train.py": "import torch\nx = torch.ones(1).cuda()\n"})
+    warning = "--npu-option precision_mode reached no config: the input has no TensorFlow file"
+    base = [sys.executable, "-m", "ms_fmk_transplt", "-i", str(project), "--no-cache"]
+    option = ["--npu-option", "precision_mode=allow_mix_precision"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    text = subprocess.run(
+        [*base, "-o", str(tmp_path / "text"), *option], capture_output=True, text=True, env=env
+    )
+    assert text.returncode == 0, text.stderr
+    assert [line for line in text.stdout.splitlines() if "--npu-option" in line] == [
+        f"WARNING {warning}"
+    ]
+    assert _warnings(tmp_path / "text" / "project_msft") == [warning]
+    data = subprocess.run(
+        [*base, "-o", str(tmp_path / "json"), *option, "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert data.returncode == 0, data.stderr
+    assert json.loads(data.stdout)["warnings"] == [{"level": "WARNING", "message": warning}]

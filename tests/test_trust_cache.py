@@ -403,3 +403,13 @@ def test_the_cache_key_covers_every_module_of_the_tool() -> None:
     assert tool_sources() == sorted(package.rglob("*.py"))
     names = {p.relative_to(package).as_posix() for p in tool_sources()}
     assert {"engine/migrate.py", "engine/rules/registry.py", "run/pipeline.py"} <= names
+
+
+def test_the_fingerprint_holds_the_python_that_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file in a newer Python's syntax is skipped ("run the tool with a newer Python"): run
+    under that Python, the cached skip of the older one must not be reused."""
+    fingerprint = cache_module.fingerprint.__wrapped__  # (not its lru_cache)
+    here = fingerprint("x")
+    newer = (sys.version_info[0], sys.version_info[1] + 1, 0, "final", 0)
+    monkeypatch.setattr(cache_module.sys, "version_info", newer)
+    assert fingerprint("x") != here

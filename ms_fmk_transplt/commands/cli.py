@@ -12,28 +12,44 @@ import click
 
 from ms_fmk_transplt import __version__
 from ms_fmk_transplt.commands.config_file import configured
+from ms_fmk_transplt.commands.help_format import CONTEXT, Command, Group
 from ms_fmk_transplt.errors import fail
 from ms_fmk_transplt.user_options.option_schema import DISTRIBUTED, RUN, options_of
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EPILOG = (
+    "Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATHS]... "
+    "(see ms_fmk_transplt --check -h).\n\n"
+    "kit and rule come first on the command line (ms_fmk_transplt kit -h; ms_fmk_transplt rule "
+    "[ID], also --explain ID), distributed comes last (ms_fmk_transplt distributed -h).\n\n"
+    "Exit codes: 0 success; 1 finished, but some files could not be processed (copied "
+    "unchanged, listed in the log); 2 bad command line, input or output (nothing written); 3 "
+    "internal error (nothing written; <name>_msft.interrupted.log has the traceback); 130 "
+    "interrupted (Ctrl-C or SIGTERM: the partial output is removed; "
+    "<name>_msft.interrupted.log says how far it got)."
+)
+# the Commands of --help: kit and rule are taken by the launcher (launch.py) as the first word
+COMMANDS = {
+    "distributed": "Make MAIN data-parallel over several NPUs (last on the line).",
+    "kit": "Write the aoe, profile, precision or assess kit of a project.",
+    "rule": "Print the page of a rule id (every rule without an ID).",
+}
 
-EPILOG = """\b
-Everyday use on files (no -i/-o): ms_fmk_transplt --check|--diff|--inplace [PATHS]...
-(see ms_fmk_transplt --check -h).
-\b
-Rule pages: ms_fmk_transplt rule [ID] (every rule without an ID; also --explain ID).
-\b
-After the migration: ms_fmk_transplt kit aoe|profile|precision -i INPUT -o OUTPUT -m MAIN
-(AOE tuning, profiling, the GPU/NPU precision comparison; see ms_fmk_transplt kit -h).
-\b
-Exit codes: 0 success; 1 finished, but some files could not be processed (copied unchanged,
-listed in the log); 2 bad command line, input or output (nothing written); 3 internal error
-(nothing written; <name>_msft.interrupted.log has the traceback); 130 interrupted (Ctrl-C or
-SIGTERM: the partial output is removed; <name>_msft.interrupted.log says how far it got).
-"""
+
+class _Main(Group):
+    """The run's group: its help lists the three commands."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl(list(COMMANDS.items()))
 
 
-@click.group(context_settings=CONTEXT, invoke_without_command=True, epilog=EPILOG)
+@click.group(
+    cls=_Main,
+    context_settings=CONTEXT,
+    invoke_without_command=True,
+    no_args_is_help=True,
+    epilog=EPILOG,
+)
 @options_of(RUN)
 @click.version_option(__version__, "-V", "--version", prog_name="ms_fmk_transplt")
 @click.pass_context
@@ -72,7 +88,7 @@ def main(ctx: click.Context, **values: Any) -> None:
         run_cli.execute(ctx.obj, quiet, verbose, ctx.meta["machine_format"], color)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(cls=Command, context_settings=CONTEXT, short_help=COMMANDS["distributed"])
 @options_of(DISTRIBUTED)
 @click.pass_context
 def distributed(ctx: click.Context, /, **values: Any) -> None:

@@ -12,7 +12,10 @@ the command line wins over the file; ``--isolated`` reads no file. The file used
 stderr (not with ``-q``) and in the log. The file is data only: it is parsed as TOML (never
 executed), read up to ``MAX_BYTES``, and anything wrong with it (unknown key, wrong type, a
 number out of its bounds, bad TOML, binary, too large) is one error line naming the file (and
-the key), exit code 2. The numeric options of the command line (``-j``, ``--max-file-size``,
+the key), exit code 2. A table the tool does not read but was meant for it
+(``[tool.ms-fmk-transplt]``, ``[ms_fmk_transplt]``: ``misnamed``) is one warning line naming
+the file and the table's name (not with ``-q``), and the search goes on as if it were not
+there. The numeric options of the command line (``-j``, ``--max-file-size``,
 ``--file-timeout``) are checked against the same bounds (``option_values.BOUNDS``). The keys,
 the kind of value each takes and the commands whose options they set are the option schema's
 (``option_schema.SCHEMA``): the run, the path modes and ``kit``.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +52,7 @@ NAME = "pyproject.toml"
 TABLE = "ms_fmk_transplt"
 MAX_BYTES = 1 << 20  # a pyproject.toml is a few KiB; a larger one is not read as configuration
 ROOT_MARKER = ".git"  # the project root: the search upward stops at the first folder holding it
+LOOSE_NAME = re.compile(rb"ms[-_.]?fmk[-_.]?transplt", re.IGNORECASE)  # the table, as misspelt
 
 
 GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
@@ -59,10 +64,12 @@ class Config:
     values: dict[str, Any]  # key (as in the file) -> checked value
 
 
-def find(start: Path) -> Config | None:
+def find(start: Path, warned: list[str] | None = None) -> Config | None:
     """The configuration for ``start`` (a file or folder, which need not exist): the nearest
     pyproject.toml with the table, in its folder or above it up to the project root (see
-    ``searched``); None when there is none."""
+    ``searched``); None when there is none. The misnamed tables met on the way are added to
+    ``warned``, one line each."""
+    warned = [] if warned is None else warned
     here = Path(os.path.abspath(start))
     try:
         folder = here if here.is_dir() else here.parent
@@ -72,7 +79,7 @@ def find(start: Path) -> Config | None:
         path = candidate / NAME
         if not os.path.lexists(path):
             continue
-        table = _table(path)
+        table = _table(path, warned)
         if table is not None:
             return Config(path, {key: _checked(path, key, v) for key, v in table.items()})
     return None
@@ -99,27 +106,22 @@ def _shared(folder: Path) -> bool:
         return True  # a folder that cannot be looked at is not searched either
 
 
-def _table(path: Path) -> dict[str, Any] | None:
+def _table(path: Path, warned: list[str]) -> dict[str, Any] | None:
     """The ``[tool.ms_fmk_transplt]`` table of ``path``; None if it has none (a file that does
     not name the tool at all is not parsed, so a broken pyproject.toml of another tool stays
-    its own business)."""
+    its own business). A misnamed table is added to ``warned``."""
     try:
         with open_regular(path) as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         raise UserError(path, f"cannot read this file ({exc.strerror})") from exc
-    if TABLE.encode() not in data:
+    if TABLE.encode() not in data:  # only a misnamed table, if any: read, never an error
+        _unread_table(path, data, warned)
         return None
     if len(data) > MAX_BYTES:
         raise UserError(path, f"larger than {MAX_BYTES >> 20} MiB: not read as configuration")
-    try:
-        parsed = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UserError(path, f"not UTF-8 text (byte {exc.start}): not valid TOML") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(path, f"not valid TOML ({' '.join(str(exc).split())})") from exc
-    except RecursionError as exc:
-        raise UserError(path, "not valid TOML (nested too deeply)") from exc
+    parsed = _parsed(path, data)
+    _unread_table(path, parsed, warned)
     tool = parsed.get("tool")
     if not isinstance(tool, dict) or TABLE not in tool:
         return None
@@ -127,6 +129,46 @@ def _table(path: Path) -> dict[str, Any] | None:
     if not isinstance(table, dict):
         raise UserError(path, f"tool.{TABLE} must be a table ([tool.{TABLE}])")
     return table
+
+
+def _parsed(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(path, f"not UTF-8 text (byte {exc.start}): not valid TOML") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(path, f"not valid TOML ({' '.join(str(exc).split())})") from exc
+    except RecursionError as exc:
+        raise UserError(path, "not valid TOML (nested too deeply)") from exc
+
+
+def _unread_table(path: Path, data: bytes | dict[str, Any], warned: list[str]) -> None:
+    """A table of ``path`` (its bytes or its parsed TOML) meant for the tool that it does not
+    read: one line in ``warned``. Bytes that do not parse are another tool's business."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_BYTES or not LOOSE_NAME.search(data):
+            return
+        try:
+            data = _parsed(path, data)
+        except UserError:
+            return
+    misnamed = _misnamed(data)
+    if misnamed:
+        warned.append(f"{shown(path)}: [{misnamed}] is not read: the table is [tool.{TABLE}]")
+
+
+def _misnamed(parsed: dict[str, Any]) -> str:
+    """The name of a table meant for the tool that it does not read ("": none): under ``tool``
+    spelt otherwise (``ms-fmk-transplt``), or at the top of the file."""
+    tool = parsed.get("tool")
+    for name, value in tool.items() if isinstance(tool, dict) else ():
+        if name != TABLE and _loose(name) and isinstance(value, dict):
+            return f"tool.{name}"
+    return next((n for n, v in parsed.items() if _loose(n) and isinstance(v, dict)), "")
+
+
+def _loose(name: str) -> bool:
+    return LOOSE_NAME.fullmatch(name.encode(errors="replace")) is not None
 
 
 def _checked(path: Path, key: str, value: object) -> Any:
@@ -203,15 +245,18 @@ def configured(mode: str, start: Callable[[dict[str, Any]], str]) -> Callable[..
         def wrapper(*args: Any, **params: Any) -> None:
             ctx = click.get_current_context()
             isolated = params.pop("isolated")
-            config = None
+            config: Config | None = None
+            warned: list[str] = []  # the misnamed tables met
             if not isolated:
                 try:
-                    config = find(Path(start(params)))
+                    config = find(Path(start(params)), warned)
                 except UserError as exc:
                     fail(str(exc))
                 if config is not None:
                     params = apply(ctx, params, mode, config)
                     ctx.meta["config_file"] = str(config.path)
+            for line in warned if not params.get("quiet") else ():
+                click.echo(f"ms_fmk_transplt: warning: {line}", err=True)
             if params.get("verbose") or (config is not None and not params.get("quiet")):
                 click.echo(f"ms_fmk_transplt: {_used(config, isolated, start(params))}", err=True)
             function(*args, **params)

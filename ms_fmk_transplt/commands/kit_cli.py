@@ -18,13 +18,12 @@ from typing import Any
 import click
 
 from ms_fmk_transplt.commands.config_file import configured
+from ms_fmk_transplt.commands.help_format import CONTEXT, Command
 from ms_fmk_transplt.errors import fail
 from ms_fmk_transplt.user_options.option_schema import KIT, options_of
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-
-@click.command(context_settings=CONTEXT)
+@click.command(cls=Command, context_settings=CONTEXT, no_args_is_help=True)
 @options_of(KIT)
 @click.pass_context
 @configured(KIT, lambda params: str(params["input_path"]))
@@ -33,19 +32,22 @@ def kit(
 ) -> None:
     """Write the KIND variant of the project (aoe, profile, precision, assess, overflow) for -m.
 
-    \b
-    aoe:       torch.npu.set_aoe before the training loop, the run stopped after the first
-               step; run_aoe_npu.sh dumps, then tunes with aoe --job_type=2.
-    profile:   torch_npu.profiler over a few steps after warm-up; run_profile_npu.sh.
+    aoe: torch.npu.set_aoe before the training loop, the run stopped after the first step;
+    run_aoe_npu.sh dumps, then tunes with aoe --job_type=2.
+
+    profile: torch_npu.profiler over a few steps after warm-up; run_profile_npu.sh.
+
     precision: seeds fixed, msprobe's PrecisionDebugger dumping step 0, in the GPU script
-               (<name>_gpu_precision) and the NPU script (<name>_msft_precision) alike;
-               run_precision.sh on each side, then compare.sh.
-    assess:    the project as written (not migrated), recording the torch APIs the first
-               --steps training steps call with their dtypes and shapes; run_assess.sh
-               writes assess/ops.csv and assess/report.html (NPU support for -v).
-    overflow:  every operator of the first steps checked for inf/nan on the NPU;
-               run_overflow_npu.sh writes overflow/overflow.json: the first operator that
-               overflowed, its call site and step.
+    (<name>_gpu_precision) and the NPU script (<name>_msft_precision) alike; run_precision.sh
+    on each side, then compare.sh.
+
+    assess: the project as written (not migrated), recording the torch APIs the first --steps
+    training steps call with their dtypes and shapes; run_assess.sh writes assess/ops.csv and
+    assess/report.html (NPU support for -v).
+
+    overflow: every operator of the first steps checked for inf/nan on the NPU;
+    run_overflow_npu.sh writes overflow/overflow.json: the first operator that overflowed, its
+    call site and step.
 
     Exit codes as for a run; 2 also when MAIN has no single training loop.
     """

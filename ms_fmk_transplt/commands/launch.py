@@ -99,13 +99,17 @@ def _dispatch(args: list[str]) -> None:
 
 
 def _one_line_usage_errors(command: Any, args: list[str], prog: str = "ms_fmk_transplt") -> None:
-    """Runs the click command; a usage error is one line (``ms_fmk_transplt: error: ...``, exit
-    2) instead of click's three, with a hint for the usual slips: a mistyped path mode, a bare
-    path, the run's options written after ``distributed``."""
+    """Runs the click command (without arguments: its help on stderr, exit 2, as click does); a
+    usage error is one line (``ms_fmk_transplt: error: ...``, exit 2) instead of click's three,
+    with a hint for the usual slips: a mistyped path mode, a bare path, the run's options
+    written after ``distributed``."""
     import click
 
     try:
         code = command.main(args, prog_name=prog, standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # the bare command: its help, exit 2
+        print(exc.format_message(), file=sys.stderr)
+        sys.exit(exc.exit_code)
     except click.UsageError as exc:
         _refuse(_usage_message(exc, args))
     except click.ClickException as exc:

@@ -28,6 +28,7 @@ from ms_fmk_transplt.catalogue.rule_pages import summary
 from ms_fmk_transplt.commands import inplace_write
 from ms_fmk_transplt.commands.config_file import configured
 from ms_fmk_transplt.commands.diff_output import print_diff
+from ms_fmk_transplt.commands.help_format import CONTEXT, Command
 from ms_fmk_transplt.commands.run_options import run_options
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, UserError, fail
@@ -120,7 +121,7 @@ class Checked:
         return self.output != self.before
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=Command, context_settings=CONTEXT)
 @options_of(PATHS)
 @configured(PATHS, lambda params: (params["paths"] or (".",))[0])
 def paths_main(

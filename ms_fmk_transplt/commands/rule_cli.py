@@ -8,7 +8,7 @@ import sys
 from ms_fmk_transplt.catalogue.rule_pages import known_ids, page, suggestions, summary
 from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_OK
 
-USAGE = "usage: ms_fmk_transplt rule [RULE_ID]   (or: ms_fmk_transplt --explain RULE_ID)"
+USAGE = "usage: ms_fmk_transplt rule [RULE_ID]  (or: ms_fmk_transplt --explain RULE_ID)"
 
 
 def rule_main(args: list[str]) -> int:

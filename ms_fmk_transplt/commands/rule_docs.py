@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -75,6 +76,8 @@ SIDECAR_KEYS = OPTION_KEYS | {
     "expect",  # one of EXPECT
     "parsed",  # false: input the engine does not parse (the parse.* rules), left out of the
     # tests that need a Python program (properties, LibCST names)
+    "python",  # "X.Y": the case shows what Python X.Y's own parser says (syntax of a newer
+    # Python, CPython's words): left out on another Python (fixture_applies)
 }
 
 
@@ -93,6 +96,12 @@ def fixture_sidecar(case: Path) -> dict[str, Any]:
 def fixture_expect(case: Path) -> str:
     """What the case expects of the rule of its folder: a key of EXPECT."""
     return str(fixture_sidecar(case).get("expect", "fires"))
+
+
+def fixture_applies(case: Path) -> bool:
+    """Whether the case holds on the Python running (its sidecar's ``python``)."""
+    python = fixture_sidecar(case).get("python")
+    return python is None or python == f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def fixture_parsed(case: Path) -> bool:
@@ -227,7 +236,7 @@ def _advice_section(rule_id: str) -> list[str]:
 
 
 def _example(rule: Rule, cases: list[Path], root: Path) -> list[str]:
-    for case in cases:
+    for case in filter(fixture_applies, cases):
         result = run_case(case, root)
         # shown: a fixture's bidi controls (parse.bidi_control) are printed as escapes, so the
         # page itself cannot read differently from what it shows

@@ -183,7 +183,7 @@ def _one_pass(
             check_source(source)  # LibCST's native parser crashes on deep input
         return staged(source, path, tables, options, stages), ",".join(families)
     except Unreadable as exc:
-        return skipped(path, source, exc.line, exc.rule, exc.message, tables), ""
+        return skipped(path, source, exc.line, exc.rule, exc.message, tables, exc.newer_python), ""
 
 
 def _gates(source: bytes, path: str, tables: Tables, options: EngineOptions) -> FileResult | None:

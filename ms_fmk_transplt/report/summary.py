@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -49,13 +50,7 @@ def show(result: RunResult, console: Console) -> None:
     console.print(table)
     top = top_apis(result)
     if top:
-        apis = Table(title="Top open work (unsupported_op.xlsx, report.html)")
-        apis.add_column("API", overflow="fold")  # never cut: two names may differ at the end
-        apis.add_column("Category", overflow="fold")
-        apis.add_column("Count", justify="right")
-        for api, category, count in top:
-            apis.add_row(escape(api), category, str(count))
-        console.print(apis)
+        console.print(_top_table(top, console.width))
     for notice in result.notices:
         if notice.severity == Severity.ERROR:
             console.print(
@@ -74,6 +69,33 @@ def show(result: RunResult, console: Console) -> None:
     console.print(f"reports in {escape(shown(result.output_dir))}: {names}", highlight=False)
     for line in headline(result):  # a path is printed whole (the terminal wraps it)
         console.print(line, highlight=False, soft_wrap=line.startswith("review: "))
+
+
+def _top_table(top: list[tuple[str, str, int]], width: int) -> Table:
+    """The APIs with the most open work. An API name wider than its column is wrapped after a
+    dot, never inside an identifier (``parallelize_mod``/``ule``); only an identifier wider than
+    the column itself is folded. Never cut: two names may differ at the end."""
+    apis = Table(title="Top open work (unsupported_op.xlsx, report.html)")
+    apis.add_column("API", overflow="fold")
+    apis.add_column("Category", overflow="fold")
+    apis.add_column("Count", justify="right")
+    others = max(len("Category"), *(len(c) for _, c, _ in top))
+    others += max(len("Count"), *(len(str(n)) for _, _, n in top))
+    room = max(width - others - 10, 12)  # 10: the borders and padding of three columns
+    for api, category, count in top:
+        apis.add_row(escape("\n".join(dotted_lines(api, room))), category, str(count))
+    return apis
+
+
+def dotted_lines(name: str, width: int) -> list[str]:
+    """``name`` in lines of at most ``width`` characters, broken after its dots (a part longer
+    than ``width`` alone on its line)."""
+    lines = [""]
+    for part in re.findall(r"[^.]*\.|[^.]+$", name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return lines
 
 
 def _n(count: int, noun: str) -> str:
@@ -209,6 +231,8 @@ def as_json(result: RunResult, exit_code: int) -> dict[str, Any]:
             if f.python
         ],
         "reports": {name: shown(path) for name, path in result.report_paths.items()},
+        # the run's own warnings (the lines the terminal summary prints after its tables)
+        "warnings": [{"level": level.value, "message": text} for level, text in result.notes],
         "timings": timings(result),
         "libcst_stages": libcst_stages(result),
     }

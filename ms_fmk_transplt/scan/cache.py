@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,8 +64,11 @@ def tool_sources() -> list[Path]:
 
 @lru_cache(maxsize=16)
 def fingerprint(extra: str = "") -> str:
-    """Everything besides a file's content that decides its migration."""
-    h = hashlib.sha256(f"{FORMAT}|{__version__}|{extra}".encode())
+    """Everything besides a file's content that decides its migration; the Python running the
+    tool too: its parser decides which syntax reads (a file in a newer Python's syntax is
+    skipped, and migrated once the tool runs under that Python)."""
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    h = hashlib.sha256(f"{FORMAT}|{__version__}|{python}|{extra}".encode())
     sources = tool_sources()  # the tool's own code: any change invalidates
     rules = rules_dir()
     for path in [*sorted(rules.rglob("*.json")), *sources]:

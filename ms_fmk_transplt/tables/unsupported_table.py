@@ -196,6 +196,9 @@ class UnsupportedTable:
         self.project_extension_tip: str = raw["project_extension_tip"]
         files = raw["files"]
         self.skipped_file = Entry("(whole file)", "skipped_file", "manual", files["skipped_tip"])
+        # a file whose syntax only a newer Python reads: the same row, with the tip of that case
+        tip = files["newer_python_tip"]
+        self.newer_python_file = Entry("(whole file)", "skipped_file", "manual", tip)
         self.failed_file = Entry("(whole file)", "failed_file", "manual", files["failed_tip"])
         self.bidi_control = Entry("bidi control character", "review", "manual", files["bidi_tip"])
         self.unmodelled = Entry("(statement)", "unmodelled_code", "manual", files["unmodelled_tip"])

@@ -22,7 +22,11 @@ from ms_fmk_transplt.user_options.option_values import (
     MAX_JOBS,
     Bounded,
 )
-from ms_fmk_transplt.user_options.shell_values import complete_rule_ids, complete_versions
+from ms_fmk_transplt.user_options.shell_values import (
+    ShellPath,
+    complete_rule_ids,
+    complete_versions,
+)
 from ms_fmk_transplt.user_options.terminal import COLOR_CHOICES
 
 # the commands: the migration (-i/-o), its ``distributed`` sub-command, the path modes
@@ -109,7 +113,7 @@ SCHEMA: tuple[Option, ...] = (
         ("-i", "--input", "input_path"),
         (RUN, KIT),
         "Folder of the GPU project, or a single .py file (its folder names the output).",
-        {"required": True, "metavar": "PATH"},
+        {"required": True, "metavar": "PATH", "type": ShellPath()},
         {KIT: {"help": "The project."}},
         run_field="input",
     ),
@@ -117,7 +121,7 @@ SCHEMA: tuple[Option, ...] = (
         ("-o", "--output", "output_path"),
         (RUN, KIT),
         "Folder in which <name>_msft is created (made if missing; not inside the input).",
-        {"required": True, "metavar": "DIR"},
+        {"required": True, "metavar": "DIR", "type": ShellPath(folders=True)},
         {KIT: {"help": "Where the kit's tree goes."}},
         run_field="output",
     ),
@@ -125,7 +129,7 @@ SCHEMA: tuple[Option, ...] = (
         ("-m", "--main", "main_file"),
         (DISTRIBUTED, KIT),
         "Entry script of the training (a .py file of the input, relative to it).",
-        {"required": True, "metavar": "MAIN"},
+        {"required": True, "metavar": "MAIN", "type": ShellPath()},
         {KIT: {"help": "The training script (a .py file of the input, relative to it)."}},
         run_field="main_script",
         result=True,
@@ -152,7 +156,7 @@ SCHEMA: tuple[Option, ...] = (
         (KIT,),
         "The .py file of the input holding the training loop, when it is not MAIN (a trainer "
         "module MAIN imports): the calls go there, the launcher runs MAIN.",
-        {"metavar": "FILE"},
+        {"metavar": "FILE", "type": ShellPath()},
         run_field="kit_loop",
         result=True,
     ),
@@ -169,7 +173,7 @@ SCHEMA: tuple[Option, ...] = (
         ("-r", "--rule", "rule_file"),
         (RUN, PATHS),
         "User rules (ArgsModifyRule, FuncNameModifyRule, ModuleNameModifyRule), applied first.",
-        {"metavar": "JSON"},
+        {"metavar": "JSON", "type": ShellPath()},
         {PATHS: {"help": "User rules (see -h of the main mode)."}},
         run_field="rule_file",
         result=True,
@@ -285,7 +289,7 @@ SCHEMA: tuple[Option, ...] = (
         ("--cache-dir",),
         (RUN, KIT),
         "Cache location (default ~/.cache/ms_fmk_transplt).",
-        {"metavar": "DIR"},
+        {"metavar": "DIR", "type": ShellPath(folders=True)},
         {KIT: {"help": "Cache location."}},
         run_field="cache_dir",
     ),
@@ -360,7 +364,7 @@ SCHEMA: tuple[Option, ...] = (
         "Analyse the installed libraries the project imports, found in DIR (a site-packages "
         "folder, a venv or a library's source tree; auto: $VIRTUAL_ENV's, else python3's): "
         "report the calls of their APIs that reach CUDA code, with the path (repeatable).",
-        {"multiple": True, "metavar": "DIR|auto"},
+        {"multiple": True, "metavar": "DIR|auto", "type": ShellPath(folders=True)},
         run_field="deps",
         result=True,
     ),
@@ -370,7 +374,7 @@ SCHEMA: tuple[Option, ...] = (
         "Fold what a run of `kit assess` recorded (PATH: its assess/ folder or ops.csv) into "
         "unsupported_op: the APIs the steps ran that the target does not support or whose "
         "restriction the arguments hit, and shapes that changed between steps.",
-        {"metavar": "PATH"},
+        {"metavar": "PATH", "type": ShellPath()},
         run_field="assessed",
         result=True,
     ),

@@ -1,13 +1,34 @@
-"""What shell completion offers for option values: the torch_npu versions ``-v`` knows and the
-rule ids (and id prefixes) of ``--select``, ``--ignore`` and ``rule``. Reads the rule pages and
+"""What shell completion offers for option values: the torch_npu versions ``-v`` knows, the
+rule ids (and id prefixes) of ``--select``, ``--ignore`` and ``rule``, and the shell's own file
+or folder names for the options that take a path (``ShellPath``). Reads the rule pages and
 the version tables' names only: completing a word loads neither LibCST nor the reports."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
 
 from ms_fmk_transplt.catalogue.rule_pages import known_ids, summary
+
+
+class ShellPath(click.Path):
+    """The type of an option taking a path: the shell completes it with file names (``folders``:
+    folder names only), and the value is taken as written: what is wrong with it (missing, a
+    file for a folder, unreadable) is said later by the tool, in its own one line."""
+
+    def __init__(self, folders: bool = False) -> None:
+        super().__init__(exists=False, file_okay=not folders, dir_okay=True, readable=False)
+        self.folders = folders
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return [CompletionItem(incomplete, type="dir" if self.folders else "file")]
 
 
 def complete_versions(

@@ -13,6 +13,7 @@ class Unreadable(Exception):
     """Raised by the span pass for a file Python itself cannot read (it does not decode, or the
     stdlib parser refuses it): copied unchanged and reported with this row (rules parse.*)."""
 
-    def __init__(self, line: int, rule: str, message: str) -> None:
+    def __init__(self, line: int, rule: str, message: str, newer_python: bool = False) -> None:
         super().__init__(message)
         self.line, self.rule, self.message = line, rule, message
+        self.newer_python = newer_python  # the syntax of a newer Python than the tool's

@@ -30,7 +30,9 @@ SYNTAX_ERROR = declare(
     "a file that does not parse as Python 3 (Python 2, NUL bytes, a template): copied unchanged",
     "The rules work on the syntax tree, so a file that is not valid Python 3 cannot be migrated. "
     "The row gives the line and CPython's own reason (e.g. `Missing parentheses in call to "
-    "'print'`)." + _SKIPPED,
+    "'print'`). A file in the syntax of a newer Python than the one running the tool (PEP 695 "
+    "type parameters before 3.12, t-strings before 3.14: LibCST's grammar reads it) is not "
+    "wrong: its row says so, and its tip is to run the tool under that newer Python." + _SKIPPED,
     kind=OPEN_WORK,
     opt_out=SKIP_FILE,
     fixed=UNREAD_FILE,
@@ -49,6 +51,10 @@ if TYPE_CHECKING:
     import libcst as cst
 
 _LIBCST_READS_UP_TO = 5 * 2**20
+# CPython's reasons for code that LibCST reads but that is no newer Python's: a bad escape, and
+# Python 2's ``except E, name:`` (which Python 3.14 reads, as catching E or name: a change of
+# meaning, not a remedy)
+_NOT_NEWER = ("(unicode error)", "multiple exception types must be parenthesized")
 
 
 def undecodable(source: bytes, exc: Exception) -> tuple[int, str, str]:
@@ -57,10 +63,11 @@ def undecodable(source: bytes, exc: Exception) -> tuple[int, str, str]:
     return line, DECODE_ERROR, f"cannot decode: {reason}; copied unchanged"
 
 
-def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str]:
-    """(line, rule, message) of the row for a file the stdlib parser (or compiler: ``nonlocal``
-    at module level) refuses: CPython's reason for the whole file. Syntax of a newer Python (PEP
-    695 or nested f-strings on Python 3.11: LibCST's grammar reads it) says so, with the remedy."""
+def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str, bool]:
+    """(line, rule, message, newer) of the row for a file the stdlib parser (or compiler:
+    ``nonlocal`` at module level) refuses: CPython's reason for the whole file. Syntax of a newer
+    Python (PEP 695 or nested f-strings on Python 3.11, t-strings before 3.14: LibCST's grammar
+    reads it) says so, with the remedy (``newer``: the row's tip is that remedy too)."""
     line = getattr(exc, "lineno", None) or 1
     reason = getattr(exc, "msg", None) or str(exc)
     parsed = False
@@ -74,7 +81,9 @@ def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str]:
         line, reason = py_exc.lineno or line, py_exc.msg
     except ValueError as py_exc:  # NUL bytes, before Python 3.11.4
         line, reason = 1, str(py_exc)
-    if not parsed and "(unicode error)" not in reason and _libcst_reads(source):
+    older = any(words in reason for words in _NOT_NEWER)
+    newer = not parsed and not older and _libcst_reads(source)
+    if newer:
         here = f"{sys.version_info[0]}.{sys.version_info[1]}"
         message = (
             f"cannot parse: needs a newer Python than {here} to be parsed (Python {here}: "
@@ -82,7 +91,7 @@ def refused_by_cpython(source: bytes, exc: Exception) -> tuple[int, str, str]:
         )
     else:
         message = f"cannot parse: invalid Python 3 syntax ({reason}); copied unchanged"
-    return line, SYNTAX_ERROR, message
+    return line, SYNTAX_ERROR, message, newer
 
 
 def _libcst_reads(source: bytes) -> bool:
