@@ -88,15 +88,20 @@ def assessed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The project, and the assess folder a real recording of 3 steps wrote."""
     root = tmp_path_factory.mktemp("assessed")
     project = _project(root)
-    args = ["assess", "-q", "--no-cache", "-i", str(project), "-o", str(root / "kit")]
-    result = CliRunner().invoke(kit, [*args, "-m", "train.py", "--steps", "3"])
+    return project, _recorded(project, root / "kit", "train.py", 3, root)
+
+
+def _recorded(project: Path, out: Path, main_rel: str, steps: int, cwd: Path) -> Path:
+    """kit assess of ``project`` into ``out``, its launcher run from ``cwd``: the assess folder."""
+    args = ["assess", "-q", "--no-cache", "-i", str(project), "-o", str(out), "-m", main_rel]
+    result = CliRunner().invoke(kit, [*args, "--steps", str(steps)])
     assert result.exit_code == 0, result.output
-    tree = root / "kit" / "proj_msft_assess"
+    tree = out / f"{project.name}_msft_assess"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSFT_")}
     env.update(PYTHON=sys.executable, CUDA_VISIBLE_DEVICES="")
-    run = run_checked(["bash", str(tree / "run_assess.sh")], env, cwd=tree)
+    run = run_checked(["bash", str(tree / "run_assess.sh")], env, cwd=cwd)
     assert run.returncode == 0, run.stderr
-    return project, tree / "assess"
+    return tree / "assess"
 
 
 @TORCH
@@ -234,15 +239,8 @@ def test_a_main_script_in_a_sub_folder_names_the_project_s_files(tmp_path: Path)
     (project / "models" / "__init__.py").write_text("")
     (project / "models" / "net.py").write_text(NET)
     (project / "scripts" / "train.py").write_text(SCRIPT)
-    args = ["assess", "-q", "--no-cache", "-i", str(project), "-o", str(tmp_path / "kit")]
-    result = CliRunner().invoke(kit, [*args, "-m", "scripts/train.py", "--steps", "2"])
-    assert result.exit_code == 0, result.output
-    tree = tmp_path / "kit" / "proj_msft_assess"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MSFT_")}
-    env.update(PYTHON=sys.executable, CUDA_VISIBLE_DEVICES="")
-    run = run_checked(["bash", str(tree / "run_assess.sh")], env, cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    with (tree / "assess" / "ops.csv").open(encoding="utf-8", newline="") as fh:
+    folder = _recorded(project, tmp_path / "kit", "scripts/train.py", 2, tmp_path)
+    with (folder / "ops.csv").open(encoding="utf-8", newline="") as fh:
         rows = {r["API"]: r for r in csv.DictReader(fh)}
     pool = "torch.nn.functional.adaptive_max_pool2d"
     line = next(i for i, t in enumerate(NET.splitlines(), 1) if "POOL" in t)
@@ -250,7 +248,7 @@ def test_a_main_script_in_a_sub_folder_names_the_project_s_files(tmp_path: Path)
     assert rows["torch.nn.functional.linear"]["Where"] == "scripts/train.py:11"
     out = tmp_path / "out"
     args = ["-q", "--no-cache", "-i", str(project), "-o", str(out)]
-    done = CliRunner().invoke(main, [*args, "--assessed", str(tree / "assess")])
+    done = CliRunner().invoke(main, [*args, "--assessed", str(folder)])
     assert done.exit_code == 0, done.output
     placed = [(r["File"], r["Start Line"]) for r in _rows(out / "proj_msft") if r["OP"] == pool]
     assert placed == [("models/net.py", str(line))]
