@@ -20,6 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("libcst", "openpyxl", "rich", "jsonschema", "markdown_it")
 AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.run.tree_migration")
+# what a run needs and a one-file --check does not: the program model, the pipeline (issue 50)
+RUN_ONLY = ("ms_fmk_transplt.scan.project_scan", "ms_fmk_transplt.run.pipeline")
+TF_FAMILY = "ms_fmk_transplt.engine.rules.tf"
 PROBE = """
 import os, runpy, sys
 sys.argv = ["ms_fmk_transplt", *sys.argv[1:]]
@@ -34,6 +37,7 @@ sys.exit(code)
 """
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2, device='npu:0')\nprint(x.sum())\n"
 FINDINGS = "import torch\n\nx = torch.ones(2).cuda()\n"
+TENSORFLOW = "import tensorflow as tf\n\nsess = tf.Session()\n"
 
 
 def loaded(tmp_path: Path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
@@ -78,6 +82,23 @@ def test_a_one_file_check_imports_no_heavy_library_and_no_report(
     assert "ms_fmk_transplt.engine.migrate" in modules  # the file was migrated in this process
     assert roots(modules, HEAVY) == []
     assert not set(AFTER_A_RUN) & modules
+    assert not set(RUN_ONLY) & modules
+    assert tf_family(modules) == []  # (a PyTorch file: the gated tf family is never loaded)
+
+
+def tf_family(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m == TF_FAMILY or m.startswith(f"{TF_FAMILY}."))
+
+
+def test_a_one_file_check_of_tensorflow_code_loads_the_tensorflow_family(tmp_path: Path) -> None:
+    """The same probe on a TensorFlow file: the family is there (the listing above would show
+    it), and still no heavy library."""
+    (tmp_path / "train.py").write_text(TENSORFLOW, encoding="utf-8")
+    modules, done = loaded(tmp_path, "--check", "train.py")
+    assert done.returncode == 1, done.stderr
+    assert "tf.session_config" in done.stdout
+    assert f"{TF_FAMILY}.session_spans" in tf_family(modules)
+    assert roots(modules, HEAVY) == []
 
 
 def test_the_probe_sees_what_a_run_imports(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ workbook's links. Reading them needs no engine module (no LibCST)."""
 
 from __future__ import annotations
 
-import difflib
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -40,6 +39,8 @@ def summary(rule_id: str) -> str:
 
 def suggestions(rule_id: str) -> list[str]:
     """Known ids close to a mistyped one: same family or prefix first, then by similarity."""
+    import difflib  # (a mistyped id only)
+
     ids = known_ids()
     prefix = [i for i in ids if rule_id and (i.startswith(rule_id) or rule_id in i)]
     close = difflib.get_close_matches(rule_id, ids, n=5, cutoff=0.5)

@@ -19,7 +19,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +58,8 @@ def write(path: Path, data: bytes, before: bytes) -> None:
 
 
 def _temporary(path: Path, data: bytes) -> str:
+    import tempfile  # (--inplace only: --check and --diff write nothing)
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".msft")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -35,8 +35,8 @@ from ms_fmk_transplt.errors import EXIT_BAD_INPUT, EXIT_FILE_FAILURES, EXIT_OK, 
 from ms_fmk_transplt.events import FileResult, FileStatus
 from ms_fmk_transplt.report import findings as report
 from ms_fmk_transplt.report.findings import Finding
+from ms_fmk_transplt.run.engine_options import engine_options
 from ms_fmk_transplt.run.file_migration import migrate_file
-from ms_fmk_transplt.run.pipeline import engine_options
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.regular_files import read_regular, special_kind
 from ms_fmk_transplt.scan.discover import MAX_DEPTH, walk

@@ -16,7 +16,6 @@ from ms_fmk_transplt.errors import UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.run.file_deadline import FileTimeout, deadline
-from ms_fmk_transplt.run.notebook import migrate_notebook
 from ms_fmk_transplt.run.record_codec import Malformed, record_from_plain, record_to_plain
 from ms_fmk_transplt.run.staging import INTERRUPTED
 from ms_fmk_transplt.safety.regular_files import read_regular
@@ -44,6 +43,8 @@ def migrate_file(
     try:
         with deadline(seconds):
             if source_path.suffix == ".ipynb":
+                from ms_fmk_transplt.run.notebook import migrate_notebook  # (a notebook only)
+
                 result = migrate_notebook(data, rel, tables, options)
             else:
                 result = migrate_source(data, rel, tables, options)

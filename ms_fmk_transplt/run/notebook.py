@@ -19,12 +19,8 @@ import re
 from typing import Any
 
 from ms_fmk_transplt.engine import EngineOptions, fold_file_rows, migrate_source
-from ms_fmk_transplt.engine.rules.family_exports import (
-    DECODE_ERROR,
-    SYNTAX_ERROR,
-    TORCH_NPU,
-    tf_statements,
-)
+from ms_fmk_transplt.engine.rules import family_exports
+from ms_fmk_transplt.engine.rules.family_exports import DECODE_ERROR, SYNTAX_ERROR, TORCH_NPU
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.events import (
     ChangeEvent,
@@ -133,7 +129,8 @@ def migrate_notebook(
         notices = _folded(notices, sources, tables, options)
         return FileResult(path, FileStatus.UNCHANGED, data, notices=notices, framework=framework)
     if style:
-        statements = tf_statements(style, tables.tf_migration, changed)
+        # (the TensorFlow family is loaded for a TensorFlow notebook only)
+        statements = family_exports.tf_statements(style, tables.tf_migration, changed)
         inserted = _insert_after(cells, path, statements, _TF_IMPORT)
     else:
         inserted = _insert_torch_npu(cells, path, tables)

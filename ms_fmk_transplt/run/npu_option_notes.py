@@ -5,7 +5,7 @@ reaches a config when a change of the tf family says it set it (``applied_npu_op
 
 from __future__ import annotations
 
-from ms_fmk_transplt.engine.rules.family_exports import SESSION_LOOP, applied_npu_options
+from ms_fmk_transplt.engine.rules import family_exports
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import RunResult
 
@@ -21,7 +21,9 @@ def npu_option_notes(result: RunResult) -> list[tuple[Severity, str]]:
     names = [name for name, _ in result.engine.npu_options] if result.engine else []
     if not names:
         return []
-    applied = applied_npu_options(result.events)
+    # (the tf family's names: loaded only for a run given --npu-option)
+    applied = family_exports.applied_npu_options(result.events)
+    session_loop = family_exports.SESSION_LOOP
     tensorflow = any(f.framework == "tensorflow" for f in result.files)
     options = result.tables.tf_adapter.options
     notes = []
@@ -32,11 +34,11 @@ def npu_option_notes(result: RunResult) -> list[tuple[Severity, str]]:
             why = "the input has no TensorFlow file"
         else:
             places = [p for p in _PLACES if p in options[name].places]
-            if name in SESSION_LOOP and "session" in places:
+            if name in session_loop and "session" in places:
                 places.remove("session")  # (its loop needs util.set_iteration_per_loop)
             where = "; ".join(_PLACES[p] for p in places)
             why = f"it goes to {where}, and the migration created or changed none"
-            if name in SESSION_LOOP:
+            if name in session_loop:
                 why += (
                     " (a session runs it only with npu_bridge's util.set_iteration_per_loop"
                     "(sess, train_op, N) in its training loop: add that call by hand)"

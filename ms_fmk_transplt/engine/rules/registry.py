@@ -12,22 +12,24 @@ that the core's own machinery needs (the gates, the opt-out comments, the rows o
 engine could not read, ``import torch_npu`` after the LibCST stages) are named once each in
 engine/rules/family_exports.py. How the core treats a rule's rows is said
 by its declaration (``bookkeeping``, ``fixed``, ``answers``: rule_catalog.Rule), never by its
-name. Families are imported on first use (``families()``), so importing this module is cheap.
+name. Families are imported on first use, so importing this module is cheap; a family of GATES
+is imported only once a file holds one of its words (``meet``): the TensorFlow family is never
+loaded by a run or a ``--check`` of PyTorch files alone.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-from collections.abc import Iterable, Iterator
-from functools import cache
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.catalogue.rule_catalog import RULES
 from ms_fmk_transplt.engine.rules.family_spec import Family, Finishing, Folding, RunFolding
 
 if TYPE_CHECKING:
-    import ast
-
     from ms_fmk_transplt.engine.base import Concern
     from ms_fmk_transplt.engine.options import EngineOptions
     from ms_fmk_transplt.engine.spans.module_facts import ModuleFacts
@@ -76,21 +78,103 @@ NAMES = (
 FINISHING = ("assess", "specify_device", "unsupported", "imports", "tf")
 
 
-@cache
-def families() -> tuple[Family, ...]:
-    """Every family's declaration, in order (importing a family declares its rule ids)."""
-    out = []
-    for name in NAMES:
+@dataclass(frozen=True)
+class Gate:
+    """When a family is loaded: once a file holds one of its ``words`` (in its bytes, or in the
+    names its import statements give, as Python normalises them), or ``wanted(path, options)``
+    says the run gives it the file without them. Until then no module of the family is imported
+    and none of its hooks is called; once loaded, it meets every later file as the other
+    families do (its hooks leave a file that is not its own as it is)."""
+
+    words: Callable[[Tables], tuple[bytes, ...]]
+    wanted: Callable[[str, EngineOptions], bool]
+
+
+def _tensorflow_words(tables: Tables) -> tuple[bytes, ...]:
+    """What a file importing TensorFlow names (tf_files.tf_file: an import root of the table,
+    one of Horovod's TensorFlow front ends)."""
+    table = tables.tf_migration
+    roots = {*table.import_roots, *(path.split(".")[0] for path in table.horovod_modules)}
+    return tuple(sorted(root.encode() for root in roots))
+
+
+def _tensorflow_program(path: str, options: EngineOptions) -> bool:
+    """A cell of a TensorFlow notebook, the entry of a TF 2.x program (the NPU device is opened
+    there): the tf family's files whatever they import (tf_files.tf_file)."""
+    project = options.project
+    entry = project is not None and path in project.programs.tf2_entries
+    return bool(options.tf_notebook_style) or entry
+
+
+GATES = {"tf": Gate(_tensorflow_words, _tensorflow_program)}
+_LOADED: dict[str, Family] = {}
+
+
+def _family(name: str) -> Family:
+    """The family's declaration, its package imported on first use."""
+    family = _LOADED.get(name)
+    if family is None:
         family = importlib.import_module(f"{PACKAGE}.{name}").FAMILY
         if not isinstance(family, Family) or family.name != name:
             raise TypeError(f"{PACKAGE}.{name}: FAMILY must be its Family declaration")
-        out.append(family)
-    return tuple(out)
+        _LOADED[name] = family
+    return family
+
+
+def families() -> tuple[Family, ...]:
+    """Every family's declaration, in order (importing a family declares its rule ids)."""
+    return tuple(_family(name) for name in NAMES)
+
+
+def by_name() -> dict[str, Family]:
+    return {family.name: family for family in families()}
+
+
+def _met() -> tuple[Family, ...]:
+    """The families that meet files so far, in order: every family but a gated one no file
+    has held the words of."""
+    return _meeting(_gated())
+
+
+def _gated() -> tuple[str, ...]:
+    """The gated families loaded so far."""
+    return tuple(name for name in GATES if name in _LOADED)
 
 
 @cache
-def by_name() -> dict[str, Family]:
-    return {family.name: family for family in families()}
+def _meeting(gated: tuple[str, ...]) -> tuple[Family, ...]:
+    return tuple(_family(name) for name in NAMES if name not in GATES or name in gated)
+
+
+def meet(
+    source: bytes,
+    path: str,
+    options: EngineOptions,
+    tables: Tables,
+    imports: list[ast.Import | ast.ImportFrom],
+) -> None:
+    """Load each gated family this file is for (Gate), before its facts are read."""
+    for name, gate in GATES.items():
+        if name in _LOADED:
+            continue
+        words = _words(gate, tables)
+        held = any(word in source for word in words)
+        if not held and not source.isascii():  # ``import ｔｅｎｓｏｒｆｌｏｗ`` (NFKC)
+            named = _import_names(imports)
+            held = any(word in named for word in words)
+        if held or gate.wanted(path, options):
+            _family(name)
+
+
+@lru_cache(maxsize=16)
+def _words(gate: Gate, tables: Tables) -> tuple[bytes, ...]:
+    return gate.words(tables)
+
+
+def _import_names(imports: list[ast.Import | ast.ImportFrom]) -> bytes:
+    names = [alias.name for node in imports for alias in node.names]
+    names += [node.module for node in imports if isinstance(node, ast.ImportFrom) and node.module]
+    return " ".join(names).encode("utf-8", "surrogatepass")
 
 
 def family_of(module: str) -> str:
@@ -121,25 +205,31 @@ def declared(rule_ids: Iterable[str]) -> None:
     unknown = {rule_id.split(".")[0] for rule_id in rule_ids if rule_id not in RULES}
     if not unknown:
         return
-    named = by_name()
-    for prefix in sorted(unknown & set(named)):
-        _import_modules(named[prefix])
+    for prefix in sorted(unknown & set(NAMES)):
+        _import_modules(_family(prefix))
 
 
 # -- the span pass ------------------------------------------------------------------------
 
 
-@cache
 def span_concerns(
     specify_device: bool, tensorflow: bool = False, pytorch: bool = True, deps: bool = False
 ) -> tuple[type[SpanConcern], ...]:
     """The span pass's concerns, in order (-s's only with it; the tensorflow families' only
     for a file that imports TensorFlow, the pytorch ones not for a file that imports TensorFlow
     and no torch: its ``"nccl"`` or ``CUDA_VISIBLE_DEVICES`` are TensorFlow's; ``--deps``'s on
-    every file: a file that imports only an analysed library calls it)."""
+    every file: a file that imports only an analysed library calls it); of the families
+    loaded (a gated one once a file held its words)."""
+    return _span_concerns(_gated(), specify_device, tensorflow, pytorch, deps)
+
+
+@cache
+def _span_concerns(
+    gated: tuple[str, ...], specify_device: bool, tensorflow: bool, pytorch: bool, deps: bool
+) -> tuple[type[SpanConcern], ...]:
     return tuple(
         concern
-        for family in families()
+        for family in _meeting(gated)
         if family.stage == "span"
         and (family.option != "-s" or specify_device)
         and (family.option != "--deps" or deps)
@@ -155,29 +245,32 @@ def span_concerns(
 def read_file_facts(
     ctx: SpanContext, facts: ModuleFacts, source: bytes, trees: list[tuple[Piece, ast.Module]]
 ) -> None:
-    """What each family must know of the whole file before its statements are walked."""
-    for family in families():
+    """What each family must know of the whole file before its statements are walked (the
+    gated families it holds the words of loaded first)."""
+    meet(source, ctx.path, ctx.options, ctx.tables, facts.imports)
+    for family in _met():
         if family.file_facts is not None:
             family.file_facts(ctx, facts, source, trees)
 
 
 def anchor_words(ctx: SpanContext) -> tuple[str, ...]:
     """The families' own anchor words for this file (beyond the tables')."""
-    return tuple(w for f in families() if f.anchor_words is not None for w in f.anchor_words(ctx))
+    return tuple(w for f in _met() if f.anchor_words is not None for w in f.anchor_words(ctx))
 
 
 def finish_file(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
     """The finishing steps, in FINISHING order, once every statement is walked."""
-    named = by_name()
+    named = {family.name: family for family in _met()}
     for name in FINISHING:
-        step = named[name].finish
+        step = named[name].finish if name in named else None
         if step is not None:
             step(ctx, facts, done)
 
 
 def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
-    """The file's rows, each family's folded as it says, in family order."""
-    for family in families():
+    """The file's rows, each family's folded as it says, in family order (a gated family not
+    loaded has no rows)."""
+    for family in _met():
         if family.fold is not None:
             notices = family.fold(notices, done)
     return notices
@@ -190,7 +283,7 @@ def fold_run_rows(
     (Family.run_fold), in family order, and the log lines naming what the folded rows stand
     for."""
     lines: list[str] = []
-    for family in families():
+    for family in _met():
         if family.run_fold is not None:
             files, more = family.run_fold(files, run)
             lines.extend(more)
@@ -199,7 +292,7 @@ def fold_run_rows(
 
 def open_work_rule(api: str, entry: Entry, libraries: LibraryTable) -> str:
     """The rule of an open-work row recorded without one (Family.open_work_rule)."""
-    for family in families():
+    for family in _met():
         if family.open_work_rule is not None:
             return family.open_work_rule(api, entry, libraries)
     raise LookupError("no family names the rule of an open-work row")
@@ -224,15 +317,14 @@ def cst_stages(
 
 
 def _cst_families(options: EngineOptions) -> Iterator[Family]:
-    for family in families():
+    for family in _met():
         if not options.kit_only or family.option == "kit":
             yield family
 
 
 def stage_options(concerns: tuple[type[Concern], ...]) -> list[str]:
     """The options of the families whose LibCST concerns these are, in order."""
-    named = by_name()
-    return [named[f].option for f in stage_families(concerns)]
+    return [_family(f).option for f in stage_families(concerns)]
 
 
 def stage_families(concerns: tuple[type[Concern], ...]) -> list[str]:
