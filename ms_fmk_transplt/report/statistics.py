@@ -126,8 +126,11 @@ def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> B
     registry.declared({e.rule for e in events})
     own = [e for e in events if not is_bookkeeping(e.rule)]  # not CUDA constructs
     open_work = [n for n in notices if n.open_work]
-    cuda = _cuda_lines([e for e in own if not is_option_edit(e.rule)], open_work)
-    counted = [e for e in own if not is_option_edit(e.rule) or _changes_one_of(e, cuda)]
+    edits = [e for e in own if is_option_edit(e.rule)]
+    counted = [e for e in own if not is_option_edit(e.rule)]
+    if edits:
+        cuda = _cuda_spans(counted, open_work)
+        counted += [e for e in edits if _changes_one_of(e, cuda)]
     return Buckets(
         bookkeeping=len(events) - len(own),
         option_edits=len(own) - len(counted),
@@ -138,19 +141,26 @@ def count_buckets(events: Iterable[ChangeEvent], notices: Iterable[Notice]) -> B
     )
 
 
-def _cuda_lines(changes: list[ChangeEvent], rows: list[Notice]) -> set[tuple[str, int]]:
-    """The CUDA-specific lines (file, input line): those of a counted change (an insert's line
-    too: its code is CUDA-specific) or of an open-work row."""
-    lines = {(e.file, i) for e in changes for i in range(e.start_line, e.end_line + 1)}
-    lines.update((n.file, i) for n in rows for i in range(n.line, max(n.line, n.end_line) + 1))
-    return lines
+def _cuda_spans(changes: list[ChangeEvent], rows: list[Notice]) -> dict[str, list[tuple[int, int]]]:
+    """The CUDA-specific lines (input lines), per file, as (first, last) spans: those of a
+    counted change (an insert's line too: its code is CUDA-specific) or of an open-work row.
+    Spans, not a set of lines: a row may span a whole file, and a cached record's lines are
+    never trusted to be small."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for e in changes:
+        spans.setdefault(e.file, []).append((e.start_line, e.end_line))
+    for n in rows:
+        spans.setdefault(n.file, []).append((n.line, max(n.line, n.end_line)))
+    return spans
 
 
-def _changes_one_of(event: ChangeEvent, lines: set[tuple[str, int]]) -> bool:
-    """Whether an option's edit changes one of ``lines`` (an insert changes none)."""
+def _changes_one_of(event: ChangeEvent, spans: dict[str, list[tuple[int, int]]]) -> bool:
+    """Whether an option's edit changes one of the lines of ``spans`` (an insert changes
+    none)."""
     if event.operation == Operation.INSERT:
         return False
-    return any((event.file, i) in lines for i in range(event.start_line, event.end_line + 1))
+    first, last = event.start_line, event.end_line
+    return any(a <= last and first <= b for a, b in spans.get(event.file, ()))
 
 
 @dataclass(frozen=True)
