@@ -25,6 +25,14 @@ REPORTS = {
     "projects/legacy_gpu/legacy_eval.py": ("parse.syntax_error", 4, _PRINT),
     "projects/toolkit/toolkit/legacy_py2.py": ("parse.syntax_error", 7, _PRINT),
     "rules/parse.syntax_error/python2.py": ("parse.syntax_error", 3, _PRINT),
+    # Python 2's `except E, name:`: invalid Python 3, not newer syntax
+    "rules/parse.syntax_error/python2_except.py": ("parse.syntax_error", 5, _SYNTAX),
+    # a t-string (Python 3.14): the message names the Python that can read it
+    "rules/parse.syntax_error/tstring_newer_python.py": (
+        "parse.syntax_error",
+        4,
+        "cannot parse: needs a newer Python than ",
+    ),
     "rules/parse.syntax_error/unknown_unicode_name_distributed.py": (
         "parse.syntax_error",
         9,
