@@ -17,17 +17,28 @@ MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output 
 def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict[str, Any]:
     """The JSON the page's script renders: hunks of [tag, input line, output line, text,
     rule ids] (unified or side by side), cut after MAX_DIFF_LINES lines."""
+    notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
+    merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
+    ranges = _hunk_ranges([tag != " " for tag, _, _ in merged])
+    # the rules of the lines shown: up to the last line of the hunk that passes the cut (a
+    # large generated file's 200,000 events are not all gone through for 4,000 lines)
+    shown, last_old, last_new = 0, 0, 0
+    for first, last in ranges:
+        for _, o, n in merged[first:last]:
+            last_old, last_new = max(last_old, o), max(last_new, n)
+        shown += last - first
+        if shown > MAX_DIFF_LINES:
+            break
     new_rules: dict[int, list[str]] = {}
     old_rules: dict[int, list[str]] = {}
-    notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
     for e in [] if notebook else record.events:
-        _mark(new_rules, e.out_start_line, e.out_end_line, e)
-        if e.operation != Operation.INSERT:
+        if e.out_start_line <= last_new:
+            _mark(new_rules, e.out_start_line, e.out_end_line, e)
+        if e.operation != Operation.INSERT and e.start_line <= last_old:
             _mark(old_rules, e.start_line, e.end_line, e)
-    merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
     hunks: list[dict[str, Any]] = []
     total = 0
-    for first, last in _hunk_ranges([tag != " " for tag, _, _ in merged]):
+    for first, last in ranges:
         part: list[list[Any]] = []
         for tag, o, n in merged[first:last]:
             text = new[n - 1] if n else old[o - 1]
