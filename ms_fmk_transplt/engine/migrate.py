@@ -393,19 +393,15 @@ def _with_output_lines(
             # right above the anchor line, below the inserts at the same anchor recorded before
             later = sum(c for k, c in at_anchor[anchor] if k >= key)
             start = line_of(anchor) - later
-            out.append(_placed(event, start, start + count - 1))
+            out.append(
+                dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
+            )
         else:
-            out.append(_placed(event, line_of(event.start_line), line_of(event.end_line)))
+            out.append(
+                dataclasses.replace(
+                    event,
+                    out_start_line=line_of(event.start_line),
+                    out_end_line=line_of(event.end_line),
+                )
+            )
     return out
-
-
-def _placed(event: ChangeEvent, start: int, end: int) -> ChangeEvent:
-    """``dataclasses.replace(event, out_start_line=start, out_end_line=end)``, without its
-    cost (its keyword arguments and __init__ for each of the 200,000 events of a large
-    generated file): a copy of the event's fields (ChangeEvent has no __post_init__)."""
-    placed: ChangeEvent = object.__new__(ChangeEvent)
-    fields = placed.__dict__
-    fields.update(event.__dict__)
-    fields["out_start_line"] = start
-    fields["out_end_line"] = end
-    return placed
