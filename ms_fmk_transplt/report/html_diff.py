@@ -20,15 +20,15 @@ def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict[str, A
     notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
     merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
     ranges = _hunk_ranges([tag != " " for tag, _, _ in merged])
-    # the rules of the lines shown: up to the last line of the hunk that passes the cut (a
-    # large generated file's 200,000 events are not all gone through for 4,000 lines)
+    # the rules of the lines shown, those of the hunks before the cut (a large generated
+    # file's 200,000 events are not all gone through for 4,000 lines, or none)
     shown, last_old, last_new = 0, 0, 0
     for first, last in ranges:
-        for _, o, n in merged[first:last]:
-            last_old, last_new = max(last_old, o), max(last_new, n)
         shown += last - first
         if shown > MAX_DIFF_LINES:
             break
+        for _, o, n in merged[first:last]:
+            last_old, last_new = max(last_old, o), max(last_new, n)
     new_rules: dict[int, list[str]] = {}
     old_rules: dict[int, list[str]] = {}
     for e in [] if notebook else record.events:
@@ -39,14 +39,14 @@ def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict[str, A
     hunks: list[dict[str, Any]] = []
     total = 0
     for first, last in ranges:
+        total += last - first  # (the hunk's lines: cut before they are made)
+        if total > MAX_DIFF_LINES:
+            return {"hunks": hunks, "cut": True}
         part: list[list[Any]] = []
         for tag, o, n in merged[first:last]:
             text = new[n - 1] if n else old[o - 1]
             rules = old_rules.get(o, []) if tag == "-" else new_rules.get(n, []) if n else []
             part.append([tag, o or "", n or "", text, rules if tag != " " else []])
-        total += len(part)
-        if total > MAX_DIFF_LINES:
-            return {"hunks": hunks, "cut": True}
         olds = [line[1] for line in part if line[1]]
         news = [line[2] for line in part if line[2]]
         header = (
