@@ -15,11 +15,16 @@ from ms_fmk_transplt.safety import chunks
 from ms_fmk_transplt.tables import load_tables
 
 OPTIONS = {"default": DEFAULT_OPTIONS, "-s": EngineOptions(specify_device=True)}
+# the span pass keeps the trees of the first pieces (up to KEEP_BYTES of source) from its first
+# reading for its walk, and parses the others again: none kept, some, all
+KEEP = {"none kept": 0, "some kept": 900, "all kept": chunks.KEEP_BYTES}
 
 
+@pytest.mark.parametrize("keep", KEEP)
 @pytest.mark.parametrize("mode", OPTIONS)
-def test_large_files_in_pieces_give_the_same_result(mode: str, monkeypatch) -> None:
+def test_large_files_in_pieces_give_the_same_result(mode: str, keep: str, monkeypatch) -> None:
     tables, options = load_tables(), OPTIONS[mode]
+    monkeypatch.setattr(chunks, "KEEP_BYTES", KEEP[keep])
     cases = [(p, p.read_bytes()) for p in READABLE]
     if mode == "-s":  # hard-coded indices, where a rank is read
         cases = [(p, s) for p, s in cases if "specify_device" in str(p) or "/projects/" in str(p)]

@@ -383,12 +383,15 @@ def _with_output_lines(
     line_of: LineMap,
 ) -> list[ChangeEvent]:
     out = []
-    queue = list(zip(inserts, order))
+    queue = iter(zip(inserts, order))
+    at_anchor: dict[int, list[tuple[tuple[int, int, int], int]]] = {}
+    for (a, c), k in zip(inserts, order):
+        at_anchor.setdefault(a, []).append((k, c))
     for event in events:
         if event.operation == Operation.INSERT:
-            (anchor, count), key = queue.pop(0)
+            (anchor, count), key = next(queue)
             # right above the anchor line, below the inserts at the same anchor recorded before
-            later = sum(c for (a, c), k in zip(inserts, order) if a == anchor and k >= key)
+            later = sum(c for k, c in at_anchor[anchor] if k >= key)
             start = line_of(anchor) - later
             out.append(
                 dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)

@@ -22,9 +22,17 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
     migrated = not result.options.analyse
     registry.declared({e.rule for e in result.events})  # (their caveats: workers declared them)
     out: list[tuple[str, int, int, str, str, str, str, str]] = []
-    for event in sorted(
-        result.events, key=lambda e: (file_order(e.file), e.out_start_line, e.rule)
-    ):
+    orders: dict[str, tuple[str, int]] = {}  # each file's, once (a file may have 200,000 rows)
+    names: dict[str, str] = {}
+
+    def order(file: str) -> tuple[str, int]:
+        if file not in orders:
+            orders[file] = file_order(file)
+        return orders[file]
+
+    for event in sorted(result.events, key=lambda e: (order(e.file), e.out_start_line, e.rule)):
+        if event.file not in names:
+            names[event.file] = shown(event.file)
         start, end = (
             (event.out_start_line, event.out_end_line)
             if migrated
@@ -32,7 +40,7 @@ def rows(result: RunResult) -> list[tuple[str, int, int, str, str, str, str, str
         )
         out.append(
             (
-                shown(event.file),
+                names[event.file],
                 start,
                 end,
                 event.operation.value,

@@ -17,25 +17,36 @@ MAX_DIFF_LINES = 4000  # a larger diff is cut (the file itself is in the output 
 def file_diff(record: FileRecord, old: list[str], new: list[str]) -> dict[str, Any]:
     """The JSON the page's script renders: hunks of [tag, input line, output line, text,
     rule ids] (unified or side by side), cut after MAX_DIFF_LINES lines."""
+    notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
+    merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
+    ranges = _hunk_ranges([tag != " " for tag, _, _ in merged])
+    # the rules of the lines shown, those of the hunks before the cut (a large generated
+    # file's 200,000 events are not all gone through for 4,000 lines, or none)
+    shown, last_old, last_new = 0, 0, 0
+    for first, last in ranges:
+        shown += last - first
+        if shown > MAX_DIFF_LINES:
+            break
+        for _, o, n in merged[first:last]:
+            last_old, last_new = max(last_old, o), max(last_new, n)
     new_rules: dict[int, list[str]] = {}
     old_rules: dict[int, list[str]] = {}
-    notebook = record.path.endswith(".ipynb")  # its events count lines of cells, not of the file
     for e in [] if notebook else record.events:
-        _mark(new_rules, e.out_start_line, e.out_end_line, e)
-        if e.operation != Operation.INSERT:
+        if e.out_start_line <= last_new:
+            _mark(new_rules, e.out_start_line, e.out_end_line, e)
+        if e.operation != Operation.INSERT and e.start_line <= last_old:
             _mark(old_rules, e.start_line, e.end_line, e)
-    merged = (None if notebook else _aligned(old, new, record.events)) or _matched(old, new)
     hunks: list[dict[str, Any]] = []
     total = 0
-    for first, last in _hunk_ranges([tag != " " for tag, _, _ in merged]):
+    for first, last in ranges:
+        total += last - first  # (the hunk's lines: cut before they are made)
+        if total > MAX_DIFF_LINES:
+            return {"hunks": hunks, "cut": True}
         part: list[list[Any]] = []
         for tag, o, n in merged[first:last]:
             text = new[n - 1] if n else old[o - 1]
             rules = old_rules.get(o, []) if tag == "-" else new_rules.get(n, []) if n else []
             part.append([tag, o or "", n or "", text, rules if tag != " " else []])
-        total += len(part)
-        if total > MAX_DIFF_LINES:
-            return {"hunks": hunks, "cut": True}
         olds = [line[1] for line in part if line[1]]
         news = [line[2] for line in part if line[2]]
         header = (

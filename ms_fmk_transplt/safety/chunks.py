@@ -21,6 +21,12 @@ from collections.abc import Iterator
 from ms_fmk_transplt.safety.parse_bounds import PARSE_CHECK_BYTES, check_parse_size
 
 CHUNK_BYTES = 2**20
+# The span pass keeps the trees of a large file's first pieces, up to this much of its source,
+# from its first reading of the file (the module facts) for its walk, and parses the others
+# again one at a time: a tree holds about 70 times its source's size (some 280 MB here, less
+# than what a 10 MB file's facts, events, edits and output take by the end of its pass: the
+# peak memory stays that of the end; 6 MB saved 2% more time for 90 MB more at the peak).
+KEEP_BYTES = 4 * CHUNK_BYTES
 _CUT = re.compile(rb"^(?![ \t\f\r\n#)\]}]|else\b|elif\b|except\b|finally\b)", re.M)
 
 Piece = tuple[int, int, int]  # (first line, start offset, end offset)

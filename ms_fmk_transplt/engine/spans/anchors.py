@@ -76,13 +76,15 @@ def anchor_lines(
     data: bytes, patterns: list[re.Pattern[bytes]], words: tuple[bytes, ...] = ()
 ) -> list[int]:
     """Sorted line numbers (1-based) holding a match of any pattern or any of ``words``
-    (found with bytes.find: faster than a regular expression alternating between them)."""
+    (found with bytes.find: faster than a regular expression alternating between them; once
+    a word is found on a line, it is looked for from the next line on)."""
     starts = [m.start() for pattern in patterns for m in pattern.finditer(data)]
     for word in words:
         at = data.find(word)
         while at >= 0:
             starts.append(at)
-            at = data.find(word, at + 1)
+            end = data.find(b"\n", at + len(word))
+            at = data.find(word, end + 1) if end >= 0 else -1
     return lf_line_numbers(data, starts)
 
 
@@ -98,13 +100,16 @@ def line_starts(data: bytes) -> list[int]:
 def lf_line_numbers(data: bytes, offsets: list[int]) -> list[int]:
     """The 1-based lines (sorted, once each) of ``offsets`` in ``data`` whose line breaks are
     LF only: the breaks counted between the offsets in order, not a table of every line."""
-    lines: set[int] = set()
+    lines: list[int] = []
     line, pos = 1, 0
+    count = data.count
     for start in sorted(offsets):
-        line += data.count(b"\n", pos, start)
-        pos = start
-        lines.add(line)
-    return sorted(lines)
+        if start != pos:
+            line += count(b"\n", pos, start)
+            pos = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 @lru_cache(maxsize=8)

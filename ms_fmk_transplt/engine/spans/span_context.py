@@ -10,7 +10,8 @@ through the recording API of engine/recorder.py (``record`` / ``warn`` / ``unsup
 from __future__ import annotations
 
 import ast
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ms_fmk_transplt.engine.options import EngineOptions
 from ms_fmk_transplt.engine.recorder import Recorder, RecordMark, snippet_of
@@ -24,6 +25,8 @@ from ms_fmk_transplt.engine.spans.units import Unit
 from ms_fmk_transplt.tables import Tables
 
 __all__ = ["STRING_VALUES", "SpanContext", "StringPart"]
+
+_T = TypeVar("_T")
 
 
 class FrameworkFile(Protocol):
@@ -73,6 +76,17 @@ class SpanContext(SpanNames, SpanStrings, Recorder):
         self.device_indices: dict[str, int] = {}
         # a TensorFlow file's facts (the tf family's file_facts; None: not a TensorFlow file)
         self.tf: FrameworkFile | None = None
+        self._once: dict[tuple[object, ...], Any] = {}  # see ``once``
+
+    def once(self, scan: Callable[..., _T], *args: object) -> _T:
+        """``scan(*args)``, computed once per file: a concern's scan of the whole file, asked
+        again by the concerns of each piece of a large file (safety/chunks.py). Only for a
+        result that is read, never changed; ``args`` live as long as the file's pass."""
+        key = (scan, *map(id, args))
+        if key not in self._once:
+            self._once[key] = scan(*args)
+        result: _T = self._once[key]
+        return result
 
     def start_unit(self) -> None:
         self._names.clear()

@@ -14,6 +14,7 @@ elsewhere.
 from __future__ import annotations
 
 import ast
+import bisect
 import gc
 from dataclasses import dataclass, field
 
@@ -43,6 +44,7 @@ from ms_fmk_transplt.engine.spans.span_context import SpanContext
 from ms_fmk_transplt.engine.spans.units import find_units
 from ms_fmk_transplt.engine.spans.walker import Walker
 from ms_fmk_transplt.events import ChangeEvent, Notice
+from ms_fmk_transplt.safety import chunks
 from ms_fmk_transplt.safety.chunks import Piece, parse_piece, pieces
 from ms_fmk_transplt.safety.tree_depth import check_source, check_tree, parse_failure
 from ms_fmk_transplt.tables import Tables
@@ -163,18 +165,24 @@ def _edited(original: bytes, decoded: Decoded | None, ctx: SpanContext) -> bytes
 def _parsed(
     original: bytes, source: bytes, text: SourceText
 ) -> tuple[ModuleFacts, list[tuple[Piece, ast.Module]]]:
-    """The file's pieces and their trees (a large file's earlier pieces as None: parsed again,
-    one at a time) and its module facts; raises TooDeep, Unreadable (what CPython refuses is
-    reported, not migrated)."""
+    """The file's pieces and their trees and its module facts; raises TooDeep, Unreadable
+    (what CPython refuses is reported, not migrated). A large file's first pieces keep their
+    trees up to KEEP_BYTES of its source, and its last piece; the others are None: parsed again,
+    one at a time."""
     facts = ModuleFacts(text)
     kept: list[tuple[Piece, ast.Module]] = []
+    kept_bytes = 0
     try:
         for piece, tree in pieces(source):
             check_tree(tree, source)  # raises TooDeep: no recursion into a deep tree
             facts.add(tree)
             kept.append((piece, tree))
-            if len(kept) > 1:  # a large file: its pieces are parsed again, one at a time
-                kept[-2] = (kept[-2][0], None)  # type: ignore[assignment]
+            if len(kept) > 1:  # a large file
+                before, size = kept[-2][0], kept[-2][0][2] - kept[-2][0][1]
+                if kept[-2][1] is not None and kept_bytes + size <= chunks.KEEP_BYTES:
+                    kept_bytes += size
+                else:
+                    kept[-2] = (before, None)  # type: ignore[assignment]
         facts.done()
     except (MemoryError, RecursionError) as exc:
         raise parse_failure(exc) from exc
@@ -216,13 +224,15 @@ def _span_pass(
     concerns = span_concerns_for(ctx)
     share(source, kept[0][1] if len(kept) == 1 else None)
     try:
-        for piece, tree in kept:
+        for index, (piece, tree) in enumerate(kept):
+            if len(kept) > 1:  # a large file: each piece's tree freed once it is walked
+                kept[index] = (piece, None)  # type: ignore[assignment]
+            last = piece[0] + source.count(b"\n", piece[1], piece[2])
+            inside = lines[bisect.bisect_left(lines, piece[0]) : bisect.bisect_right(lines, last)]
+            if not inside:
+                continue  # (a piece without an anchor line is not parsed again)
             if tree is None:
                 tree = parse_piece(source, piece)
-            last = piece[0] + source.count(b"\n", piece[1], piece[2])
-            inside = [n for n in lines if piece[0] <= n <= last]
-            if not inside:
-                continue
             scopes = Scopes(tree, walrus=b":=" in source, global_scope=facts.global_scope)
             ctx.begin(scopes)
             walker = Walker(ctx, concerns, extra)

@@ -198,14 +198,13 @@ class CudaOnlySpans(SpanConcern):
         super().__init__(ctx)
         source = ctx.source.data  # a guard needs a condition, and CUDA-only code to select
         # "cuda" tests whose GPU arm takes a CUDA-only library path through transformers
-        condition = has_condition(source)
+        # (each scan once per file: ctx.once)
+        condition = ctx.once(has_condition, source)
         gates = ctx.tables.unsupported.libraries.gate_paths
-        self.library_gates = cuda_only_gates(source, gates) if condition else {}
-        self.active = condition and (
-            bool(self.library_gates) or hinted(source, ctx.tables.unsupported, ctx.options.project)
-        )
+        self.library_gates = ctx.once(cuda_only_gates, source, gates) if condition else {}
+        self.kernels = ctx.once(hinted, source, ctx.tables.unsupported, ctx.options.project)
+        self.active = condition and (bool(self.library_gates) or self.kernels)
         self.predicates_done: set[int] = set()
-        self.kernels = hinted(source, ctx.tables.unsupported, ctx.options.project)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self._expression(node)

@@ -231,11 +231,12 @@ class CapabilitySpans(SpanConcern):
         super().__init__(ctx)
         # a "cuda" kept as Lightning's accelerator (only in a file importing Lightning): the
         # probe that chooses it stays on torch.cuda with it
-        self.active_accelerator = bool(accelerator_strings(ctx.source.data))
-        self.active = hinted(ctx.source.data) or self.active_accelerator
+        source = ctx.source.data  # (each scan once per file: ctx.once)
+        self.active_accelerator = bool(ctx.once(accelerator_strings, source))
+        self.active = ctx.once(hinted, source) or self.active_accelerator
         self.guarded: set[int] = set()
-        self.variables = probed_variables(ctx.source.data) if self.active else frozenset()
-        self.probe_classes = probe_class_lines(ctx.source.data) if self.active else frozenset()
+        self.variables = ctx.once(probed_variables, source) if self.active else frozenset()
+        self.probe_classes = ctx.once(probe_class_lines, source) if self.active else frozenset()
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.variables and not self.ctx.is_claimed(node):  # props = get_device_properties(d)

@@ -127,11 +127,12 @@ class DeviceStringsSpans(SpanConcern):
         self.int_rule = INT_DEVICE
         self.device_calls, self.device_keywords = ints.device_calls, ints.device_keywords
         self.device_leaves, self.int_call_leaves = ints.device_leaves, ints.call_leaves
-        self.kept = kept_device_strings(ctx.source.data)
-        self.accelerators = accelerator_strings(ctx.source.data)
+        source = ctx.source.data  # (each scan once per file: ctx.once)
+        self.kept = ctx.once(kept_device_strings, source)
+        self.accelerators = ctx.once(accelerator_strings, source)
         self.passed = PassedIndices(ctx)
         self.labels = DeviceLabels(ctx)  # dict keys, lookups, pytest markers, Triton's backend
-        self.flows = consumer_flows(ctx.source.data, self.tables.device_consumers)
+        self.flows = ctx.once(consumer_flows, source, self.tables.device_consumers)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         value = node.value

@@ -123,8 +123,8 @@ def word_offsets(segments: list[str]) -> list[tuple[int, int]]:
 class ExpectedErrorsSpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
         super().__init__(ctx)
-        self.active = hinted(ctx.source.data)
-        self.messages = tests_messages(ctx.source.data)
+        self.active = ctx.once(hinted, ctx.source.data)  # (once per file: ctx.once)
+        self.messages = ctx.once(tests_messages, ctx.source.data)
 
     # -- CUDA error messages a fallback tests for ------------------------------------------
     def leave_Compare(self, node: ast.Compare) -> None:
