@@ -105,11 +105,14 @@ def _one_line_usage_errors(command: Any, args: list[str], prog: str = "ms_fmk_tr
     written after ``distributed``."""
     import click
 
+    if not args and getattr(command, "no_args_is_help", False):  # the bare command
+        # its help on stderr, exit 2, as click >= 8.2 does (8.1, the last for Python 3.9,
+        # prints it on stdout and exits 0)
+        context = command.context_class(command, info_name=prog, **command.context_settings)
+        print(command.get_help(context), file=sys.stderr)
+        sys.exit(2)
     try:
         code = command.main(args, prog_name=prog, standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:  # the bare command: its help, exit 2
-        print(exc.format_message(), file=sys.stderr)
-        sys.exit(exc.exit_code)
     except click.UsageError as exc:
         _refuse(_usage_message(exc, args))
     except click.ClickException as exc:
