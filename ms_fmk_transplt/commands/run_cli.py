@@ -30,7 +30,6 @@ from ms_fmk_transplt.report import summary
 from ms_fmk_transplt.report.progress import Progress
 from ms_fmk_transplt.run.pipeline import output_dir, run
 from ms_fmk_transplt.run.staging import signals_interrupt
-from ms_fmk_transplt.run.zoo import HEADER, run_zoo, totals
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import discard
 from ms_fmk_transplt.scan.discover import resolve_project
@@ -79,6 +78,8 @@ def _width(header: tuple[str, ...], rows: list[list[str]]) -> int:
 
 def execute_zoo(options: RunOptions, quiet: bool, verbose: bool, color: str = "auto") -> None:
     from rich.table import Table
+
+    from ms_fmk_transplt.run.zoo import HEADER, run_zoo, totals  # (a zoo's run only)
 
     console = terminal.console(color, stderr=False, quiet=quiet)
     try:

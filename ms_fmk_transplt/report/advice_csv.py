@@ -5,15 +5,15 @@ the recorded notices; the expected effect and the source come from rules/advice.
 from __future__ import annotations
 
 from pathlib import Path
-
-from openpyxl.utils import get_column_letter
-from openpyxl.workbook import Workbook
+from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import file_order
 from ms_fmk_transplt.safe_names import shown
+
+if TYPE_CHECKING:  # (openpyxl only when a workbook is written: a re-run may reuse it)
+    from openpyxl.workbook import Workbook
 
 HEADER = (
     "File",
@@ -50,6 +50,10 @@ def write_csv(path: Path, result: RunResult) -> None:
 
 def add_sheet(wb: Workbook, result: RunResult) -> None:
     """The "Advice" sheet."""
+    from openpyxl.utils import get_column_letter
+
+    from ms_fmk_transplt.report import sheet_style as style
+
     data = rows(result)
     ws = wb.create_sheet("Advice")
     style.header(ws, HEADER, (2,))

@@ -4,6 +4,7 @@ gives them (a project's own file of the same name is never overwritten)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -23,11 +24,14 @@ from ms_fmk_transplt.report import (
 )
 from ms_fmk_transplt.report.kit_files import README, root_files
 from ms_fmk_transplt.report.names import report_names
+from ms_fmk_transplt.report.report_cache import ReportCache
+from ms_fmk_transplt.safety.fs_safety import write_file
 
 
-def write_reports(staging: Path, result: RunResult) -> RunResult:
+def write_reports(staging: Path, result: RunResult, cache: ReportCache | None = None) -> RunResult:
     """Every report of ``result`` into ``staging``; the result as they describe it (finished
-    now, their paths in ``report_paths``)."""
+    now, their paths in ``report_paths``). ``cache``: where the workbook and the page an
+    earlier run wrote for the same records are kept (report_cache.py)."""
     # the project's files, and whatever else its copy holds at the root (a link, a folder):
     # a report never takes a name that is there, so nothing is written through a link
     user_files = {f.path for f in result.files} | set(os.listdir(staging))
@@ -51,9 +55,7 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
     # the precision kit's GPU side is not migrated: no report of an NPU migration
     npu = not (kit == "precision" and result.options.kit_gpu_side)
     if npu:
-        unsupported_op.write_xlsx(
-            staging / names["unsupported_op.xlsx"], result, names["report.html"]
-        )
+        _workbook(staging / names["unsupported_op.xlsx"], result, names, cache)
         unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
         result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
         result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
@@ -74,8 +76,26 @@ def write_reports(staging: Path, result: RunResult) -> RunResult:
         result.report_paths["launcher"] = result.output_dir / names["run_distributed_npu.sh"]
     if npu:
         html_report.write(
-            staging / names["report.html"], result, None if result.options.analyse else staging
+            staging / names["report.html"],
+            result,
+            None if result.options.analyse else staging,
+            cache,
         )
         result.report_paths["html"] = result.output_dir / names["report.html"]
     log.write(staging / names["msFmkTranspltlog.txt"], result)
     return result
+
+
+def _workbook(
+    path: Path, result: RunResult, names: dict[str, str], cache: ReportCache | None
+) -> None:
+    """unsupported_op.xlsx, or the one an earlier run wrote for the same records (its links
+    name the sibling reports: their names are in the key)."""
+    siblings = json.dumps(names, sort_keys=True).encode()
+    kept = cache.get(path.name, siblings) if cache is not None else None
+    if kept is not None:
+        write_file(path, kept)
+        return
+    unsupported_op.write_xlsx(path, result, names["report.html"])
+    if cache is not None:
+        cache.put(path.name, path.read_bytes(), siblings)

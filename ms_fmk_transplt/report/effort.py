@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-
-from openpyxl.utils import get_column_letter
-from openpyxl.workbook import Workbook
+from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.records import RunResult
-from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.statistics import advice_count, count_buckets
 from ms_fmk_transplt.safe_names import shown
+
+if TYPE_CHECKING:  # (openpyxl only when a workbook is written: a re-run may reuse it)
+    from openpyxl.workbook import Workbook
 
 HARD = frozenset(
     {"custom_cuda_code", "third_party", "unsupported_op", "skipped_file", "failed_file"}
@@ -98,6 +98,10 @@ def write_csv(path: Path, result: RunResult) -> None:
 
 
 def add_sheet(wb: Workbook, result: RunResult) -> None:
+    from openpyxl.utils import get_column_letter
+
+    from ms_fmk_transplt.report import sheet_style as style
+
     ws = wb.create_sheet("Effort")
     numeric = (3, 4, 5, 6, 7)
     style.header(ws, HEADER, numeric)

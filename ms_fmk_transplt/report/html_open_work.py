@@ -9,6 +9,7 @@ a zoo of scripts) is one entry with its places listed, collapsed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -49,17 +50,38 @@ class Sources:
     def __init__(self, result: RunResult, output_root: Path | None) -> None:
         self.input_root, self.output_root = result.project.root, output_root
         self.cache: dict[tuple[str, bool], list[str]] = {}
+        self.raw: dict[tuple[str, bool], bytes] = {}  # read ahead by ``preload``
+        self.strays = False  # a file read that ``preload`` did not
+
+    def preload(self, paths: list[str]) -> bytes:
+        """Reads both texts of ``paths`` ahead; returns the digest of all of them (what the
+        page cache keys a page by)."""
+        digest = hashlib.sha256()
+        for path in paths:
+            for migrated in (False, True):
+                data = self._read(path, migrated)
+                self.raw[(path, migrated)] = data
+                encoded = path.encode("utf-8", "surrogateescape")
+                digest.update(b"%d|%s|%d|%d|" % (len(encoded), encoded, migrated, len(data)))
+                digest.update(data)
+        return digest.digest()
 
     def lines(self, path: str, migrated: bool) -> list[str]:
         key = (path, migrated)
         if key not in self.cache:
-            root = self.output_root if migrated and self.output_root else self.input_root
-            try:
-                data = (root / path).read_bytes()
-            except OSError:  # a notebook cell ("nb.ipynb#cell3"), a removed file
-                data = b""
+            data = self.raw.pop(key, None)
+            if data is None:
+                self.strays = True
+                data = self._read(path, migrated)
             self.cache[key] = data.decode("utf-8", errors="replace").splitlines()
         return self.cache[key]
+
+    def _read(self, path: str, migrated: bool) -> bytes:
+        root = self.output_root if migrated and self.output_root else self.input_root
+        try:
+            return (root / path).read_bytes()
+        except OSError:  # a notebook cell ("nb.ipynb#cell3"), a removed file
+            return b""
 
 
 def open_work_section(

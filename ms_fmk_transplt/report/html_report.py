@@ -28,6 +28,7 @@ from ms_fmk_transplt.report.html_open_work import (
     rule_link,
 )
 from ms_fmk_transplt.report.log import target_label
+from ms_fmk_transplt.report.report_cache import ReportCache
 from ms_fmk_transplt.report.statistics import (
     advice_count,
     category_counts,
@@ -44,10 +45,30 @@ from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import write_file
 
 
-def write(path: Path, result: RunResult, output_root: Path | None) -> None:
-    """Write the page; ``output_root`` holds the migrated tree (None for --analyse)."""
+def write(
+    path: Path, result: RunResult, output_root: Path | None, cache: ReportCache | None = None
+) -> None:
+    """Write the page; ``output_root`` holds the migrated tree (None for --analyse); ``cache``:
+    where an earlier run's page for the same records and files is kept."""
+    when = _when(result).encode()
     sources = Sources(result, output_root)
-    migrated = output_root is not None
+    shown_files = {n.file for f in result.files for n in f.notices} | {
+        f.path for f in result.files if f.events and f.status == FileStatus.CHANGED
+    }
+    key = sources.preload(sorted(shown_files)) if cache is not None else b""
+    page = cache.get_page(path.name, key, when) if cache is not None else None
+    if page is None:
+        text = _page(result, sources, output_root is not None)
+        page = text.encode("utf-8")
+        if cache is not None and not sources.strays:  # (the key covers every file it read)
+            mark = " · ".encode() + when + " · options: ".encode()
+            at = page.find(mark, page.find(b'<div class="run">'))
+            if at >= 0:
+                cache.put_page(path.name, page, key, at + len(" · ".encode()))
+    write_file(path, page)
+
+
+def _page(result: RunResult, sources: Sources, migrated: bool) -> str:
     notices = [n for f in result.files for n in f.notices]
     files = [f for f in result.files if f.events and f.status == FileStatus.CHANGED]
     diffs = (
@@ -73,7 +94,7 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
     ]
     data = json.dumps({"files": diffs}, ensure_ascii=True, separators=(",", ":"))
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    text = (
+    return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(shown(result.project.name))}: ms_fmk_transplt report</title>"
@@ -81,7 +102,10 @@ def write(path: Path, result: RunResult, output_root: Path | None) -> None:
         f'<script type="application/json" id="msft-data">{data}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
     )
-    write_file(path, text.encode("utf-8"))
+
+
+def _when(result: RunResult) -> str:
+    return (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
 
 
 def _main_command(options: RunOptions) -> str:
@@ -107,7 +131,7 @@ def _header(result: RunResult) -> str:
         if on
     ]
     target = target_label(result)
-    when = (result.finished or result.started).strftime("%Y-%m-%d %H:%M")
+    when = _when(result)
     run = (
         f"target {esc(target)} · ms_fmk_transplt {esc(__version__)} · {esc(when)}"
         f" · options: {esc(' '.join(picked) or 'none')}"

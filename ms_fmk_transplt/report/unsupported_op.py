@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
-
-from openpyxl import Workbook
-from openpyxl.comments import Comment
-from openpyxl.utils import get_column_letter
-from openpyxl.worksheet.worksheet import Worksheet
 
 from ms_fmk_transplt.engine.rules.family_exports import TF_CATEGORY
 from ms_fmk_transplt.records import RunResult
 from ms_fmk_transplt.report import advice_csv, effort, library_api
-from ms_fmk_transplt.report import sheet_style as style
 from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import relative_url
 from ms_fmk_transplt.report.statistics import (
@@ -30,6 +24,9 @@ from ms_fmk_transplt.report.statistics import (
 )
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import write_file
+
+if TYPE_CHECKING:  # (openpyxl only when the workbook is built: a re-run may reuse it)
+    from openpyxl.worksheet.worksheet import Worksheet
 
 HEADER = ("File", "Start Line", "End Line", "OP", "Category", "Tips", "Action", "Rule")
 # The CSV also has the documented wording of a translated tip (the operator-support lists are in
@@ -70,9 +67,11 @@ def write_csv(path: Path, result: RunResult) -> None:
 def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") -> None:
     """The workbook; each row's File cell links to the migrated file, its Rule cell to the
     rule's page in ``html_name``."""
+    from openpyxl import Workbook
+
     data = rows(result)
     wb = Workbook()
-    ws = cast(Worksheet, wb.active)
+    ws = cast("Worksheet", wb.active)
     ws.title = "Unsupported"
     _rows_sheet(ws, data, html_name, link_files=not result.options.analyse)
     for row, original in enumerate(originals(result), start=2):
@@ -92,6 +91,10 @@ def write_xlsx(path: Path, result: RunResult, html_name: str = "report.html") ->
 def _rows_sheet(
     ws: Worksheet, data: list[tuple[Any, ...]], html_name: str, link_files: bool
 ) -> None:
+    from openpyxl.utils import get_column_letter
+
+    from ms_fmk_transplt.report import sheet_style as style
+
     numeric = (2, 3)
     style.header(ws, HEADER, numeric)
     for row in data:
@@ -111,12 +114,16 @@ def _rows_sheet(
 
 
 def _original_note(cell: Any, original: str) -> None:
+    from openpyxl.comments import Comment
+
     note = Comment(ORIGINAL_NOTE + original, "ms_fmk_transplt")
     note.width, note.height = 320, 40 + 15 * (len(original) // 40)  # pixels
     cell.comment = note
 
 
 def _summary_sheet(summary: Worksheet, result: RunResult, data: list[tuple[Any, ...]]) -> None:
+    from ms_fmk_transplt.report import sheet_style as style
+
     b = run_buckets(result)
     style.header(summary, ("Item", "Value"))
     target = result.tables

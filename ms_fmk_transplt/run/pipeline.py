@@ -20,9 +20,11 @@ from ms_fmk_transplt.engine.project_facts import ProjectFacts
 from ms_fmk_transplt.errors import Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import ProgressSink, RunOptions, RunResult
+from ms_fmk_transplt.report.report_cache import ReportCache
 from ms_fmk_transplt.run import main_script, run_folds, shards
 from ms_fmk_transplt.run.engine_options import engine_options
 from ms_fmk_transplt.run.npu_option_notes import npu_option_notes
+from ms_fmk_transplt.run.record_codec import run_digest
 from ms_fmk_transplt.run.staging import (
     assemble,
     check_output_name,
@@ -202,7 +204,7 @@ def _migrate_and_report(
         result.notes.extend(npu_option_notes(result))
     start = time.perf_counter()
     reported, fold_notes = run_folds.folded(result)
-    reported = write_reports(staging, reported)
+    reported = write_reports(staging, reported, _report_cache(cache, reported))
     reported.timings["reports"] = time.perf_counter() - start
     if result.options.shard is not None:  # each file's own rows: the merge folds them all
         kept = [note for note in reported.notes if note not in fold_notes]
@@ -287,6 +289,12 @@ def _facts_cache(options: RunOptions) -> Cache | None:
     if root is None:
         return None
     return Cache(root, fingerprint("project facts|" + options.target_version))
+
+
+def _report_cache(cache: Cache | None, result: RunResult) -> ReportCache | None:
+    """Where the workbook and the page of an earlier run with the same records are kept."""
+    digest = run_digest(result) if cache is not None else None
+    return None if cache is None or digest is None else ReportCache(cache, digest)
 
 
 def _make_cache(options: RunOptions, run_fingerprint: str) -> Cache | None:

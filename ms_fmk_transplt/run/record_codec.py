@@ -8,6 +8,8 @@ with ``Malformed``, never half-read. The cache keeps what a file's migration dec
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import typing
 from collections.abc import Callable
 from datetime import datetime
@@ -15,7 +17,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from ms_fmk_transplt.events import ChangeEvent, FileStatus, Notice, split_cell
-from ms_fmk_transplt.records import FileRecord
+from ms_fmk_transplt.records import FileRecord, RunResult
 
 T = TypeVar("T", ChangeEvent, Notice)
 _RECORD_KEYS = frozenset(
@@ -206,3 +208,28 @@ def _every_field_kept() -> None:
 
 
 _every_field_kept()
+
+
+def run_digest(result: RunResult) -> str | None:
+    """A digest of what a run's reports read besides the files' text and the time: the run's
+    fingerprint, every option, the -m file, the notes and every file's record as the cache
+    keeps it (report/report_cache.py keys the workbook and the page by it); None for a run
+    whose reports read more (--library's facts)."""
+    if result.options.library:
+        return None
+    # (how the run was carried out is no part of what it reports)
+    options = dataclasses.replace(result.options, jobs=0, cache_dir=None, use_cache=True)
+    body = json.dumps(
+        [
+            result.fingerprint,
+            repr(options),
+            str(result.output_dir),
+            result.main_rel,
+            result.kit_entry,
+            [[severity.value, message] for severity, message in result.notes],
+            [record_to_plain(record) for record in result.files],
+        ],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()

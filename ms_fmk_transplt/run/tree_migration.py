@@ -29,6 +29,7 @@ from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.report.names import REPORTS
 from ms_fmk_transplt.run import shards
 from ms_fmk_transplt.run.file_migration import failed_record, migrate_file
+from ms_fmk_transplt.run.previous_tree import keep_copied, keep_written, previous_tree
 from ms_fmk_transplt.run.staging import INTERRUPTED
 from ms_fmk_transplt.run.worker_pool import WorkerPool, pool_context
 from ms_fmk_transplt.safe_names import shown
@@ -45,8 +46,8 @@ from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 # a worker's task: input path, path relative to the project, options, cache, output path (None:
-# nothing written, --analyse)
-Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str]]
+# nothing written, --analyse), the previous output tree whose same files are kept (None: none)
+Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str], Optional[str]]
 
 
 def _entries(
@@ -131,6 +132,7 @@ def migrate_tree(
     with --analyse), its record appended to ``result`` in input order."""
     write = not result.options.analyse
     start = time.perf_counter()
+    previous = previous_tree(result.output_dir, result.options.overwrite) if write else None
     outputs = (staging, result.output_dir)  # the longer holds every path of the output
     entries = list(_entries(project, result.notes, outputs))  # paths only: streamed contents
     if result.options.kit:  # (a plain run keeps them: it is given what it is given)
@@ -148,6 +150,7 @@ def migrate_tree(
             result.engine,
             cache,
             str(staging / rel_path) if write else None,
+            previous,
         )
         for rel_path, src, is_py in entries
         if is_py and rel_path.as_posix() != result.main_rel
@@ -163,14 +166,19 @@ def migrate_tree(
                 record = next(migrated)  # migrated and written by _work
                 assert record.path == rel_path.as_posix()
             else:
-                record = _other_entry(project, staging, result, rel_path, src)
+                record = _other_entry(project, staging, result, rel_path, src, previous)
             result.files.append(record)
             if progress is not None:
                 progress.advance(record)
 
 
 def _other_entry(
-    project: Project, staging: Path, result: RunResult, rel_path: Path, src: Path
+    project: Project,
+    staging: Path,
+    result: RunResult,
+    rel_path: Path,
+    src: Path,
+    previous: str | None,
 ) -> FileRecord:
     """The main script of distributed mode (migrated before the tree) or a file that is not
     Python: written (copied) into the staging folder, timed with the workers' writes."""
@@ -187,7 +195,8 @@ def _other_entry(
         return record
     if write:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        _copy_entry(src, dst)
+        if src.is_symlink() or not keep_copied(previous, rel, src, dst):
+            _copy_entry(src, dst)
     result.timings["write"] += time.perf_counter() - start
     if src.is_symlink():
         note = _link_note(src, rel, project.root, result.output_dir)
@@ -229,21 +238,22 @@ def _migrated(tasks: list[Task], jobs: int, tables: Tables) -> Iterator[Iterator
 def _work(tables: Tables, task: Task) -> FileRecord:
     """Pool worker: one file, migrated and written to its place in the staging folder
     (``dst``; None when nothing is written, with --analyse)."""
-    path, rel, options, cache, dst = task
+    path, rel, options, cache, dst, previous = task
     output, record = migrate_file(Path(path), rel, tables, options, cache)
     if dst is not None:
         start = time.perf_counter()
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
         # (unchanged: the bytes migrate_file read, not a second read of the input)
-        _write_entry(output, Path(path), target)
+        if not keep_written(previous, rel, output, Path(path), target):
+            _write_entry(output, Path(path), target)
         record.timings["write"] = time.perf_counter() - start
     return record
 
 
 def _crashed(tables: Tables, task: Task) -> FileRecord:
     """The record of a file whose worker process died migrating it; copied unchanged."""
-    path, rel, _, _, dst = task
+    path, rel, _, _, dst, _ = task
     if dst is not None:
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
