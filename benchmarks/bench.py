@@ -13,9 +13,11 @@ interleaved with the others, and the minimum is kept; read the ratios. Measured:
   the floor, what any migration must do: read every .py file, ``ast.parse`` it and write a copy
   of it (to the same place in another folder); each in ``--jobs`` processes;
 * the tool, each in a fresh process with ``--report-format json``: a cold run (no cache), a cold
-  run filling a cache and a warm re-run from it; wall time, files/s, peak RSS (of the largest
-  process), the time per phase (discover / pre-filter / analyse / rewrite / write / reports;
-  engine phases are CPU seconds summed over the workers) and the files a LibCST stage ran on;
+  run filling a cache, a warm re-run from it into the output the filling run left (``warm``,
+  --overwrite: a user's second run) and one into a new folder (``warm new``); wall time,
+  files/s, peak RSS (of the largest process), the time per phase (discover / pre-filter /
+  analyse / rewrite / write / reports; engine phases are CPU seconds summed over the
+  workers) and the files a LibCST stage ran on;
 * peak RSS on half of the tree against the whole (memory must stay flat as the tree grows);
 * the pre-commit check of one file (``--check``), median of 5 (start-up alone, against a bare
   ``python -c pass``: benchmarks/startup.py);
@@ -26,8 +28,8 @@ interleaved with the others, and the minimum is kept; read the ratios. Measured:
   (``--main``, a .py file of the input, and ``--model``; skipped, saying so, without ``--main``);
   ``--options s,r`` selects some of ``s``, ``sim`` (``-s -sim``), ``r``, ``distributed``.
 
-The last lines compare with the targets (issue 32): cold <= 0.25x LibCST-parse-all and <= 2x
-the floor, warm >= 8x faster than cold, peak RSS < 500 MB, the 10 MB file <= 20 s and < 1 GB,
+The last lines compare with the targets (issues 32 and 50): cold <= 0.3x LibCST-parse-all and
+<= 2x the floor, warm >= 8x faster than cold, peak RSS < 500 MB, the 10 MB file <= 20 s and < 1 GB,
 and (with ``--options``) each options run <= 2x the default cold run. The one-file check's
 target (start-up over a bare Python) is benchmarks/startup.py's.
 
@@ -53,7 +55,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_zoo import TRAIN, generate  # noqa: E402
 
-TARGETS = {"ratio": 0.25, "floor": 2.0, "warm": 8.0, "rss_mb": 500, "big_s": 20, "big_mb": 1024}
+TARGETS = {"ratio": 0.3, "floor": 2.0, "warm": 8.0, "rss_mb": 500, "big_s": 20, "big_mb": 1024}
 OPTIONS_X = 2.0  # an options run costs at most this many times the default cold run
 RULES = Path(__file__).resolve().parent / "user_rules.json"
 OPTION_RUNS = ("s", "sim", "r", "distributed")
@@ -166,11 +168,19 @@ def tool(args: list[str]) -> dict:
 
 
 def migrate(
-    root: Path, out: Path, jobs: int, cache: Path | None, options: tuple[str, ...] = ()
+    root: Path,
+    out: Path,
+    jobs: int,
+    cache: Path | None,
+    options: tuple[str, ...] = (),
+    rerun: bool = False,
 ) -> dict:
-    """``options`` go last on the line (``distributed`` must)."""
-    shutil.rmtree(out, ignore_errors=True)
+    """``options`` go last on the line (``distributed`` must); ``rerun``: into the output an
+    earlier run left there (--overwrite), else into an empty folder."""
+    if not rerun:
+        shutil.rmtree(out, ignore_errors=True)
     args = ["-i", str(root), "-o", str(out), "-j", str(jobs), "--report-format", "json"]
+    args += ["--overwrite"] if rerun else []
     args += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
     return tool([*args, *options])
 
@@ -259,7 +269,8 @@ def measure(root: Path, work: Path, jobs: int, repeat: int, runs: dict) -> dict:
         cache = work / "cache"
         shutil.rmtree(cache, ignore_errors=True)
         keep("fill", migrate(root, work / "fill", jobs, cache))
-        keep("warm", migrate(root, work / "warm", jobs, cache))
+        keep("warm", migrate(root, work / "fill", jobs, cache, rerun=True))
+        keep("warm new", migrate(root, work / "warm", jobs, cache))
     best["half"] = migrate(half_tree(root, work), work / "halfout", jobs, None)
     best["check"] = {"s": check_latency(work)}
     best["big"] = migrate(big_file(work), work / "bigout", 1, None)
@@ -283,7 +294,7 @@ def report(root: Path, best: dict, jobs: int, runs: dict) -> bool:
         "| peak RSS MiB | exit |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name in ("cold", "fill", "warm"):
+    for name in ("cold", "fill", "warm", "warm new"):
         r = best[name]
         print(
             f"| {name} | {r['s']:.2f} | {files / r['s']:.0f} | {r['s'] / libcst:.3f} | "
