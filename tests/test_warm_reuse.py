@@ -239,3 +239,27 @@ def test_ctrl_c_during_a_warm_run_leaves_the_previous_output_intact(tmp_path: Pa
     for rel, info in now.items():
         assert (info.st_ino, (tree / rel).read_bytes()) == before[rel], rel
         assert info.st_nlink == 1, rel
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the workbook forks on Linux")
+def test_a_workbook_child_that_fails_is_built_again_by_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workbook is built in a forked child while the other reports are written; a child
+    that fails (here: each time it starts) leaves no temporary file, and the run builds it."""
+    src = project(tmp_path)
+    real, parent = unsupported_op.write_xlsx, os.getpid()
+
+    def failing_in_a_child(path: Path, *args: object) -> None:
+        if os.getpid() != parent:
+            (path.parent / f".{path.name}.{os.getpid()}.abcd1234.tmp").write_bytes(b"half")
+            raise MemoryError
+        real(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(unsupported_op, "write_xlsx", failing_in_a_child)
+    migrate(src, tmp_path / "out", None)
+    monkeypatch.undo()
+    migrate(src, tmp_path / "cold", None)
+    tree = tmp_path / "out" / "proj_msft"
+    assert not list(tree.glob(".*.tmp"))
+    assert snapshot(tree) == snapshot(tmp_path / "cold" / "proj_msft")

@@ -3,10 +3,17 @@ gives them (a project's own file of the same name is never overwritten)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import glob
 import json
+import multiprocessing
 import os
+import signal
+import sys
+from collections.abc import Iterator
 from datetime import datetime
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from ms_fmk_transplt.events import Severity
@@ -25,7 +32,7 @@ from ms_fmk_transplt.report import (
 from ms_fmk_transplt.report.kit_files import README, root_files
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.report.report_cache import ReportCache
-from ms_fmk_transplt.safety.fs_safety import write_file
+from ms_fmk_transplt.safety.fs_safety import short_stem, write_file
 
 
 def write_reports(staging: Path, result: RunResult, cache: ReportCache | None = None) -> RunResult:
@@ -54,8 +61,18 @@ def write_reports(staging: Path, result: RunResult, cache: ReportCache | None = 
     result.report_paths["change_list"] = result.output_dir / names["change_list.csv"]
     # the precision kit's GPU side is not migrated: no report of an NPU migration
     npu = not (kit == "precision" and result.options.kit_gpu_side)
+    with _workbook(staging / names["unsupported_op.xlsx"], result, names, cache, npu):
+        _the_others(staging, result, names, cache, npu)
+    log.write(staging / names["msFmkTranspltlog.txt"], result)
+    return result
+
+
+def _the_others(
+    staging: Path, result: RunResult, names: dict[str, str], cache: ReportCache | None, npu: bool
+) -> None:
+    """The reports besides change_list.csv, the workbook and the log."""
+    kit = result.options.kit
     if npu:
-        _workbook(staging / names["unsupported_op.xlsx"], result, names, cache)
         unsupported_op.write_csv(staging / names["unsupported_op.csv"], result)
         result.report_paths["unsupported"] = result.output_dir / names["unsupported_op.xlsx"]
         result.report_paths["unsupported_csv"] = result.output_dir / names["unsupported_op.csv"]
@@ -82,20 +99,72 @@ def write_reports(staging: Path, result: RunResult, cache: ReportCache | None = 
             cache,
         )
         result.report_paths["html"] = result.output_dir / names["report.html"]
-    log.write(staging / names["msFmkTranspltlog.txt"], result)
-    return result
 
 
+@contextlib.contextmanager
 def _workbook(
-    path: Path, result: RunResult, names: dict[str, str], cache: ReportCache | None
-) -> None:
-    """unsupported_op.xlsx, or the one an earlier run wrote for the same records (its links
-    name the sibling reports: their names are in the key)."""
+    path: Path, result: RunResult, names: dict[str, str], cache: ReportCache | None, npu: bool
+) -> Iterator[None]:
+    """unsupported_op.xlsx, while the block writes the other reports: the one an earlier run
+    wrote for the same records (its links name the sibling reports: their names are in the
+    key), or built in a child process where one can be forked (the costliest report, built on
+    the core the finished workers left), else here after the block. Whatever stops the block
+    stops the child first: nothing writes into the staging folder once the run leaves it."""
+    if not npu:
+        yield
+        return
     siblings = json.dumps(names, sort_keys=True).encode()
     kept = cache.get(path.name, siblings) if cache is not None else None
     if kept is not None:
         write_file(path, kept)
+        yield
         return
-    unsupported_op.write_xlsx(path, result, names["report.html"])
+    child = _forked(path, result, names["report.html"])
+    try:
+        yield
+    except BaseException:
+        if child is not None:
+            child.terminate()
+            child.join()
+        raise
+    if child is not None:
+        child.join()
+    if child is None or child.exitcode != 0:  # (built here: its error, if any, is reported)
+        _remove_temporary(path, child)
+        unsupported_op.write_xlsx(path, result, names["report.html"])
     if cache is not None:
         cache.put(path.name, path.read_bytes(), siblings)
+
+
+def _forked(path: Path, result: RunResult, html_name: str) -> BaseProcess | None:
+    """The workbook being built by a forked child, or None where there is no fork (or only a
+    start method that would pickle the run)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    child = multiprocessing.get_context("fork").Process(
+        target=_build_workbook, args=(path, result, html_name), daemon=True
+    )
+    try:
+        child.start()
+    except OSError:  # (no memory or processes left for it: built here)
+        return None
+    return child
+
+
+def _build_workbook(path: Path, result: RunResult, html_name: str) -> None:
+    """In the child: Ctrl-C is the parent's (which stops it), SIGTERM ends it; a failure is
+    its exit code only (the parent builds the workbook again and reports what fails)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        unsupported_op.write_xlsx(path, result, html_name)
+    except BaseException:
+        os._exit(1)
+
+
+def _remove_temporary(path: Path, child: BaseProcess | None) -> None:
+    """What a child that failed may have left: its temporary file (write_file's)."""
+    if child is None or child.pid is None:
+        return
+    for left in path.parent.glob(f".{glob.escape(short_stem(path.name, 24))}.{child.pid}.*.tmp"):
+        left.unlink(missing_ok=True)
