@@ -366,6 +366,18 @@ def test_the_cache_folder_may_sit_beside_the_output_but_not_be_the_input(tmp_pat
     assert sorted(p.name for p in src.iterdir()) == sorted({rel.split("/")[0] for rel in FILES})
 
 
+@pytest.mark.parametrize("under", ["", "/cache"])
+def test_a_cache_folder_that_is_a_file_is_refused(under: str, tmp_path: Path) -> None:
+    src = make_project(tmp_path)
+    (tmp_path / "afile").write_bytes(b"x")
+    cache = f"{tmp_path / 'afile'}{under}"
+    code, output = migrate(src, tmp_path / "out", "--cache-dir", cache)
+    assert code == 2
+    assert output.count("\n") == 1 and output.startswith(f"ms_fmk_transplt: error: {cache}: ")
+    assert "not a folder" in output and not (tmp_path / "out").exists()
+    assert (tmp_path / "afile").read_bytes() == b"x"
+
+
 @pytest.mark.parametrize(
     "options",
     [
