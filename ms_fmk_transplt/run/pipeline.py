@@ -269,7 +269,10 @@ def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path
     there = next(p for p in (where, *where.parents) if os.path.lexists(p))
     if not there.is_dir():  # (a cache that cannot be written would only cost speed, silently)
         what = "is not a folder" if there == where else f"is under {there}, which is not a folder"
-        raise UserError(cache_root, f"{what}: the cache needs a folder; choose another --cache-dir")
+        raise UserError(
+            cache_root,
+            f"{what}: the cache needs a folder; choose another --cache-dir or pass --no-cache",
+        )
     if project.single_file is None and where == project.root:
         raise UserError(cache_root, "the cache folder must not be the input folder itself")
     parent, name = final_dir.parent, final_dir.name
