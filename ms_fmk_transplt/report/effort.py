@@ -1,7 +1,7 @@
 """effort.csv and the "Effort" sheet (--analyse): what sizing the work needs, per file and per
 folder — the counts of automatic / caveat / manual / advice items and an effort level.
 
-The level of a file (documented in README, "Sizing the work"):
+The level of a file (documented in docs/reports.md, "Sizing the work"):
 * high: work the tool cannot do at all — a manual item of a HARD category (custom CUDA code,
   a CUDA-only library, an operator the target does not support, a file that could not be
   parsed or failed) — or 5 manual items or more;

@@ -1,5 +1,5 @@
 """All the counting of a run, shared by every output (terminal summary, log, workbook, JSON,
-report.html, the zoo summary). One definition per number (README "What the numbers mean"):
+report.html, the zoo summary). One definition per number (docs/reports.md, "What the numbers mean"):
 
 * changes: rows of change_list.csv, every edit made (``bookkeeping`` of them are the
   ``import torch_npu`` / adapter import lines, ``# msft: TODO`` comments and a kit's calls the

@@ -104,7 +104,7 @@ def _n(count: int, noun: str) -> str:
 
 def headline(result: RunResult) -> list[str]:
     """The closing lines: what was converted, what is left, where to look (the numbers of
-    statistics.py, worded as README's "What the numbers mean")."""
+    statistics.py, worded as docs/reports.md's "What the numbers mean")."""
     h = headline_counts(result.files)
     b = h.buckets
     analyse = result.options.analyse
