@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -376,6 +377,11 @@ def test_a_cache_folder_that_is_a_file_is_refused(under: str, tmp_path: Path) ->
     assert output.count("\n") == 1 and output.startswith(f"ms_fmk_transplt: error: {cache}: ")
     assert "not a folder" in output and not (tmp_path / "out").exists()
     assert (tmp_path / "afile").read_bytes() == b"x"
+    zoo = tmp_path / "zoo"
+    shutil.copytree(src, zoo / "model_a")
+    code, output = migrate(zoo, tmp_path / "out", "--zoo", "--cache-dir", cache)
+    assert code == 2 and output.startswith(f"ms_fmk_transplt: error: {cache}: "), output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ms_fmk_transplt.catalogue.rule_pages import page as real_page
 from ms_fmk_transplt.commands.cli import main
 from ms_fmk_transplt.report import html_report, unsupported_op
 from ms_fmk_transplt.report.report_cache import WHEN, ReportCache
@@ -149,6 +150,7 @@ def test_the_workbook_and_page_of_the_same_records_come_from_the_cache(
 ) -> None:
     src = project(tmp_path)
     out, cache = tmp_path / "out", tmp_path / "cache"
+    migrate(src, tmp_path / "first", cache)  # where the output goes is no part of the key
     migrate(src, out, cache)
     tree = out / "proj_msft"
     first = (tree / "unsupported_op.xlsx").read_bytes(), (tree / "report.html").read_bytes()
@@ -162,6 +164,11 @@ def test_the_workbook_and_page_of_the_same_records_come_from_the_cache(
     assert (tree / "unsupported_op.xlsx").read_bytes() == first[0]
     page = (tree / "report.html").read_bytes()  # only the minute it was written at may differ
     assert WHEN.sub(b"T", page) == WHEN.sub(b"T", first[1]) and WHEN.search(page)
+    monkeypatch.undo()
+    # a rule page the page holds changed (docs/rules is no part of the cache's fingerprint)
+    monkeypatch.setattr(html_report, "page", lambda rule: f"{real_page(rule)}\nNEW-PAGE-TEXT")
+    migrate(src, out, cache)
+    assert b"NEW-PAGE-TEXT" in (tree / "report.html").read_bytes()
     monkeypatch.undo()
     # records that differ (one more change): both built again, and right
     (src / "util.py").write_bytes(CLEAN + b"torch.cuda.empty_cache()\n")
@@ -257,9 +264,75 @@ def test_a_workbook_child_that_fails_is_built_again_by_the_run(
         real(path, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(unsupported_op, "write_xlsx", failing_in_a_child)
-    migrate(src, tmp_path / "out", None)
+    migrate(src, tmp_path / "out", None, "-j", "2")  # (with -j 1 it is built in the run)
     monkeypatch.undo()
     migrate(src, tmp_path / "cold", None)
     tree = tmp_path / "out" / "proj_msft"
     assert not list(tree.glob(".*.tmp"))
     assert snapshot(tree) == snapshot(tmp_path / "cold" / "proj_msft")
+
+
+def test_a_previous_file_of_another_group_or_other_attributes_is_written(tmp_path: Path) -> None:
+    """What copystat gives a written file besides mode and times: the group a new file gets
+    and the input's extended attributes; a previous file that differs there is not kept."""
+    src = project(tmp_path)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    try:
+        os.setxattr(src / "notes.txt", "user.origin", b"one")
+    except (OSError, AttributeError):
+        pytest.skip("no user extended attributes here")
+    migrate(src, out, cache)
+    tree = out / "proj_msft"
+    assert os.getxattr(tree / "notes.txt", "user.origin") == b"one"
+    groups = {*os.getgroups(), *([1] if os.geteuid() == 0 else [])}  # (root: any group)
+    other = next((g for g in groups if g != (tree / "util.py").stat().st_gid), None)
+    if other is None:
+        pytest.skip("this user is in one group only")
+    os.chown(tree / "util.py", -1, other)
+    os.setxattr(tree / "run.sh", "user.origin", b"planted")
+    os.setxattr(tree / "notes.txt", "user.origin", b"two")
+    before = inodes(tree)
+    migrate(src, out, cache)
+    after = inodes(tree)
+    assert before["pkg/__init__.py"] == after["pkg/__init__.py"]  # (reuse is on)
+    assert before["data.bin"] == after["data.bin"]
+    for rel in ("util.py", "run.sh", "notes.txt"):
+        assert before[rel] != after[rel], rel
+    migrate(src, tmp_path / "cold", None)
+    assert snapshot(tree) == snapshot(tmp_path / "cold" / "proj_msft")
+    cold = tmp_path / "cold" / "proj_msft"
+    for rel in ("util.py", "run.sh", "notes.txt"):
+        assert (tree / rel).stat().st_gid == (cold / rel).stat().st_gid
+        assert os.listxattr(tree / rel) == os.listxattr(cold / rel)
+    assert os.getxattr(tree / "notes.txt", "user.origin") == b"one"
+
+
+def test_ctrl_c_while_the_run_waits_for_the_workbook_stops_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from ms_fmk_transplt.report import all_reports
+
+    class Child:
+        exitcode, pid = None, 4_000_000
+
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def join(self) -> None:
+            self.calls.append("join")
+            if self.calls.count("join") == 1:  # the signal lands while the run waits
+                raise KeyboardInterrupt
+
+        def terminate(self) -> None:
+            self.calls.append("terminate")
+
+    child = Child()
+    monkeypatch.setattr(all_reports, "_forked", lambda *args: child)
+    result = SimpleNamespace(options=SimpleNamespace(jobs=0))
+    names = {"report.html": "report.html"}
+    with pytest.raises(KeyboardInterrupt):
+        with all_reports._workbook(tmp_path / "w.xlsx", result, names, None, True):  # type: ignore[arg-type]
+            pass
+    assert child.calls == ["join", "terminate", "join"]

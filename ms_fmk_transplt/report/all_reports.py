@@ -108,8 +108,9 @@ def _workbook(
     """unsupported_op.xlsx, while the block writes the other reports: the one an earlier run
     wrote for the same records (its links name the sibling reports: their names are in the
     key), or built in a child process where one can be forked (the costliest report, built on
-    the core the finished workers left), else here after the block. Whatever stops the block
-    stops the child first: nothing writes into the staging folder once the run leaves it."""
+    the core the finished workers left; not with -j 1), else here after the block. Whatever
+    stops the block or the wait for the child stops the child first: nothing writes into the
+    staging folder once the run leaves it."""
     if not npu:
         yield
         return
@@ -119,16 +120,16 @@ def _workbook(
         write_file(path, kept)
         yield
         return
-    child = _forked(path, result, names["report.html"])
+    child = _forked(path, result, names["report.html"]) if result.options.jobs != 1 else None
     try:
         yield
-    except BaseException:
+        if child is not None:
+            child.join()
+    except BaseException:  # (Ctrl-C while it or the block runs: the child stops first)
         if child is not None:
             child.terminate()
             child.join()
         raise
-    if child is not None:
-        child.join()
     if child is None or child.exitcode != 0:  # (built here: its error, if any, is reported)
         _remove_temporary(path, child)
         unsupported_op.write_xlsx(path, result, names["report.html"])

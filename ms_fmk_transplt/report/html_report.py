@@ -9,6 +9,7 @@ user's code is escaped (``html_assets.esc``) or travels as JSON read with ``text
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -55,10 +56,15 @@ def write(
     shown_files = {n.file for f in result.files for n in f.notices} | {
         f.path for f in result.files if f.events and f.status == FileStatus.CHANGED
     }
-    key = sources.preload(sorted(shown_files)) if cache is not None else b""
+    used = sorted(
+        {e.rule for e in result.events} | {n.rule for f in result.files for n in f.notices}
+    )
+    key = b""
+    if cache is not None:  # the shown files' text and the rule pages the page holds
+        key = sources.preload(sorted(shown_files)) + _pages_digest(used)
     page = cache.get_page(path.name, key, when) if cache is not None else None
     if page is None:
-        text = _page(result, sources, output_root is not None)
+        text = _page(result, sources, output_root is not None, used)
         page = text.encode("utf-8")
         if cache is not None and not sources.strays:  # (the key covers every file it read)
             mark = " · ".encode() + when + " · options: ".encode()
@@ -68,7 +74,7 @@ def write(
     write_file(path, page)
 
 
-def _page(result: RunResult, sources: Sources, migrated: bool) -> str:
+def _page(result: RunResult, sources: Sources, migrated: bool, used: list[str]) -> str:
     notices = [n for f in result.files for n in f.notices]
     files = [f for f in result.files if f.events and f.status == FileStatus.CHANGED]
     diffs = (
@@ -76,7 +82,6 @@ def _page(result: RunResult, sources: Sources, migrated: bool) -> str:
         if migrated
         else []
     )
-    used = sorted({e.rule for e in result.events} | {n.rule for n in notices})
     diff_of = {f.path: i for i, f in enumerate(files)}
     body = [
         _header(result),
@@ -102,6 +107,16 @@ def _page(result: RunResult, sources: Sources, migrated: bool) -> str:
         f'<script type="application/json" id="msft-data">{data}</script>\n'
         f"<script>{JS}</script>\n</body></html>\n"
     )
+
+
+def _pages_digest(used: list[str]) -> bytes:
+    """The digest of the rule pages the page holds (docs/rules: no part of the cache's
+    fingerprint, which is the tool's code and tables)."""
+    digest = hashlib.sha256()
+    for rule_id in used:
+        text = (page(rule_id) or "").encode("utf-8")
+        digest.update(b"%d|%s|%d|" % (len(rule_id), rule_id.encode(), len(text)) + text)
+    return digest.digest()
 
 
 def _when(result: RunResult) -> str:

@@ -106,7 +106,7 @@ def _assembled(
         main_rel = main_script.main_file(project, looped, "--loop")
     final_dir = output_dir(project, options)
     deps_log: list[str] = []
-    project = _beside_the_cache(project, _cache_root(options), final_dir)
+    project = _beside_the_cache(project, cache_root(options), final_dir)
     if options.shard is not None:
         shards.check_records_name(project.root, project.single_file is not None)
     final_dir = _part_dir(final_dir, options)
@@ -253,10 +253,26 @@ def result_fingerprint(options: RunOptions, engine: EngineOptions, tables: Table
     return fingerprint(extra)
 
 
-def _cache_root(options: RunOptions) -> Path | None:
+def cache_root(options: RunOptions) -> Path | None:
+    """The cache folder of a run (None: --no-cache)."""
     if not options.use_cache:
         return None
     return Path(options.cache_dir) if options.cache_dir else default_dir()
+
+
+def check_cache_folder(folder: Path | None) -> None:
+    """Exit 2 when the cache folder is (or is under) something else than a folder: a cache
+    that cannot be written would only cost speed, silently."""
+    if folder is None:
+        return
+    where = Path(os.path.realpath(folder))
+    there = next(p for p in (where, *where.parents) if os.path.lexists(p))
+    if not there.is_dir():
+        what = "is not a folder" if there == where else f"is under {there}, which is not a folder"
+        raise UserError(
+            folder,
+            f"{what}: the cache needs a folder; choose another --cache-dir or pass --no-cache",
+        )
 
 
 def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path) -> Project:
@@ -265,14 +281,8 @@ def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path
     output folder, its shard parts, the hidden working folders beside it) it is refused."""
     if cache_root is None:
         return project
+    check_cache_folder(cache_root)
     where = Path(os.path.realpath(cache_root))
-    there = next(p for p in (where, *where.parents) if os.path.lexists(p))
-    if not there.is_dir():  # (a cache that cannot be written would only cost speed, silently)
-        what = "is not a folder" if there == where else f"is under {there}, which is not a folder"
-        raise UserError(
-            cache_root,
-            f"{what}: the cache needs a folder; choose another --cache-dir or pass --no-cache",
-        )
     if project.single_file is None and where == project.root:
         raise UserError(cache_root, "the cache folder must not be the input folder itself")
     parent, name = final_dir.parent, final_dir.name
@@ -292,7 +302,7 @@ def _beside_the_cache(project: Project, cache_root: Path | None, final_dir: Path
 def _facts_cache(options: RunOptions) -> Cache | None:
     """The cache of the project facts: they decide the engine's fingerprint, so their own
     entries depend only on the tool, its tables and the target version."""
-    root = _cache_root(options)
+    root = cache_root(options)
     if root is None:
         return None
     return Cache(root, fingerprint("project facts|" + options.target_version))
@@ -305,7 +315,7 @@ def _report_cache(cache: Cache | None, result: RunResult) -> ReportCache | None:
 
 
 def _make_cache(options: RunOptions, run_fingerprint: str) -> Cache | None:
-    root = _cache_root(options)
+    root = cache_root(options)
     if root is None:
         return None
     return Cache(root, run_fingerprint)

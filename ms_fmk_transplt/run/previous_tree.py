@@ -4,13 +4,15 @@ tree into the staging folder instead of being written again, so a warm re-run wr
 changed, and removing the previous tree afterwards frees nothing but names.
 
 A file is kept only when all of this holds (else it is written as in a cold run):
-- the previous tree is a real folder (not a link) and no folder on the way to the file in it is
-  a link; the file itself is a regular file (opened with O_NOFOLLOW), owned by this user, with
-  one name only (nothing else shares it: never the input's file, never a file linked in from
-  elsewhere) and not the input file itself;
-- its bytes are the output's, its mode bits and modification time the input file's (what
-  ``shutil.copystat`` gives a written file), and neither it nor the input file has extended
-  attributes (copystat copies those; comparing them is not worth it);
+- it is reached from the previous tree's folder through real folders only, each owned by this
+  user, opened one below the other (``O_NOFOLLOW``, ``dir_fd``: a folder swapped for a link on
+  the way is not followed); the file itself is a regular file opened the same way, owned by
+  this user, in the group a new file of the staging folder gets, with one name only (nothing
+  else shares it: never the input's file, never a file linked in from elsewhere), and not the
+  input file itself;
+- its bytes are the output's, its mode bits and modification time the input file's, its
+  extended attributes the input file's (what ``shutil.copystat`` gives a written file; the
+  SELinux label, which the system sets, aside);
 - after the link, the new name holds the very file that was compared (a swap in between is
   undone and the file written).
 
@@ -25,6 +27,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 _OPEN = (
     os.O_RDONLY
@@ -33,27 +36,37 @@ _OPEN = (
     | getattr(os, "O_BINARY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+_FOLDER = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 _CHUNK = 2**20
-# folders of a previous tree known to be real folders (no link on the way), per process
-_REAL_FOLDERS: dict[str, bool] = {}
+_SYSTEM_XATTRS = ("security.selinux",)  # set by the system on every new file
 
 
-def previous_tree(final_dir: Path, overwrite: bool) -> str | None:
+class Previous(NamedTuple):
+    root: str  # the output folder the run replaces
+    gid: int  # the group a file new in the staging folder gets
+
+
+def previous_tree(final_dir: Path, staging: Path, overwrite: bool) -> Previous | None:
     """The output folder a run replaces, when its files may be kept: a real folder (not a
-    link) owned by this user; None otherwise."""
-    _REAL_FOLDERS.clear()  # (a process may run several times: tests, --zoo)
-    if not overwrite or not hasattr(os, "link"):
+    link) owned by this user, on a system that links and opens below a folder's descriptor;
+    None otherwise."""
+    if not overwrite or not {os.open, os.link} <= os.supports_dir_fd:
         return None
     try:
-        info = os.lstat(final_dir)
+        info, new = os.lstat(final_dir), os.lstat(staging)
     except OSError:
         return None
     if not stat.S_ISDIR(info.st_mode) or not _own(info):
         return None
-    return os.fspath(final_dir)
+    return Previous(os.fspath(final_dir), new.st_gid)
 
 
-def keep_written(previous: str | None, rel: str, data: bytes, src: Path, dst: Path) -> bool:
+def keep_written(previous: Previous | None, rel: str, data: bytes, src: Path, dst: Path) -> bool:
     """Whether ``dst`` is now a link of the previous tree's file at ``rel``, which holds
     exactly ``data`` with the metadata ``src`` gives (see the module); False: nothing done."""
 
@@ -67,7 +80,7 @@ def keep_written(previous: str | None, rel: str, data: bytes, src: Path, dst: Pa
     return _keep(previous, rel, src, dst, len(data), same)
 
 
-def keep_copied(previous: str | None, rel: str, src: Path, dst: Path) -> bool:
+def keep_copied(previous: Previous | None, rel: str, src: Path, dst: Path) -> bool:
     """Whether ``dst`` is now a link of the previous tree's file at ``rel``, a copy of the
     regular file ``src`` as it is now (bytes and metadata); False: nothing done."""
 
@@ -96,30 +109,58 @@ def keep_copied(previous: str | None, rel: str, src: Path, dst: Path) -> bool:
 
 
 def _keep(
-    previous: str | None,
+    previous: Previous | None,
     rel: str,
     src: Path,
     dst: Path,
     size: int,
     same: Callable[[int], bool],
 ) -> bool:
-    if previous is None or not _real_folders(previous, rel):
+    if previous is None:
         return False
-    old = os.path.join(previous, *rel.split("/"))
+    *folders, name = rel.split("/")
+    folder = _open_folder(previous.root, folders)
+    if folder is None:
+        return False
     try:
         source = os.lstat(src)
-        fd = os.open(old, _OPEN)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(fd)
-        if not _matches(info, source, size) or _has_xattrs(fd, src) or not same(fd):
-            return False
+        fd = os.open(name, _OPEN, dir_fd=folder)
+        try:
+            info = os.fstat(fd)
+            if not _matches(info, source, size) or info.st_gid != previous.gid:
+                return False
+            if _xattrs(fd) != _xattrs(src) or not same(fd):
+                return False
+        finally:
+            os.close(fd)
+        return _link(name, folder, dst, info)
     except OSError:
         return False
     finally:
+        os.close(folder)
+
+
+def _open_folder(root: str, folders: list[str]) -> int | None:
+    """A descriptor of ``root/folders...``, each opened below the one before without following
+    a link, each a folder owned by this user; None otherwise."""
+    try:
+        fd = os.open(root, _FOLDER)
+    except OSError:
+        return None
+    try:
+        for part in ["", *folders]:
+            if part:
+                below = os.open(part, _FOLDER, dir_fd=fd)
+                os.close(fd)
+                fd = below
+            info = os.fstat(fd)
+            if not stat.S_ISDIR(info.st_mode) or not _own(info):
+                os.close(fd)
+                return None
+    except OSError:
         os.close(fd)
-    return _link(old, dst, info)
+        return None
+    return fd
 
 
 def _matches(info: os.stat_result, source: os.stat_result, size: int) -> bool:
@@ -134,16 +175,25 @@ def _matches(info: os.stat_result, source: os.stat_result, size: int) -> bool:
     )
 
 
-def _has_xattrs(fd: int, src: Path) -> bool:
+def _xattrs(target: int | Path) -> dict[str, bytes]:
+    """The extended attributes of an open file or of a path (not through a link), the
+    system's label aside."""
     if not hasattr(os, "listxattr"):
-        return False
-    return bool(os.listxattr(fd)) or bool(os.listxattr(src, follow_symlinks=False))
+        return {}
+    if isinstance(target, int):
+        names = os.listxattr(target)
+        return {n: os.getxattr(target, n) for n in names if n not in _SYSTEM_XATTRS}
+    names = os.listxattr(target, follow_symlinks=False)
+    return {
+        n: os.getxattr(target, n, follow_symlinks=False) for n in names if n not in _SYSTEM_XATTRS
+    }
 
 
-def _link(old: str, dst: Path, info: os.stat_result) -> bool:
-    """``dst`` a new name of ``old``, when ``old`` is still the file ``info`` describes."""
+def _link(name: str, folder: int, dst: Path, info: os.stat_result) -> bool:
+    """``dst`` a new name of ``name`` in ``folder``, when that is still the file ``info``
+    describes."""
     try:
-        os.link(old, dst, follow_symlinks=False)
+        os.link(name, dst, src_dir_fd=folder, follow_symlinks=False)
     except OSError:  # no hard links on this file system, a name already there, ...
         return False
     try:
@@ -159,23 +209,6 @@ def _link(old: str, dst: Path, info: os.stat_result) -> bool:
     with contextlib.suppress(OSError):
         os.unlink(dst)  # swapped since it was compared: written instead
     return False
-
-
-def _real_folders(previous: str, rel: str) -> bool:
-    """Whether every folder from ``previous`` down to ``rel``'s is a real folder, no link."""
-    here = previous
-    for part in rel.split("/")[:-1]:
-        here = os.path.join(here, part)
-        known = _REAL_FOLDERS.get(here)
-        if known is None:
-            try:
-                known = stat.S_ISDIR(os.lstat(here).st_mode)
-            except OSError:
-                known = False
-            _REAL_FOLDERS[here] = known
-        if not known:
-            return False
-    return True
 
 
 def _own(info: os.stat_result) -> bool:

@@ -212,18 +212,26 @@ _every_field_kept()
 
 def run_digest(result: RunResult) -> str | None:
     """A digest of what a run's reports read besides the files' text and the time: the run's
-    fingerprint, every option, the -m file, the notes and every file's record as the cache
-    keeps it (report/report_cache.py keys the workbook and the page by it); None for a run
-    whose reports read more (--library's facts)."""
+    fingerprint, every option but where and how it ran, the -m file, the notes and every
+    file's record as the cache keeps it (report/report_cache.py keys the workbook and the page
+    by it); None for a run whose reports read more (--library's facts)."""
     if result.options.library:
         return None
-    # (how the run was carried out is no part of what it reports)
-    options = dataclasses.replace(result.options, jobs=0, cache_dir=None, use_cache=True)
+    # (how and where the run was carried out is no part of what they show: the project by its
+    # name, its files by their records)
+    options = dataclasses.replace(
+        result.options,
+        input=result.project.name,
+        output="",
+        overwrite=False,
+        jobs=0,
+        cache_dir=None,
+        use_cache=True,
+    )
     body = json.dumps(
         [
             result.fingerprint,
             repr(options),
-            str(result.output_dir),
             result.main_rel,
             result.kit_entry,
             [[severity.value, message] for severity, message in result.notes],

@@ -29,7 +29,12 @@ from ms_fmk_transplt.records import FileRecord, ProgressSink, RunResult
 from ms_fmk_transplt.report.names import REPORTS
 from ms_fmk_transplt.run import shards
 from ms_fmk_transplt.run.file_migration import failed_record, migrate_file
-from ms_fmk_transplt.run.previous_tree import keep_copied, keep_written, previous_tree
+from ms_fmk_transplt.run.previous_tree import (
+    Previous,
+    keep_copied,
+    keep_written,
+    previous_tree,
+)
 from ms_fmk_transplt.run.staging import INTERRUPTED
 from ms_fmk_transplt.run.worker_pool import WorkerPool, pool_context
 from ms_fmk_transplt.safe_names import shown
@@ -47,7 +52,7 @@ from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
 # a worker's task: input path, path relative to the project, options, cache, output path (None:
 # nothing written, --analyse), the previous output tree whose same files are kept (None: none)
-Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str], Optional[str]]
+Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str], Optional[Previous]]
 
 
 def _entries(
@@ -132,7 +137,8 @@ def migrate_tree(
     with --analyse), its record appended to ``result`` in input order."""
     write = not result.options.analyse
     start = time.perf_counter()
-    previous = previous_tree(result.output_dir, result.options.overwrite) if write else None
+    overwrite = result.options.overwrite
+    previous = previous_tree(result.output_dir, staging, overwrite) if write else None
     outputs = (staging, result.output_dir)  # the longer holds every path of the output
     entries = list(_entries(project, result.notes, outputs))  # paths only: streamed contents
     if result.options.kit:  # (a plain run keeps them: it is given what it is given)
@@ -178,7 +184,7 @@ def _other_entry(
     result: RunResult,
     rel_path: Path,
     src: Path,
-    previous: str | None,
+    previous: Previous | None,
 ) -> FileRecord:
     """The main script of distributed mode (migrated before the tree) or a file that is not
     Python: written (copied) into the staging folder, timed with the workers' writes."""

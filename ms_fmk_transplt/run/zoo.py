@@ -25,7 +25,7 @@ from ms_fmk_transplt.report.csv_rows import write_rows
 from ms_fmk_transplt.report.links import url_between
 from ms_fmk_transplt.report.statistics import needs, open_work, run_buckets
 from ms_fmk_transplt.run import shards
-from ms_fmk_transplt.run.pipeline import output_dir, run
+from ms_fmk_transplt.run.pipeline import cache_root, check_cache_folder, output_dir, run
 from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.fs_safety import check_name_length, write_file, write_text
 from ms_fmk_transplt.scan.discover import resolve_project, walk
@@ -124,6 +124,7 @@ def run_zoo(options: RunOptions, progress: ProgressSink | None = None) -> ZooRes
             "project, run without --zoo",
         )
     _check_not_there(root, out, options, [] if options.merge_shards else owned)
+    check_cache_folder(cache_root(options))  # (once: not each model's "not migrated")
     if options.merge_shards:
         return _write_summary(root, out, _merged_rows(root, out, options.merge_shards))
     rows = []
