@@ -269,11 +269,31 @@ def finish_file(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
 
 def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
     """The file's rows, each family's folded as it says, in family order (a gated family not
-    loaded has no rows)."""
-    for family in _met():
+    loaded has no rows). A fold reads only the file's open work and its family's own rows
+    (Family.fold): a family is asked only when the rows hold either, so the advice rows of a
+    file no pass walked load no other family (tests/test_family_folds.py)."""
+    gated = _gated()
+    seen: list[Notice] | None = None
+    held: tuple[bool, frozenset[str]] = (False, frozenset())
+    for name in NAMES:
+        if name in GATES and name not in gated:
+            continue
+        if seen is not notices:
+            seen, held = notices, _row_families(notices)
+        if not held[0] and name not in held[1]:
+            continue
+        family = _family(name)
         if family.fold is not None:
             notices = family.fold(notices, done)
     return notices
+
+
+def _row_families(notices: list[Notice]) -> tuple[bool, frozenset[str]]:
+    """Whether a row is open work, and if none is, the families of the rows' rules (an id's
+    prefix is its family)."""
+    if any(n.open_work for n in notices):
+        return True, frozenset()
+    return False, frozenset(n.rule.split(".", 1)[0] for n in notices)
 
 
 def fold_run_rows(
