@@ -38,6 +38,16 @@ sys.exit(code)
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2, device='npu:0')\nprint(x.sum())\n"
 FINDINGS = "import torch\n\nx = torch.ones(2).cuda()\n"
 TENSORFLOW = "import tensorflow as tf\n\nsess = tf.Session()\n"
+FAMILIES = "ms_fmk_transplt.engine.rules"
+CLEAN_TRAINING = (  # written for the NPU: nothing to migrate, advice only
+    "import torch\nimport torch_npu\n\n"
+    "model = torch.nn.Linear(4, 2).to('npu:0')\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for _ in range(3):\n"
+    "    optimizer.zero_grad()\n"
+    "    model(torch.randn(8, 4, device='npu:0')).sum().backward()\n"
+    "    optimizer.step()\n"
+)
 
 
 def loaded(tmp_path: Path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
@@ -84,6 +94,24 @@ def test_a_one_file_check_imports_no_heavy_library_and_no_report(
     assert not set(AFTER_A_RUN) & modules
     assert not set(RUN_ONLY) & modules
     assert tf_family(modules) == []  # (a PyTorch file: the gated tf family is never loaded)
+
+
+def test_a_one_file_check_of_a_clean_file_loads_no_span_pass_family(tmp_path: Path) -> None:
+    """A file the gates settle (nothing to migrate: its advice rows only) is never walked by the
+    span pass: no family of the span stage is imported (registry.fold_rows asks a family only
+    for rows it folds), nor the span pass itself; the target scan's families are (its rows
+    are in the JSON)."""
+    from ms_fmk_transplt.engine.rules import registry
+
+    (tmp_path / "train.py").write_text(CLEAN_TRAINING, encoding="utf-8")
+    modules, done = loaded(tmp_path, "--check", "--output-format", "json", "train.py")
+    assert done.returncode == 0 and "advice.fused_optimizer" in done.stdout, done.stderr
+    span = [f.name for f in registry.families() if f.stage == "span"]
+    assert "imports" in span and "tf" in span  # (the registry's own list of them)
+    held = {m.split(".")[3] for m in modules if m.startswith(f"{FAMILIES}.") and m.count(".") > 3}
+    assert "advice" in held and "operator_support" in held
+    assert sorted(held & set(span)) == []
+    assert "ms_fmk_transplt.engine.spans.span_pass" not in modules
 
 
 def tf_family(modules: set[str]) -> list[str]:
