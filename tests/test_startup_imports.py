@@ -164,3 +164,30 @@ def test_the_colour_answered_without_rich_is_the_one_rich_gives(
     forced = "1" in (environ.get("FORCE_COLOR"), environ.get("TTY_COMPATIBLE"))
     wanted = color == "always" or (color == "auto" and forced)
     assert rich_says == (wanted and "NO_COLOR" not in environ)  # the cases differ
+
+
+def test_a_command_is_imported_without_the_garbage_collector_and_kept_out_of_its_scans() -> None:
+    """launch._loading: the collector is off while a command's modules load, back on after,
+    and what loaded is frozen (never scanned again); a caller that had it off keeps it off and
+    nothing is frozen."""
+    import gc
+
+    from ms_fmk_transplt.commands import launch
+
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    try:
+        with launch._loading():
+            assert not gc.isenabled()
+            loaded = [[] for _ in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(loaded)
+    finally:
+        gc.unfreeze()  # (this test process's objects are scanned again)
+        gc.enable()
+    gc.disable()
+    try:
+        with launch._loading():
+            loaded.append([])
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
