@@ -20,8 +20,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("libcst", "openpyxl", "rich", "jsonschema", "markdown_it")
 AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.run.tree_migration")
-# what a run needs and a one-file --check does not: the program model, the pipeline (issue 50)
-RUN_ONLY = ("ms_fmk_transplt.scan.project_scan", "ms_fmk_transplt.run.pipeline")
+# what a run needs and a one-file --check does not: the program model, the pipeline, the
+# staging of the output folder, the cache (issue 50)
+RUN_ONLY = (
+    "ms_fmk_transplt.scan.project_scan",
+    "ms_fmk_transplt.run.pipeline",
+    "ms_fmk_transplt.run.staging",
+    "ms_fmk_transplt.scan.cache",
+)
 TF_FAMILY = "ms_fmk_transplt.engine.rules.tf"
 PROBE = """
 import os, runpy, sys

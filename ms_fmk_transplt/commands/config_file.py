@@ -23,7 +23,6 @@ the kind of value each takes and the commands whose options they set are the opt
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -42,11 +41,6 @@ from ms_fmk_transplt.safe_names import shown
 from ms_fmk_transplt.safety.regular_files import open_regular
 from ms_fmk_transplt.user_options.option_schema import KEYS, SCHEMA
 from ms_fmk_transplt.user_options.option_values import BOUNDS, bounded
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_version < "3.11"`)
-    import tomli as tomllib
 
 NAME = "pyproject.toml"
 TABLE = "ms_fmk_transplt"
@@ -132,6 +126,11 @@ def _table(path: Path, warned: list[str]) -> dict[str, Any] | None:
 
 
 def _parsed(path: Path, data: bytes) -> dict[str, Any]:
+    # (imported here: a pyproject.toml that does not name the tool is never parsed)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_version < "3.11"`)
+        import tomli as tomllib
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -175,6 +174,8 @@ def _checked(path: Path, key: str, value: object) -> Any:
     """``value`` of ``key`` as the command line would have it, or a UserError naming both."""
     kind = KEYS.get(key)
     if kind is None:
+        import difflib
+
         close = difflib.get_close_matches(key.replace("_", "-"), KEYS, 1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(KEYS)})"
         raise UserError(path, f"[tool.{TABLE}]: unknown key {key!r}{hint}")
