@@ -42,6 +42,11 @@ from ms_fmk_transplt.safety.regular_files import open_regular
 from ms_fmk_transplt.user_options.option_schema import KEYS, SCHEMA
 from ms_fmk_transplt.user_options.option_values import BOUNDS, bounded
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_version < "3.11"`)
+    import tomli as tomllib
+
 NAME = "pyproject.toml"
 TABLE = "ms_fmk_transplt"
 MAX_BYTES = 1 << 20  # a pyproject.toml is a few KiB; a larger one is not read as configuration
@@ -126,11 +131,6 @@ def _table(path: Path, warned: list[str]) -> dict[str, Any] | None:
 
 
 def _parsed(path: Path, data: bytes) -> dict[str, Any]:
-    # (imported here: a pyproject.toml that does not name the tool is never parsed)
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.9/3.10 (the dependency `tomli; python_version < "3.11"`)
-        import tomli as tomllib
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
