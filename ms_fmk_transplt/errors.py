@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import NoReturn
 
 from ms_fmk_transplt.safe_names import shown
@@ -12,6 +13,9 @@ EXIT_FILE_FAILURES = 1  # the run finished, but the engine failed on some files 
 EXIT_BAD_INPUT = 2  # bad command line / input / output location: nothing was written
 EXIT_INTERNAL_ERROR = 3  # the run itself crashed (a bug): the partial output was removed
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: the partial output was removed
+# set by the handlers of Ctrl-C and SIGTERM (a run's staging, --inplace): the per-file isolation
+# re-raises what the signal broke instead of recording it as the file's failure
+INTERRUPTED = threading.Event()
 
 
 def fail(message: str) -> NoReturn:

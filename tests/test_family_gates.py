@@ -151,3 +151,46 @@ def test_the_other_exports_load_no_tensorflow_code() -> None:
         [sys.executable, "-c", probe], env=_env(), capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+OPTIONS_PROBE = """
+import json, sys
+from ms_fmk_transplt.engine import EngineOptions, migrate_source
+from ms_fmk_transplt.tables import load_tables
+
+options = EngineOptions(specify_device=sys.argv[2] == "-s")
+result = migrate_source(sys.argv[1].encode(), "train.py", load_tables(), options)
+families = {m.split(".")[3] for m in sys.modules if m.startswith("ms_fmk_transplt.engine.rules.")}
+rules = sorted({e.rule for e in result.events} | {n.rule for n in result.notices})
+print(json.dumps([sorted(families), result.output.decode(), rules]))
+"""
+DEVICE_ONE = "import torch\n\nx = torch.ones(2).to('cuda:1')\n"
+
+
+def _families_loaded(source: str, option: str) -> tuple[list[str], str, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", OPTIONS_PROBE, source, option],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    families, output, rules = json.loads(done.stdout)
+    return families, output, rules
+
+
+def test_the_family_of_an_option_is_loaded_only_by_a_run_with_it() -> None:
+    """-s, --deps, --assessed: their families (gates without words) meet no file of a run
+    without the option; with -s, its family is loaded and rewrites the device."""
+    option_families = sorted(
+        n for n in registry.GATES if not registry.GATES[n].words(load_tables())
+    )
+    assert option_families == ["assess", "deps", "specify_device"]
+    for name in option_families:  # (each is the family of an option, as it declares itself)
+        assert registry.by_name()[name].option in ("-s", "--deps", "--assessed")
+    families, output, rules = _families_loaded(DEVICE_ONE, "")
+    assert "tensor_methods" in families and "device_strings.literal" in rules  # (walked)
+    assert not set(option_families) & set(families)
+    families, output, rules = _families_loaded(DEVICE_ONE, "-s")
+    assert "specify_device" in families and not {"assess", "deps"} & set(families)
+    assert "specify_device.helper" in rules and "DEVICE_ID" in output

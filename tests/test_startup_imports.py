@@ -20,8 +20,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("libcst", "openpyxl", "rich", "jsonschema", "markdown_it")
 AFTER_A_RUN = ("ms_fmk_transplt.report.all_reports", "ms_fmk_transplt.run.tree_migration")
-# what a run needs and a one-file --check does not: the program model, the pipeline (issue 50)
-RUN_ONLY = ("ms_fmk_transplt.scan.project_scan", "ms_fmk_transplt.run.pipeline")
+# what a run needs and a one-file --check does not: the program model, the pipeline, the
+# staging of the output folder, the cache (issue 50)
+RUN_ONLY = (
+    "ms_fmk_transplt.scan.project_scan",
+    "ms_fmk_transplt.run.pipeline",
+    "ms_fmk_transplt.run.staging",
+    "ms_fmk_transplt.scan.cache",
+)
 TF_FAMILY = "ms_fmk_transplt.engine.rules.tf"
 PROBE = """
 import os, runpy, sys
@@ -38,6 +44,16 @@ sys.exit(code)
 CLEAN = "import torch\nimport torch_npu\n\nx = torch.ones(2, device='npu:0')\nprint(x.sum())\n"
 FINDINGS = "import torch\n\nx = torch.ones(2).cuda()\n"
 TENSORFLOW = "import tensorflow as tf\n\nsess = tf.Session()\n"
+FAMILIES = "ms_fmk_transplt.engine.rules"
+CLEAN_TRAINING = (  # written for the NPU: nothing to migrate, advice only
+    "import torch\nimport torch_npu\n\n"
+    "model = torch.nn.Linear(4, 2).to('npu:0')\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for _ in range(3):\n"
+    "    optimizer.zero_grad()\n"
+    "    model(torch.randn(8, 4, device='npu:0')).sum().backward()\n"
+    "    optimizer.step()\n"
+)
 
 
 def loaded(tmp_path: Path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
@@ -84,6 +100,24 @@ def test_a_one_file_check_imports_no_heavy_library_and_no_report(
     assert not set(AFTER_A_RUN) & modules
     assert not set(RUN_ONLY) & modules
     assert tf_family(modules) == []  # (a PyTorch file: the gated tf family is never loaded)
+
+
+def test_a_one_file_check_of_a_clean_file_loads_no_span_pass_family(tmp_path: Path) -> None:
+    """A file the gates settle (nothing to migrate: its advice rows only) is never walked by the
+    span pass: no family of the span stage is imported (registry.fold_rows asks a family only
+    for rows it folds), nor the span pass itself; the target scan's families are (its rows
+    are in the JSON)."""
+    from ms_fmk_transplt.engine.rules import registry
+
+    (tmp_path / "train.py").write_text(CLEAN_TRAINING, encoding="utf-8")
+    modules, done = loaded(tmp_path, "--check", "--output-format", "json", "train.py")
+    assert done.returncode == 0 and "advice.fused_optimizer" in done.stdout, done.stderr
+    span = [f.name for f in registry.families() if f.stage == "span"]
+    assert "imports" in span and "tf" in span  # (the registry's own list of them)
+    held = {m.split(".")[3] for m in modules if m.startswith(f"{FAMILIES}.") and m.count(".") > 3}
+    assert "advice" in held and "operator_support" in held
+    assert sorted(held & set(span)) == []
+    assert "ms_fmk_transplt.engine.spans.span_pass" not in modules
 
 
 def tf_family(modules: set[str]) -> list[str]:
@@ -136,3 +170,30 @@ def test_the_colour_answered_without_rich_is_the_one_rich_gives(
     forced = "1" in (environ.get("FORCE_COLOR"), environ.get("TTY_COMPATIBLE"))
     wanted = color == "always" or (color == "auto" and forced)
     assert rich_says == (wanted and "NO_COLOR" not in environ)  # the cases differ
+
+
+def test_a_command_is_imported_without_the_garbage_collector_and_kept_out_of_its_scans() -> None:
+    """launch._loading: the collector is off while a command's modules load, back on after,
+    and what loaded is frozen (never scanned again); a caller that had it off keeps it off and
+    nothing is frozen."""
+    import gc
+
+    from ms_fmk_transplt.commands import launch
+
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    try:
+        with launch._loading():
+            assert not gc.isenabled()
+            loaded = [[] for _ in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(loaded)
+    finally:
+        gc.unfreeze()  # (this test process's objects are scanned again)
+        gc.enable()
+    gc.disable()
+    try:
+        with launch._loading():
+            loaded.append([])
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()

@@ -23,7 +23,6 @@ the kind of value each takes and the commands whose options they set are the opt
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -175,6 +174,8 @@ def _checked(path: Path, key: str, value: object) -> Any:
     """``value`` of ``key`` as the command line would have it, or a UserError naming both."""
     kind = KEYS.get(key)
     if kind is None:
+        import difflib
+
         close = difflib.get_close_matches(key.replace("_", "-"), KEYS, 1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(KEYS)})"
         raise UserError(path, f"[tool.{TABLE}]: unknown key {key!r}{hint}")

@@ -26,8 +26,7 @@ from types import FrameType
 
 import click
 
-from ms_fmk_transplt.errors import EXIT_INTERRUPTED
-from ms_fmk_transplt.run.staging import INTERRUPTED
+from ms_fmk_transplt.errors import EXIT_INTERRUPTED, INTERRUPTED
 
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 _state = {"writing": False, "pending": 0}

@@ -15,6 +15,7 @@ import dataclasses
 import gc
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.catalogue.rule_catalog import (
     ANSWERS_API,
@@ -41,14 +42,16 @@ from ms_fmk_transplt.engine.rules.family_exports import (
 from ms_fmk_transplt.engine.rules.family_spec import Folding
 from ms_fmk_transplt.engine.skipped_file import skipped
 from ms_fmk_transplt.engine.spans.decline import Unreadable
-from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
 from ms_fmk_transplt.engine.spans.shared_tree import share
-from ms_fmk_transplt.engine.spans.span_pass import PassOutput, span_pass, supports
 from ms_fmk_transplt.engine.target_scan import target_notices
 from ms_fmk_transplt.events import ChangeEvent, FileResult, FileStatus, Notice, Operation, Severity
 from ms_fmk_transplt.safety.chunks import pieces
 from ms_fmk_transplt.safety.tree_depth import TooDeep, check_source, recursion_room
 from ms_fmk_transplt.tables import Tables
+
+if TYPE_CHECKING:  # the span pass and its families are imported by the first file parsed: a
+    # file the gates settle (nothing to migrate, opted out, too large) loads none of them
+    from ms_fmk_transplt.engine.spans.span_pass import PassOutput
 
 
 def migrate_source(
@@ -91,6 +94,8 @@ def _migrate(source: bytes, path: str, tables: Tables, options: EngineOptions | 
             result.notices[:] = registry.fold_rows(result.notices, folding)
         result.timings["prefilter"] = gated - start
         return result
+    from ms_fmk_transplt.engine.spans.span_pass import PassOutput
+
     try:
         done, stages = _one_pass(source, path, tables, options)
     except TooDeep as exc:
@@ -168,6 +173,8 @@ def _one_pass(
 ) -> tuple[PassOutput | FileResult, str]:
     """The span pass, with the LibCST stages of the structural options around it (stages.py),
     and the names of those stages that ran; raises TooDeep."""
+    from ms_fmk_transplt.engine.spans.span_pass import span_pass, supports
+
     try:
         if supports(options):
             return span_pass(source, path, tables, options), ""
@@ -219,6 +226,8 @@ def _finish(
     ignored = ignored_lines(source) if done.events or notices else {}
     comments = set(ignored)  # lines whose ignore comment gets a note (optout.ignore)
     if done.events or notices:  # the CUDA arm of a chain with an NPU arm stays as written
+        from ms_fmk_transplt.engine.spans.npu_siblings import cuda_arm_lines
+
         for line in cuda_arm_lines(source):
             ignored.setdefault(line, None)
     if options.select or options.ignore:

@@ -7,20 +7,22 @@ from __future__ import annotations
 import traceback
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ms_fmk_transplt.engine import EngineOptions, migrate_source
 from ms_fmk_transplt.engine.options import DEFAULT_OPTIONS
 from ms_fmk_transplt.engine.rules.family_exports import INTERNAL_ERROR, LIMIT
 from ms_fmk_transplt.engine.skipped_file import skipped
-from ms_fmk_transplt.errors import UserError
+from ms_fmk_transplt.errors import INTERRUPTED, UserError
 from ms_fmk_transplt.events import FileStatus, Notice, Severity
 from ms_fmk_transplt.records import FileRecord
 from ms_fmk_transplt.run.file_deadline import FileTimeout, deadline
 from ms_fmk_transplt.run.record_codec import Malformed, record_from_plain, record_to_plain
-from ms_fmk_transplt.run.staging import INTERRUPTED
 from ms_fmk_transplt.safety.regular_files import read_regular
-from ms_fmk_transplt.scan.cache import Cache
 from ms_fmk_transplt.tables import Tables
+
+if TYPE_CHECKING:  # (a run's cache: the path modes have none)
+    from ms_fmk_transplt.scan.cache import Cache
 
 
 def migrate_file(

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Optional, Union
 
+from ms_fmk_transplt.errors import INTERRUPTED as INTERRUPTED  # (the run's, read by others)
 from ms_fmk_transplt.errors import InternalError, Interrupted, UserError
 from ms_fmk_transplt.events import Severity
 from ms_fmk_transplt.records import RunResult
@@ -178,7 +179,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-INTERRUPTED = threading.Event()
 BEGUN = threading.Event()  # a run has installed its handlers (launch: "while starting" or not)
 _SIGNAL: list[int] = []  # the signal that interrupted the run
 

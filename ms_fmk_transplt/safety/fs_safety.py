@@ -9,11 +9,8 @@ through one of them (tests/test_written_files.py keeps it so)."""
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import hashlib
 import os
-import shutil
 import sys
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -31,6 +28,8 @@ def _renameat2(src: Path, dst: Path) -> bool:
     """Linux renameat2(RENAME_NOREPLACE); False when the kernel, libc or file system lacks it."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # (each module here imported where it is used: a --check writes nothing)
+
     try:
         call = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):  # libc without renameat2 (glibc < 2.28)
@@ -71,6 +70,8 @@ def discard(path: Path) -> None:
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
     else:
+        import shutil
+
         shutil.rmtree(path)
 
 
@@ -92,6 +93,8 @@ def short_stem(name: str, room: int) -> str:
     readable prefix of it and a digest of the whole (the same for the same name)."""
     if name_bytes(name) + room <= NAME_MAX:
         return name
+    import hashlib
+
     digest = "~" + hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     prefix = name
     while name_bytes(prefix + digest) + room > NAME_MAX:

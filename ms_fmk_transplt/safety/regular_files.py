@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -78,6 +77,8 @@ def read_small_regular(path: Path, limit: int) -> bytes | None:
 def copy_regular(src: Path, dst: Path) -> None:
     """A regular file copied with its mode and times (as ``shutil.copy2``); an error opening
     ``src`` is an OSError whose ``filename`` is ``src``, anything after it concerns ``dst``."""
+    import shutil  # (a run's copies: a --check copies nothing)
+
     with open_regular(src) as source:
         try:
             with open_new(dst) as target:  # never through a link

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ms_fmk_transplt.tables.device_consumer_table import DeviceConsumerTable
 from ms_fmk_transplt.tables.library_table import LibraryTable
@@ -30,10 +30,11 @@ from ms_fmk_transplt.tables.target_tables import (
     load_operator_table,
     version_key,
 )
-from ms_fmk_transplt.tables.tf_adapter_table import TfAdapterTable
-from ms_fmk_transplt.tables.tf_adapter_table import loads as load_tf_adapter
 from ms_fmk_transplt.tables.tf_migration_table import TfMigrationTable, load_tf_migration
 from ms_fmk_transplt.tables.unsupported_table import Entry, UnsupportedTable
+
+if TYPE_CHECKING:
+    from ms_fmk_transplt.tables.tf_adapter_table import TfAdapterTable
 
 NAMES_DIR = "torch_npu_names"  # rules/torch_npu_names/<X.Y.Z>.json: one per torch_npu version
 
@@ -85,9 +86,15 @@ class Tables:
     profiler: ProfilerTable
     specify_device: SpecifyDeviceTable
     distributed_mode: DistributedModeTable
-    tf_adapter: TfAdapterTable  # the Ascend TensorFlow adapter's options and support lists
     tf_migration: TfMigrationTable  # rules/tf_migration.json: the TensorFlow migration
     device_consumers: DeviceConsumerTable  # rules/device_consumers.json: non-torch devices
+
+    @cached_property
+    def tf_adapter(self) -> TfAdapterTable:
+        """The Ascend TensorFlow adapter's options and support lists (rules/tf_adapter.json, the
+        largest table), read and checked on first use: only TensorFlow code and --npu-option
+        ask for it, so a run or a --check of PyTorch code never reads it."""
+        return _tf_adapter()
 
     def cuda_entry(self, qualified: str) -> Entry:
         """The row for a ``torch.cuda`` name left alone: the table's tip, or, for a name a newer
@@ -230,6 +237,14 @@ def _post_release(names: dict[str, Any], post: int | None) -> dict[str, Any]:
 
 
 @cache
+def _tf_adapter() -> TfAdapterTable:
+    """rules/tf_adapter.json, the same for every target version (Tables.tf_adapter)."""
+    from ms_fmk_transplt.tables.tf_adapter_table import loads
+
+    return loads(_load_json(rules_dir() / "tf_adapter.json"))
+
+
+@cache
 def _load_tables(version: str) -> Tables:
     base = rules_dir()
     raw = _load_json(base / "interface_table.json")
@@ -272,7 +287,6 @@ def _load_tables(version: str) -> Tables:
             LibraryTable(_load_json(base / "libraries.json")),
         ),
         similar={e["api"]: e for e in _load_json(base / "similar_api.json")["entries"]},
-        tf_adapter=load_tf_adapter(_load_json(base / "tf_adapter.json")),
         tf_migration=load_tf_migration(_load_json(base / "tf_migration.json")),
         device_consumers=DeviceConsumerTable(_load_json(base / "device_consumers.json")),
         **sections(raw),

@@ -21,7 +21,9 @@ Hooks (each optional; the registry calls them in family order):
 * ``finish(ctx, facts, done)``: once every statement is walked (helper lines, rows about the
   whole file, inserted imports); in the registry's FINISHING order;
 * ``fold(notices, done)``: how the family's rows fold once the file is finished (one row per file
-  and library, per API, ...);
+  and library, per API, ...); it reads and changes only the file's open work and the family's
+  own rows: the registry asks it only when the rows hold either (a file whose rows are advice
+  and notes of other families loads no family to fold them, tests/test_family_folds.py);
 * ``run_fold(files, run)``: how the family's rows fold across the files of the run, once every
   file's rows exist (after the merge of ``--shard`` parts): each file's rows in the run's order,
   and the log lines naming what a folded row stands for (a launch setting in 196 recipe

@@ -13,8 +13,9 @@ engine could not read, ``import torch_npu`` after the LibCST stages) are named o
 engine/rules/family_exports.py. How the core treats a rule's rows is said
 by its declaration (``bookkeeping``, ``fixed``, ``answers``: rule_catalog.Rule), never by its
 name. Families are imported on first use, so importing this module is cheap; a family of GATES
-is imported only once a file holds one of its words (``meet``): the TensorFlow family is never
-loaded by a run or a ``--check`` of PyTorch files alone.
+is imported only once a file holds one of its words or the run gives it the file (``meet``):
+the TensorFlow family is never loaded by a run or a ``--check`` of PyTorch files alone, nor
+the family of an option (``-s``, ``--deps``, ``--assessed``) by a run without it.
 """
 
 from __future__ import annotations
@@ -106,7 +107,31 @@ def _tensorflow_program(path: str, options: EngineOptions) -> bool:
     return bool(options.tf_notebook_style) or entry
 
 
-GATES = {"tf": Gate(_tensorflow_words, _tensorflow_program)}
+def _no_words(tables: Tables) -> tuple[bytes, ...]:
+    """The family of an option holds no words: the option alone gives it the files."""
+    return ()
+
+
+def _specify_device(path: str, options: EngineOptions) -> bool:
+    return options.specify_device  # -s (its concerns, anchor words and helper line)
+
+
+def _deps_analysed(path: str, options: EngineOptions) -> bool:
+    return options.project is not None and options.project.deps is not None  # --deps
+
+
+def _assessed(path: str, options: EngineOptions) -> bool:
+    return options.project is not None and options.project.assessed is not None  # --assessed
+
+
+# each family whose hooks leave every file as it is unless a file is its own: TensorFlow's,
+# and those of an option the run does not give (tests/test_family_gates.py)
+GATES = {
+    "specify_device": Gate(_no_words, _specify_device),
+    "deps": Gate(_no_words, _deps_analysed),
+    "assess": Gate(_no_words, _assessed),
+    "tf": Gate(_tensorflow_words, _tensorflow_program),
+}
 _LOADED: dict[str, Family] = {}
 
 
@@ -159,7 +184,7 @@ def meet(
             continue
         words = _words(gate, tables)
         held = any(word in source for word in words)
-        if not held and not source.isascii():  # ``import ｔｅｎｓｏｒｆｌｏｗ`` (NFKC)
+        if words and not held and not source.isascii():  # ``import ｔｅｎｓｏｒｆｌｏｗ`` (NFKC)
             named = _import_names(imports)
             held = any(word in named for word in words)
         if held or gate.wanted(path, options):
@@ -269,11 +294,31 @@ def finish_file(ctx: SpanContext, facts: ModuleFacts, done: Finishing) -> None:
 
 def fold_rows(notices: list[Notice], done: Folding) -> list[Notice]:
     """The file's rows, each family's folded as it says, in family order (a gated family not
-    loaded has no rows)."""
-    for family in _met():
+    loaded has no rows). A fold reads only the file's open work and its family's own rows
+    (Family.fold): a family is asked only when the rows hold either, so the advice rows of a
+    file no pass walked load no other family (tests/test_family_folds.py)."""
+    gated = _gated()
+    seen: list[Notice] | None = None
+    held: tuple[bool, frozenset[str]] = (False, frozenset())
+    for name in NAMES:
+        if name in GATES and name not in gated:
+            continue
+        if seen is not notices:
+            seen, held = notices, _row_families(notices)
+        if not held[0] and name not in held[1]:
+            continue
+        family = _family(name)
         if family.fold is not None:
             notices = family.fold(notices, done)
     return notices
+
+
+def _row_families(notices: list[Notice]) -> tuple[bool, frozenset[str]]:
+    """Whether a row is open work, and if none is, the families of the rows' rules (an id's
+    prefix is its family)."""
+    if any(n.open_work for n in notices):
+        return True, frozenset()
+    return False, frozenset(n.rule.split(".", 1)[0] for n in notices)
 
 
 def fold_run_rows(

@@ -18,7 +18,6 @@ import ast
 
 from ms_fmk_transplt.catalogue.rule_catalog import OPEN_WORK, declare
 from ms_fmk_transplt.engine.rules.family_spec import Folding
-from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
 from ms_fmk_transplt.events import Notice, Severity
 from ms_fmk_transplt.tables import Tables
 
@@ -85,4 +84,8 @@ def operator_notice(
 def fold(notices: list[Notice], done: Folding) -> list[Notice]:
     """The family's rows folded (Family.fold): one row per file, API and action (the same loss
     copied into four methods of a trainer is one row listing its lines)."""
+    # (imported here: the target scan, which declares this family's rules, runs on files the
+    # span pass never sees, and those rows fold like the libraries family's)
+    from ms_fmk_transplt.engine.rules.libraries.library_rows import fold_rows_per_api
+
     return fold_rows_per_api(notices, frozenset(r for r in RULES.values()), done.migrated)
