@@ -157,8 +157,18 @@ def _graph(imports: dict[str, list[Import]], index: _Modules) -> dict[str, list[
     return graph
 
 
-def _top_imports(source: bytes) -> list[Import]:
-    return _imports(source, top_level=True)
+class _TopImports:
+    """The unindented import lines of each module by its path, read once per run."""
+
+    def __init__(self, modules: dict[str, bytes]) -> None:
+        self.modules = modules
+        self.read: dict[str, list[Import]] = {}
+
+    def __call__(self, path: str) -> list[Import]:
+        found = self.read.get(path)
+        if found is None:
+            found = self.read[path] = _imports(self.modules[path], top_level=True)
+        return found
 
 
 def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
@@ -206,6 +216,7 @@ def _entries(
 def _optional_torch(
     modules: dict[str, bytes],
     imports: dict[str, list[Import]],
+    top_imports: _TopImports,
     tf_files: set[str],
     libraries: ImportsTable,
 ) -> set[str]:
@@ -217,7 +228,7 @@ def _optional_torch(
     for path, lines in imports.items():
         if not torch_imports(lines, libraries):
             continue
-        if torch_imports(_imports(modules[path], top_level=True), libraries):
+        if torch_imports(top_imports(path), libraries):
             continue
         if path in tf_files or not imports_torch(modules[path], libraries):
             found.add(path)
@@ -329,6 +340,7 @@ def build_programs(
     scanned = {p: scan_module(p, modules[p], table, cache) for p in sorted(tf_files)}
     evidence = {p: m.evidence for p, m in scanned.items()}
     index = _Modules(modules)  # (one for the graph, the entries and the Horovod flow)
+    top_imports = _TopImports(modules)
     graph = _graph(imports, index)
     entries = _entries(modules, launchers, packaging, index)
     imported = {target for targets in graph.values() for target in targets}
@@ -392,9 +404,9 @@ def build_programs(
             graph,
             tf_files,
             libraries,
-            _optional_torch(modules, imports, tf_files, libraries),
+            _optional_torch(modules, imports, top_imports, tf_files, libraries),
         ),
-        training_entries(torch_entries, modules, imports, _top_imports, index.resolve),
+        training_entries(torch_entries, modules, imports, top_imports, index.resolve),
         {path: tuple(targets) for path, targets in graph.items() if targets},
     )
 
