@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any, cast
 
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
@@ -222,8 +223,11 @@ def _fit(columns: Sequence[_Column], budget: float) -> list[float]:
     return [math.floor(w * 10) / 10 for w in sizes]
 
 
+@lru_cache(maxsize=2**16)
 def text_units(text: str) -> float:
-    """Width in digit widths: East Asian wide characters take two, other non-ASCII ones 1.2."""
+    """Width in digit widths: East Asian wide characters take two, other non-ASCII ones 1.2.
+    (Cached: a workbook measures the same paths, ids and words again and again, each cell
+    once for its column's width and once for its row's height.)"""
     total = 0
     for char in text:
         code = ord(char)

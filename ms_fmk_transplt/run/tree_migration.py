@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ms_fmk_transplt.engine import EngineOptions
 from ms_fmk_transplt.engine.rules.family_exports import (
@@ -50,9 +50,21 @@ from ms_fmk_transplt.scan.discover import Project
 from ms_fmk_transplt.tables import Tables
 from ms_fmk_transplt.tables.unsupported_table import UnsupportedTable
 
-# a worker's task: input path, path relative to the project, options, cache, output path (None:
-# nothing written, --analyse), the previous output tree whose same files are kept (None: none)
-Task = tuple[str, str, EngineOptions, Optional[Cache], Optional[str], Optional[Previous]]
+# a worker's task: input path, path relative to the project, output path (None: nothing
+# written, --analyse)
+Task = tuple[str, str, Optional[str]]
+
+
+class Shared(NamedTuple):
+    """What every task of a run shares: handed to each worker once, when it starts (the
+    engine's options hold the project's facts, hundreds of KB on a large tree: pickled with
+    every chunk of tasks they cost more than the chunk). ``previous``: the previous output
+    tree whose same files are kept (None: none)."""
+
+    tables: Tables
+    options: EngineOptions
+    cache: Cache | None
+    previous: Previous | None
 
 
 def _entries(
@@ -150,21 +162,15 @@ def migrate_tree(
     if shard is not None:
         entries = [e for e in entries if shards.owns(shard, e[0].as_posix())]
     python = [
-        (
-            str(src),
-            rel_path.as_posix(),
-            result.engine,
-            cache,
-            str(staging / rel_path) if write else None,
-            previous,
-        )
+        (str(src), rel_path.as_posix(), str(staging / rel_path) if write else None)
         for rel_path, src, is_py in entries
         if is_py and rel_path.as_posix() != result.main_rel
     ]
     result.planned.extend(rel_path.as_posix() for rel_path, _, _ in entries)
     if progress is not None:
         progress.start(len(entries))
-    with _migrated(python, result.options.jobs, result.tables) as migrated:
+    shared = Shared(result.tables, result.engine, cache, previous)
+    with _migrated(python, result.options.jobs, shared) as migrated:
         for rel_path, src, is_py in entries:
             if INTERRUPTED.is_set():
                 raise KeyboardInterrupt
@@ -224,34 +230,36 @@ def _other_entry(
 
 
 @contextlib.contextmanager
-def _migrated(tasks: list[Task], jobs: int, tables: Tables) -> Iterator[Iterator[FileRecord]]:
+def _migrated(tasks: list[Task], jobs: int, shared: Shared) -> Iterator[Iterator[FileRecord]]:
     """Migration results in task order; a process pool for large trees (worker_pool.py: a
-    file that kills its worker is reported as failed; each worker is handed the run's
-    ``tables`` once, when it starts). Leaving the block stops the pool and waits for its
-    workers: none is still writing into a staging folder that an interrupted run removes."""
+    file that kills its worker is reported as failed; each worker is handed what the tasks
+    share, ``shared``, once, when it starts). Leaving the block stops the pool and waits for
+    its workers: none is still writing into a staging folder that an interrupted run
+    removes."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 16:
-        yield map(partial(_work, tables), tasks)
+        yield map(partial(_work, shared), tasks)
         return
     context = pool_context()
-    pool = WorkerPool(context, min(jobs, len(tasks)), _work, partial(_crashed, tables), tables)
+    crashed = partial(_crashed, shared.tables)
+    pool = WorkerPool(context, min(jobs, len(tasks)), _work, crashed, shared)
     try:
         yield pool.results(tasks)
     finally:
         pool.close()
 
 
-def _work(tables: Tables, task: Task) -> FileRecord:
+def _work(shared: Shared, task: Task) -> FileRecord:
     """Pool worker: one file, migrated and written to its place in the staging folder
     (``dst``; None when nothing is written, with --analyse)."""
-    path, rel, options, cache, dst, previous = task
-    output, record = migrate_file(Path(path), rel, tables, options, cache)
+    path, rel, dst = task
+    output, record = migrate_file(Path(path), rel, shared.tables, shared.options, shared.cache)
     if dst is not None:
         start = time.perf_counter()
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
         # (unchanged: the bytes migrate_file read, not a second read of the input)
-        if not keep_written(previous, rel, output, Path(path), target):
+        if not keep_written(shared.previous, rel, output, Path(path), target):
             _write_entry(output, Path(path), target)
         record.timings["write"] = time.perf_counter() - start
     return record
@@ -259,7 +267,7 @@ def _work(tables: Tables, task: Task) -> FileRecord:
 
 def _crashed(tables: Tables, task: Task) -> FileRecord:
     """The record of a file whose worker process died migrating it; copied unchanged."""
-    path, rel, _, _, dst, _ = task
+    path, rel, dst = task
     if dst is not None:
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)

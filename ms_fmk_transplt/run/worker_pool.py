@@ -2,9 +2,10 @@
 
 A worker that dies (a segfault in native code, the out-of-memory killer, a signal) loses the
 file it was migrating; ``multiprocessing.Pool`` would wait for that result forever. Here the
-pool breaks instead (``BrokenProcessPool``): the files that were in flight are migrated again,
-each alone in a fresh one-worker pool, so the one that kills its worker again is known and
-reported as failed (``crashed(task)``), and the run goes on with a new pool.
+pool breaks instead (``BrokenProcessPool``): the files that were in flight and not finished
+are migrated again, each alone in a fresh one-worker pool, so the one that kills its worker
+again is known and reported as failed (``crashed(task)``), and the run goes on with a new
+pool.
 
 Each worker receives ``state`` once, when it starts (the run's tables: inherited with the
 ``fork`` start method, pickled once per worker with ``spawn``), and hands it to every
@@ -36,7 +37,10 @@ S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 _PR_SET_PDEATHSIG = 1
-_IN_FLIGHT_PER_WORKER = 3  # chunks
+# chunks: enough that the workers keep busy while the parent copies a long run of files that
+# are not Python between two results (diffusers' docs/: 504 files, ~0.5 s), each chunk only
+# paths (what the tasks share is in the workers' state)
+_IN_FLIGHT_PER_WORKER = 16
 _CHUNK = 4  # tasks (as Pool.imap's chunksize was)
 _state: Any = None  # in a worker process: the state its pool started it with
 
@@ -67,7 +71,8 @@ class WorkerPool(Generic[S, T, R]):
 
     def results(self, tasks: Iterable[T]) -> Iterator[R]:
         """``work(state, task)`` for each task, in order; ``crashed(task)`` for one that kills its
-        worker. Tasks travel in chunks (fewer round trips), a few chunks per worker at a time."""
+        worker. Tasks travel in chunks (fewer round trips), up to _IN_FLIGHT_PER_WORKER chunks per
+        worker at a time."""
         todo = iter(tasks)
         flight: deque[tuple[list[T], Future[list[R]]]] = deque()
         while True:
@@ -85,9 +90,15 @@ class WorkerPool(Generic[S, T, R]):
                 yield from future.result()
             except BrokenProcessPool:
                 self.close()
-                lost = [*chunk, *(t for c, _ in flight for t in c)]
+                later = list(flight)
                 flight.clear()
-                yield from (self._alone(t) for t in lost)
+                yield from (self._alone(t) for t in chunk)
+                for lost, done in later:  # (a chunk a live worker finished is kept)
+                    finished = _finished(done)
+                    if finished is None:
+                        yield from (self._alone(t) for t in lost)
+                    else:
+                        yield from finished
 
     def _submit(self, chunk: list[T]) -> Future[list[R]]:
         """The chunk's future; one that raises BrokenProcessPool when a worker died since the
@@ -124,6 +135,14 @@ class WorkerPool(Generic[S, T, R]):
         for process in processes:
             process.join()
         executor.shutdown(wait=True)
+
+
+def _finished(future: Future[list[R]]) -> list[R] | None:
+    """The results of a chunk a worker finished before the pool broke; None for one it did
+    not (its tasks are redone)."""
+    if future.done() and not future.cancelled() and future.exception() is None:
+        return future.result()
+    return None
 
 
 def _each(work: Callable[[S, T], R], chunk: list[T]) -> list[R]:

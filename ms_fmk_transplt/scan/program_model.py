@@ -58,23 +58,29 @@ Import = tuple[int, str, list[str]]  # level, module, the names imported from it
 def _imports(source: bytes, top_level: bool = False) -> list[Import]:
     """(level, module, names imported from it) of each import line (``import a.b`` is
     ``(0, "a.b", [])``); ``top_level``: of the unindented ones only (not under an ``if``, a
-    ``try``, in a function). Only the lines holding the word ``import`` are read (a regular
-    expression anchored at every line start would read every line)."""
-    found: list[Import] = []
+    ``try``, in a function)."""
+    return [found for indented, found in _import_lines(source) if not (top_level and indented)]
+
+
+def _import_lines(source: bytes) -> list[tuple[bool, Import]]:
+    """What _imports reads of each import line, and whether the line is indented. Only the
+    lines holding the word ``import`` are read (a regular expression anchored at every line
+    start would read every line)."""
+    found: list[tuple[bool, Import]] = []
     lines: set[int] = set()
     at = source.find(b"import")
     while at >= 0:
         start = source.rfind(b"\n", 0, at) + 1
         if start not in lines:
             lines.add(start)
-            if top_level and source[start : start + 1] in (b" ", b"\t"):
-                at = source.find(b"import", at + 6)
-                continue
             head = source[start:at].strip(b" \t")
+            read: list[Import] = []
             if not head:
-                _plain_import(_IMPORT.match(source, start), found)
+                _plain_import(_IMPORT.match(source, start), read)
             elif head.startswith(b"from"):
-                _from_import(_FROM.match(source, start), found)
+                _from_import(_FROM.match(source, start), read)
+            indented = source[start : start + 1] in (b" ", b"\t")
+            found.extend((indented, line) for line in read)
         at = source.find(b"import", at + 6)
     return found
 
@@ -157,8 +163,20 @@ def _graph(imports: dict[str, list[Import]], index: _Modules) -> dict[str, list[
     return graph
 
 
-def _top_imports(source: bytes) -> list[Import]:
-    return _imports(source, top_level=True)
+class _TopImports:
+    """The unindented import lines of each module by its path (of what _import_lines read
+    once per module)."""
+
+    def __init__(self, lines: dict[str, list[tuple[bool, Import]]]) -> None:
+        self.lines = lines
+        self.read: dict[str, list[Import]] = {}
+
+    def __call__(self, path: str) -> list[Import]:
+        found = self.read.get(path)
+        if found is None:
+            found = [line for indented, line in self.lines[path] if not indented]
+            self.read[path] = found
+        return found
 
 
 def _closure(entry: str, graph: dict[str, list[str]]) -> tuple[str, ...]:
@@ -206,6 +224,7 @@ def _entries(
 def _optional_torch(
     modules: dict[str, bytes],
     imports: dict[str, list[Import]],
+    top_imports: _TopImports,
     tf_files: set[str],
     libraries: ImportsTable,
 ) -> set[str]:
@@ -217,7 +236,7 @@ def _optional_torch(
     for path, lines in imports.items():
         if not torch_imports(lines, libraries):
             continue
-        if torch_imports(_imports(modules[path], top_level=True), libraries):
+        if torch_imports(top_imports(path), libraries):
             continue
         if path in tf_files or not imports_torch(modules[path], libraries):
             found.add(path)
@@ -323,12 +342,14 @@ def build_programs(
     """The programs of the input from its Python modules (path -> bytes), the pins of its
     folders, its shell launchers and packaging files (path -> text); ``libraries``: the
     modules that make a file PyTorch code, and the standard library's (pytorch_files.py)."""
-    imports = {path: _imports(source) for path, source in modules.items()}
+    lines = {path: _import_lines(source) for path, source in modules.items()}
+    imports = {path: [line for _, line in read] for path, read in lines.items()}
     roots = {path: _roots(lines) for path, lines in imports.items()}
     tf_files = {path for path, lines in imports.items() if _is_tf(lines, table)}
     scanned = {p: scan_module(p, modules[p], table, cache) for p in sorted(tf_files)}
     evidence = {p: m.evidence for p, m in scanned.items()}
     index = _Modules(modules)  # (one for the graph, the entries and the Horovod flow)
+    top_imports = _TopImports(lines)
     graph = _graph(imports, index)
     entries = _entries(modules, launchers, packaging, index)
     imported = {target for targets in graph.values() for target in targets}
@@ -392,9 +413,9 @@ def build_programs(
             graph,
             tf_files,
             libraries,
-            _optional_torch(modules, imports, tf_files, libraries),
+            _optional_torch(modules, imports, top_imports, tf_files, libraries),
         ),
-        training_entries(torch_entries, modules, imports, _top_imports, index.resolve),
+        training_entries(torch_entries, modules, imports, top_imports, index.resolve),
         {path: tuple(targets) for path, targets in graph.items() if targets},
     )
 

@@ -97,26 +97,50 @@ def _blocks(source: bytes) -> tuple[dict[bytes, bytes], bytes]:
 Reach = tuple[bool, "frozenset[str] | None"]  # trains, the words its reached code names
 
 
-def _names_reach(source: bytes, names: frozenset[str]) -> Reach:
+class _Split:
+    """A module's byte-level split (``_blocks``) and what is read of each part, once per run
+    however many programs reach the module, by however many names."""
+
+    def __init__(self, source: bytes) -> None:
+        self.blocks, rest = _blocks(source)
+        self.rest_trains = runs_training(rest)
+        self.rest_words = (
+            frozenset()
+            if self.rest_trains
+            else frozenset(w.decode() for w in _WORD.findall(_IMPORT_LINES.sub(b"", rest)))
+        )
+        self._read: dict[bytes, tuple[bool, frozenset[bytes], frozenset[str]]] = {}
+
+    def block(self, name: bytes) -> tuple[bool, frozenset[bytes], frozenset[str]]:
+        """Whether the block runs a training step, and the words its code names (as bytes
+        and as text)."""
+        found = self._read.get(name)
+        if found is None:
+            code = self.blocks[name]
+            words = frozenset(_WORD.findall(code))
+            found = runs_training(code), words, frozenset(w.decode() for w in words)
+            self._read[name] = found
+        return found
+
+
+def _names_reach(split: _Split, names: frozenset[str]) -> Reach:
     """Whether the module's module-level code, or the functions and classes ``names`` name
     (and those their code names, in the module), run a training step; and the words that
     code names, with ``names`` (the imports binding one of them are followed on)."""
-    blocks, rest = _blocks(source)
-    words = set(names)
-    if runs_training(rest):
+    if split.rest_trains:
         return True, None
-    words.update(w.decode() for w in _WORD.findall(_IMPORT_LINES.sub(b"", rest)))
-    todo = [n for n in (name.encode() for name in names) if n in blocks]
+    words = set(names) | split.rest_words
+    todo = [n for n in (name.encode() for name in names) if n in split.blocks]
     seen = set(todo)
     while todo:
-        code = blocks[todo.pop()]
-        if runs_training(code):
+        trained, code_words, code_text = split.block(todo.pop())
+        if trained:
             return True, None
-        for word in set(_WORD.findall(code)) - seen:
-            words.add(word.decode())
-            if word in blocks:
+        for word in code_words - seen:
+            if word in split.blocks:
                 seen.add(word)
                 todo.append(word)
+        words |= code_text
     return False, frozenset(words)
 
 
@@ -130,35 +154,46 @@ def training_entries(
     entries: Iterable[str],
     modules: dict[str, bytes],
     imports: dict[str, list[Import]],
-    top_imports: Callable[[bytes], list[Import]],
+    top_imports: Callable[[str], list[Import]],
     resolve: Resolve,
 ) -> frozenset[str]:
     """The entries (no TensorFlow program's) whose program trains; ``imports``: every import
-    line of each module, ``top_imports`` reads a module's unindented ones."""
-    known: dict[tuple[str, frozenset[str] | None], Reach] = {}
+    line of each module, ``top_imports``: a module's unindented ones, by its path."""
+    walk = _Walk(modules, imports, top_imports, resolve)
+    return frozenset(
+        entry
+        for entry in entries
+        if not is_test(entry) and not tpu_script(modules[entry]) and walk.trains(entry)
+    )
 
-    def reach(path: str, names: frozenset[str] | None) -> Reach:
-        found = known.get((path, names))
-        if found is None:
-            source = modules[path]
-            if names is None:
-                found = (runs_training(source), None)
-            else:
-                found = _names_reach(source, names)
-            known[(path, names)] = found
-        return found
 
-    def program_trains(entry: str) -> bool:
-        if trains(modules[entry]):
+class _Walk:
+    """The walk of every program from its entry, each module read once however many
+    programs reach it (the files its unindented imports name, its blocks)."""
+
+    def __init__(
+        self,
+        modules: dict[str, bytes],
+        imports: dict[str, list[Import]],
+        top_imports: Callable[[str], list[Import]],
+        resolve: Resolve,
+    ) -> None:
+        self.modules = modules
+        self.imports = imports
+        self.top_imports = top_imports
+        self.resolve = resolve
+        self.known: dict[tuple[str, frozenset[str] | None], Reach] = {}
+        self.splits: dict[str, _Split] = {}
+        self.edges: dict[str, Edges] = {}
+
+    def trains(self, entry: str) -> bool:
+        if trains(self.modules[entry]):
             return True
         seen: set[tuple[str, frozenset[str] | None]] = {(entry, None)}
         order: list[tuple[str, frozenset[str] | None]] = [(entry, None)]
         for path, words in order:  # (order grows as the walk goes)
-            lines = imports[entry] if path == entry else top_imports(modules[path])
-            if words is not None:  # (reached by name: the imports its reached code uses)
-                lines = [line for line in lines if not words.isdisjoint(_bound(line))]
-            for target, names in _edges(path, lines, resolve).items():
-                trained, named = reach(target, names)
+            for target, names in self.imported(path, entry, words).items():
+                trained, named = self.reach(target, names)
                 if trained:
                     return True
                 if (target, names) not in seen:
@@ -166,8 +201,33 @@ def training_entries(
                     order.append((target, named))
         return False
 
-    return frozenset(
-        entry
-        for entry in entries
-        if not is_test(entry) and not tpu_script(modules[entry]) and program_trains(entry)
-    )
+    def reach(self, path: str, names: frozenset[str] | None) -> Reach:
+        found = self.known.get((path, names))
+        if found is None:
+            if names is None:
+                found = (runs_training(self.modules[path]), None)
+            else:
+                split = self.splits.get(path)
+                if split is None:
+                    split = self.splits[path] = _Split(self.modules[path])
+                found = _names_reach(split, names)
+            self.known[(path, names)] = found
+        return found
+
+    def imported(self, path: str, entry: str, words: frozenset[str] | None) -> Edges:
+        """The files the module's import lines name (every line of the entry's, the
+        unindented ones of the others); of the lines binding one of ``words`` when the
+        module was reached by name (the imports its reached code uses)."""
+        if path == entry:
+            lines = self.imports[entry]
+        elif words is None and path in self.edges:
+            return self.edges[path]
+        else:
+            lines = self.top_imports(path)
+        if words is not None:
+            lines = [line for line in lines if not words.isdisjoint(_bound(line))]
+            return _edges(path, lines, self.resolve)
+        found = _edges(path, lines, self.resolve)
+        if path != entry:
+            self.edges[path] = found
+        return found
