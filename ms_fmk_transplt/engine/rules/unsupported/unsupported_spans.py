@@ -89,6 +89,10 @@ class UnsupportedSpans(SpanConcern):
         self.optional_names: set[str] = set()  # names bound by optional imports
         self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
         self._removing: set[str] | None = None  # lists of variables the file's loops remove
+        # the table's cheap pre-checks by dotted name (the file's imports bind the same names
+        # throughout: see _may_name_api)
+        self._may_name: dict[tuple[str, ...], bool] = {}
+        self._may_call: dict[tuple[str, ...], bool] = {}
 
     def _registered(self, qualified: str) -> bool:
         if self._own_ops is None:
@@ -139,9 +143,7 @@ class UnsupportedSpans(SpanConcern):
             self._cover(node)
             return
         names = self.ctx.names_in(node)
-        if not self.table.may_name_api(
-            names, self.ctx.import_bound.get(names[-1]) if names else None
-        ):
+        if not self._may_name_api(names):
             return
         qn = self.ctx.qname(node)
         if self.table.no_row(qn):
@@ -159,6 +161,15 @@ class UnsupportedSpans(SpanConcern):
             entry = entry.unreached()
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
+
+    def _may_name_api(self, names: tuple[str, ...]) -> bool:
+        """The table's ``may_name_api`` for these identifiers (and what the file's imports bind
+        the first to), asked once per file piece and dotted name."""
+        may = self._may_name.get(names)
+        if may is None:
+            bound = self.ctx.import_bound.get(names[-1]) if names else None
+            may = self._may_name[names] = self.table.may_name_api(names, bound)
+        return may
 
     def _type_tested(self, node: ast.expr) -> bool:
         """``node`` is the class operand of a type test: ``isinstance(x, node)`` /
@@ -218,7 +229,11 @@ class UnsupportedSpans(SpanConcern):
                     if entry is not None:
                         self.ctx.unsupported(self.ctx.lines(node), first.value, entry)
             return
-        if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
+        may = self._may_call.get(names)
+        if may is None:
+            bound = self.ctx.import_bound.get(names[-1], "")
+            may = self._may_call[names] = self.table.may_call_module(names, bound)
+        if not may:
             return
         qn = self.ctx.qname(node.func) or ""
         if not qn or self.ctx.is_claimed(node.func):
