@@ -75,3 +75,18 @@ def test_a_node_s_rows_are_the_same_in_both_contexts() -> None:
     assert (open_work.line, open_work.end_line, open_work.tip) == (2, 4, "do it by hand")
     category = span.tables.unsupported.categories["cuda_only_api"]
     assert open_work.message == f"torch.cuda.mystery: {category}; left unchanged"
+
+
+def test_an_event_placed_at_its_output_lines_is_the_event_with_those_lines() -> None:
+    """migrate.py places each event at its output lines by copying its fields (faster than
+    dataclasses.replace): the copy must be the replaced event, and leave the event alone."""
+    import dataclasses
+
+    from ms_fmk_transplt.engine.migrate import _placed
+    from ms_fmk_transplt.events import ChangeEvent
+
+    event = ChangeEvent("a.py", 3, 4, "tensor_methods.cuda_call", Operation.MODIFY, "m", "b", "a")
+    placed = _placed(event, 5, 6)
+    assert placed == dataclasses.replace(event, out_start_line=5, out_end_line=6)
+    assert type(placed) is ChangeEvent and (event.out_start_line, event.out_end_line) == (0, 0)
+    assert [f.name for f in dataclasses.fields(ChangeEvent)] == list(vars(placed))
