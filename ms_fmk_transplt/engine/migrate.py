@@ -400,11 +400,9 @@ def _with_output_lines(
 
 
 def _placed(event: ChangeEvent, start: int, end: int) -> ChangeEvent:
-    """``dataclasses.replace(event, out_start_line=start, out_end_line=end)``, nine times
-    faster (a 10 MB file has 228,000 events: 0.8 s): a copy of its fields, the two set."""
-    placed: ChangeEvent = object.__new__(ChangeEvent)
-    fields = placed.__dict__
-    fields.update(event.__dict__)
+    """``dataclasses.replace(event, out_start_line=start, out_end_line=end)``, twice as fast
+    (a 10 MB file has 228,000 events): its fields as they are, the two set."""
+    fields = event.__dict__.copy()
     fields["out_start_line"] = start
     fields["out_end_line"] = end
-    return placed
+    return ChangeEvent(**fields)
