@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
+import operator
 import time
 from collections import Counter
 
@@ -399,10 +400,15 @@ def _with_output_lines(
     return out
 
 
+_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(ChangeEvent))
+_event_values = operator.attrgetter(*_EVENT_FIELDS)
+_OUT_LINES = (_EVENT_FIELDS.index("out_start_line"), _EVENT_FIELDS.index("out_end_line"))
+
+
 def _placed(event: ChangeEvent, start: int, end: int) -> ChangeEvent:
     """``dataclasses.replace(event, out_start_line=start, out_end_line=end)``, twice as fast
-    (a 10 MB file has 228,000 events): its fields as they are, the two set."""
-    fields = event.__dict__.copy()
-    fields["out_start_line"] = start
-    fields["out_end_line"] = end
-    return ChangeEvent(**fields)
+    (a 10 MB file has 228,000 events): its fields read one by one (its ``__dict__`` would be
+    made for good on each event: 22 MiB more at the 10 MB file's peak), the two set."""
+    values = list(_event_values(event))
+    values[_OUT_LINES[0]], values[_OUT_LINES[1]] = start, end
+    return ChangeEvent(*values)
