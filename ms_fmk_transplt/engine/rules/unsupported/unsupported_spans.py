@@ -40,6 +40,7 @@ EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map"})
 # a library's own device spec: RWKV's strategy="cuda fp16 *10 -> cpu fp32" (the word cuda in it)
 SPEC_KEYWORDS = frozenset({"strategy"})
+CALLS_KEPT = 4096  # the answers of may_call_module a file's walk keeps (UnsupportedSpans)
 CUDA_WORD = re.compile(r"(?<![\w.-])cuda(?::\d+)?(?![\w-])")
 LIBRARY_SPEC = Entry(
     "library device spec",
@@ -89,9 +90,8 @@ class UnsupportedSpans(SpanConcern):
         self.optional_names: set[str] = set()  # names bound by optional imports
         self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
         self._removing: set[str] | None = None  # lists of variables the file's loops remove
-        # the table's cheap pre-checks by dotted name (the file's imports bind the same names
-        # throughout: see _may_name_api)
-        self._may_name: dict[tuple[str, ...], bool] = {}
+        # may_call_module by the dotted name of the called function (the file's imports bind
+        # the same names throughout), up to CALLS_KEPT of them
         self._may_call: dict[tuple[str, ...], bool] = {}
 
     def _registered(self, qualified: str) -> bool:
@@ -143,7 +143,9 @@ class UnsupportedSpans(SpanConcern):
             self._cover(node)
             return
         names = self.ctx.names_in(node)
-        if not self._may_name_api(names):
+        if not self.table.may_name_api(
+            names, self.ctx.import_bound.get(names[-1]) if names else None
+        ):
             return
         qn = self.ctx.qname(node)
         if self.table.no_row(qn):
@@ -161,15 +163,6 @@ class UnsupportedSpans(SpanConcern):
             entry = entry.unreached()
         self.ctx.unsupported(self.ctx.lines(node), qn, entry)
         self._cover(node)
-
-    def _may_name_api(self, names: tuple[str, ...]) -> bool:
-        """The table's ``may_name_api`` for these identifiers (and what the file's imports bind
-        the first to), asked once per file piece and dotted name."""
-        may = self._may_name.get(names)
-        if may is None:
-            bound = self.ctx.import_bound.get(names[-1]) if names else None
-            may = self._may_name[names] = self.table.may_name_api(names, bound)
-        return may
 
     def _type_tested(self, node: ast.expr) -> bool:
         """``node`` is the class operand of a type test: ``isinstance(x, node)`` /
@@ -231,6 +224,8 @@ class UnsupportedSpans(SpanConcern):
             return
         may = self._may_call.get(names)
         if may is None:
+            if len(self._may_call) >= CALLS_KEPT:
+                self._may_call.clear()  # (a generated file calls 100,000 names)
             bound = self.ctx.import_bound.get(names[-1], "")
             may = self._may_call[names] = self.table.may_call_module(names, bound)
         if not may:
