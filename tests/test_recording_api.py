@@ -75,3 +75,19 @@ def test_a_node_s_rows_are_the_same_in_both_contexts() -> None:
     assert (open_work.line, open_work.end_line, open_work.tip) == (2, 4, "do it by hand")
     category = span.tables.unsupported.categories["cuda_only_api"]
     assert open_work.message == f"torch.cuda.mystery: {category}; left unchanged"
+
+
+def test_an_event_placed_at_its_output_lines_is_the_event_with_those_lines() -> None:
+    """migrate.py places each event at its output lines from a copy of its fields (faster than
+    dataclasses.replace): the same event, the original left alone."""
+    import dataclasses
+
+    from ms_fmk_transplt.engine.migrate import _placed
+    from ms_fmk_transplt.events import ChangeEvent
+
+    rule = "tensor_methods.cuda_call"
+    event = ChangeEvent("a.py", 3, 4, rule, Operation.MODIFY, "m", "b", "a", 7, 8, caveat=True)
+    placed = _placed(event, 5, 6)
+    assert placed == dataclasses.replace(event, out_start_line=5, out_end_line=6)
+    assert (placed.out_start_line, placed.out_end_line, placed.caveat) == (5, 6, True)
+    assert (event.out_start_line, event.out_end_line) == (7, 8)

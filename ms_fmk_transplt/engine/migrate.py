@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
+import operator
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -402,15 +403,21 @@ def _with_output_lines(
             # right above the anchor line, below the inserts at the same anchor recorded before
             later = sum(c for k, c in at_anchor[anchor] if k >= key)
             start = line_of(anchor) - later
-            out.append(
-                dataclasses.replace(event, out_start_line=start, out_end_line=start + count - 1)
-            )
+            out.append(_placed(event, start, start + count - 1))
         else:
-            out.append(
-                dataclasses.replace(
-                    event,
-                    out_start_line=line_of(event.start_line),
-                    out_end_line=line_of(event.end_line),
-                )
-            )
+            out.append(_placed(event, line_of(event.start_line), line_of(event.end_line)))
     return out
+
+
+_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(ChangeEvent))
+_event_values = operator.attrgetter(*_EVENT_FIELDS)
+_OUT_LINES = (_EVENT_FIELDS.index("out_start_line"), _EVENT_FIELDS.index("out_end_line"))
+
+
+def _placed(event: ChangeEvent, start: int, end: int) -> ChangeEvent:
+    """``dataclasses.replace(event, out_start_line=start, out_end_line=end)``, twice as fast
+    (a 10 MB file has 228,000 events): its fields read one by one (its ``__dict__`` would be
+    made for good on each event: 22 MiB more at the 10 MB file's peak), the two set."""
+    values = list(_event_values(event))
+    values[_OUT_LINES[0]], values[_OUT_LINES[1]] = start, end
+    return ChangeEvent(*values)

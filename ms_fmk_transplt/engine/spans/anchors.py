@@ -79,13 +79,24 @@ def anchor_lines(
     (found with bytes.find: faster than a regular expression alternating between them; once
     a word is found on a line, it is looked for from the next line on)."""
     starts = [m.start() for pattern in patterns for m in pattern.finditer(data)]
-    for word in words:
+    for word in shortest_words(words):
         at = data.find(word)
         while at >= 0:
             starts.append(at)
             end = data.find(b"\n", at + len(word))
             at = data.find(word, end + 1) if end >= 0 else -1
     return lf_line_numbers(data, starts)
+
+
+@lru_cache(maxsize=32)
+def shortest_words(words: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    """``words`` without those holding another of them (a line holding ``dask_cuda`` holds
+    ``cuda``): the same lines hold one, in fewer searches of the file (108 words -> 78)."""
+    return tuple(
+        w
+        for i, w in enumerate(words)
+        if not any(o in w and o != w for o in words) and w not in words[:i]
+    )
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")

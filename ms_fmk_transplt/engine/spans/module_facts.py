@@ -76,16 +76,17 @@ class ModuleFacts:
 
     def _line(self, stmts: list[ast.stmt]) -> Line:
         first = stmts[0]
+        simple = isinstance(first, SIMPLE)  # (no decorators; imports, when the first is one)
         return Line(
-            simple=isinstance(first, SIMPLE),
+            simple=simple,
             first=first.lineno,
             last=stmts[-1].end_lineno or first.lineno,
-            decorator_line=self._decorator_line(first),
+            decorator_line=0 if simple else self._decorator_line(first),
             imports=module_level_imports(stmts),
             docstring=self._is_docstring(stmts),
-            future=isinstance(first, SIMPLE)
+            future=isinstance(first, ast.ImportFrom)
             and all(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in stmts),
-            import_only=isinstance(first, SIMPLE)
+            import_only=isinstance(first, (ast.Import, ast.ImportFrom))
             and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmts),
         )
 

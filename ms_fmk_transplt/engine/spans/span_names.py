@@ -50,6 +50,8 @@ class SpanNames:
         if self.import_depth:
             return None
         names = self.scopes.qualified_names(node, self.scope_of(node), self._top(node))
+        if names:  # (the dotted name as written counts only when nothing is bound)
+            return chosen_name(names, None)
         literal = isinstance(node, (ast.Name, ast.Attribute))
         return chosen_name(names, full_name(node) if literal else None)
 

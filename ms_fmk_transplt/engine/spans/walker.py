@@ -29,10 +29,38 @@ from ms_fmk_transplt.engine.spans.units import HeaderNode, Unit, header_nodes
 
 # a concern's visit_<Node>/leave_<Node>: SimpleString hooks get a StringPart, others the node
 _Hook = Callable[[Union[ast.AST, StringPart]], object]
-# the visit and leave hooks of a node type, and the fields holding its children (see _plan)
-_Plan = tuple[list[_Hook], list[_Hook], Optional[tuple[str, ...]]]
+# how a node type is walked (_how), its visit and leave hooks, and the fields holding its
+# children (see _plan)
+_Plan = tuple[int, list[_Hook], list[_Hook], Optional[tuple[str, ...]]]
 
 _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# fields that never hold a child the walk visits: an operator or a context (the types of
+# _SKIP), a name, a flag, a number (a field holding a string or a number is skipped anyway:
+# not listing them spares a look at each node's value)
+_NOT_CHILDREN = frozenset(
+    ("ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "type_comment")
+    + ("kind", "conversion", "is_async", "simple", "tag")
+)
+_NODE, _CONSTANT, _FSTRING, _IMPORT, _EXPR, _CALL = range(6)
+
+
+def _how(kind: type[ast.AST]) -> int:
+    """How ``walk`` treats a node of this type."""
+    if issubclass(kind, ast.Constant):
+        return _CONSTANT  # a literal: a string's tokens are dispatched (_strings)
+    if issubclass(kind, ast.JoinedStr):
+        return _FSTRING
+    if kind is ast.Import or kind is ast.ImportFrom:
+        return _IMPORT
+    if issubclass(kind, ast.Expr):
+        return _EXPR  # a bare expression: a string there is a docstring
+    return _CALL if kind is ast.Call else _NODE
+
+
+def _position(node: ast.expr | ast.keyword) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
 # nodes whose children are visited in another order than ast's fields (call arguments in
 # source order, a dict's key before its value, ...), or in other scopes
 _ORDERED = frozenset(
@@ -144,43 +172,55 @@ class Walker:
     # -- the walk -----------------------------------------------------------------------------
     def walk(self, node: ast.AST, scope: Scope) -> None:
         kind = type(node)
-        if isinstance(node, ast.Constant):  # (parsed trees hold no subclass of Constant)
-            if isinstance(node.value, STRING_VALUES):
-                self._strings(node)
+        plan = self._plans.get(kind)
+        if plan is None:
+            plan = self._plan(kind)
+        how, visits, leaves, fields = plan
+        if how == _CONSTANT:
+            if isinstance(node.value, STRING_VALUES):  # type: ignore[attr-defined]
+                self._strings(node)  # type: ignore[arg-type]
             return
         ctx = self.ctx
         ctx.stack.append(node)
         ctx.stack_scopes.append(scope)
         ctx.scope = scope
-        if isinstance(node, ast.JoinedStr):
-            self._fstring(node, scope)
-        elif kind is ast.Import or kind is ast.ImportFrom:
+        if how == _FSTRING:
+            self._fstring(node, scope)  # type: ignore[arg-type]
+        elif how == _IMPORT:
             ctx.import_depth += 1
-            visits, leaves, _ = self._plan(kind)
             for fn in visits:
                 fn(node)
             for fn in leaves:
                 fn(node)
             ctx.import_depth -= 1
         else:
-            if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr)):
-                ctx.docstrings.add(id(node.value))
-            visits, leaves, fields = self._plan(kind)
+            if how == _EXPR and isinstance(node.value, (ast.Constant, ast.JoinedStr)):  # type: ignore[attr-defined]
+                ctx.docstrings.add(id(node.value))  # type: ignore[attr-defined]
             for fn in visits:
                 fn(node)
-            if fields is None:
+            if how == _CALL:  # (children() for a call, without the generator)
+                self.walk(node.func, scope)  # type: ignore[attr-defined]
+                args, keywords = node.args, node.keywords  # type: ignore[attr-defined]
+                if args and keywords:
+                    items: list[ast.expr | ast.keyword] = [*args, *keywords]
+                    items.sort(key=_position)
+                    for item in items:
+                        self.walk(item, scope)
+                else:
+                    for item in args or keywords:
+                        self.walk(item, scope)
+            elif fields is None:
                 for child, child_scope in self.children(node, scope):
                     self.walk(child, child_scope)
-            else:  # fields in source order
+            else:  # fields in source order (none that only holds a name, an operator, a flag)
                 for field in fields:
                     value = getattr(node, field)
                     if type(value) is list:
                         for item in value:
-                            if isinstance(item, ast.AST) and not isinstance(item, _SKIP):
+                            if isinstance(item, ast.AST):
                                 self.walk(item, scope)
-                    elif value is not None and not isinstance(value, _SKIP):
-                        if isinstance(value, ast.AST):
-                            self.walk(value, scope)
+                    elif isinstance(value, ast.AST):
+                        self.walk(value, scope)
             for fn in leaves:
                 fn(node)
         ctx.stack.pop()
@@ -188,21 +228,18 @@ class Walker:
         ctx.scope = ctx.stack_scopes[-1] if ctx.stack_scopes else ctx.unit_scope
 
     def _plan(self, kind: type[ast.AST]) -> _Plan:
-        """The hooks for a node type, and the fields holding its children (None: see
-        ``children``)."""
-        plan = self._plans.get(kind)
-        if plan is None:
-            name = kind.__name__
-            fields = (
-                None
-                if kind in _ORDERED
-                else tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
-            )
-            plan = self._plans[kind] = (
-                self.visits.get(name, []),
-                self.leaves.get(name, []),
-                fields,
-            )
+        """How a node type is walked (see _how), its hooks, and the fields holding its
+        children (None: see ``children``)."""
+        name = kind.__name__
+        fields = (
+            None if kind in _ORDERED else tuple(f for f in kind._fields if f not in _NOT_CHILDREN)
+        )
+        plan = self._plans[kind] = (
+            _how(kind),
+            self.visits.get(name, []),
+            self.leaves.get(name, []),
+            fields,
+        )
         return plan
 
     def _strings(self, node: ast.Constant) -> None:

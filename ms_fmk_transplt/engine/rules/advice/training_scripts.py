@@ -102,11 +102,13 @@ def is_test(path: str) -> bool:
 def training_script(path: str, source: bytes, programs: ProgramFacts | None) -> bool:
     """Whether ``path`` is a training script (module docstring); ``programs``: the run's program
     model, None when there is none (the file's own guard decides it is an entry)."""
+    if programs is not None and path not in programs.training:
+        return False  # (before the byte-level tests: they scan the whole file)
     if is_test(path) or _TF_IMPORT.search(source) or tpu_script(source):
         return False
     if programs is None:
         return trains(source) and MAIN_GUARD.search(source) is not None
-    return path in programs.training
+    return True
 
 
 def training_place(tree: ast.Module, source: bytes) -> tuple[ast.stmt, str] | None:

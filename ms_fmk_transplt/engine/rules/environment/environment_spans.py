@@ -14,6 +14,8 @@ from ms_fmk_transplt.engine.rules.environment.environment_keys import (
 from ms_fmk_transplt.engine.spans.span_concern import SpanConcern
 from ms_fmk_transplt.engine.spans.span_context import SpanContext, StringPart
 
+KEY_LEAVES = frozenset(name.rsplit(".", 1)[1] for name in KEY_CALLS)
+
 
 class EnvironmentSpans(SpanConcern):
     def __init__(self, ctx: SpanContext) -> None:
@@ -39,7 +41,10 @@ class EnvironmentSpans(SpanConcern):
 
     def visit_Call(self, node: ast.Call) -> None:
         if node.args and not isinstance(node.args[0], ast.Starred):
-            if self.ctx.qname(node.func) in KEY_CALLS:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr not in KEY_LEAVES:
+                return  # (the name of ``a.b`` ends in ``.b``: spares resolving every call)
+            if self.ctx.qname(func) in KEY_CALLS:
                 self._mark(node.args[0])
 
     def visit_keyword(self, node: ast.keyword) -> None:

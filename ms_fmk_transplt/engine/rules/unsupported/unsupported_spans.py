@@ -40,6 +40,7 @@ EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map"})
 # a library's own device spec: RWKV's strategy="cuda fp16 *10 -> cpu fp32" (the word cuda in it)
 SPEC_KEYWORDS = frozenset({"strategy"})
+CALLS_KEPT = 4096  # the answers of may_call_module a file's walk keeps (UnsupportedSpans)
 CUDA_WORD = re.compile(r"(?<![\w.-])cuda(?::\d+)?(?![\w-])")
 LIBRARY_SPEC = Entry(
     "library device spec",
@@ -89,6 +90,9 @@ class UnsupportedSpans(SpanConcern):
         self.optional_names: set[str] = set()  # names bound by optional imports
         self._own_ops: frozenset[str] | None = None  # op namespaces registered in Python
         self._removing: set[str] | None = None  # lists of variables the file's loops remove
+        # may_call_module by the dotted name of the called function (the file's imports bind
+        # the same names throughout), up to CALLS_KEPT of them
+        self._may_call: dict[tuple[str, ...], bool] = {}
 
     def _registered(self, qualified: str) -> bool:
         if self._own_ops is None:
@@ -218,7 +222,13 @@ class UnsupportedSpans(SpanConcern):
                     if entry is not None:
                         self.ctx.unsupported(self.ctx.lines(node), first.value, entry)
             return
-        if not self.table.may_call_module(names, self.ctx.import_bound.get(names[-1], "")):
+        may = self._may_call.get(names)
+        if may is None:
+            if len(self._may_call) >= CALLS_KEPT:
+                self._may_call.clear()  # (a generated file calls 100,000 names)
+            bound = self.ctx.import_bound.get(names[-1], "")
+            may = self._may_call[names] = self.table.may_call_module(names, bound)
+        if not may:
             return
         qn = self.ctx.qname(node.func) or ""
         if not qn or self.ctx.is_claimed(node.func):
