@@ -166,12 +166,17 @@ CRASHING = textwrap.dedent(
 )
 
 
-def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path) -> None:
-    """multiprocessing.Pool waited forever for the result of a worker that died."""
+@pytest.mark.parametrize("before", [0, 1, 3], ids=["first", "second", "last"])
+def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path, before: int) -> None:
+    """multiprocessing.Pool waited forever for the result of a worker that died. ``before``:
+    the files of its chunk (4 tasks) the worker wrote before it died: they are migrated again,
+    alone, over what it wrote."""
     src = tmp_path / "p"
     src.mkdir()
     for i in range(30):
         (src / f"m{i:02}.py").write_bytes(CUDA)
+    for i in range(before):  # (sorted before boom.py)
+        (src / f"a{i}.py").write_bytes(CUDA)
     (src / "boom.py").write_bytes(CUDA)
     done = tool("-i", str(src), "-o", str(tmp_path / "o"), "-j", "2", "--no-cache",
                 driver=CRASHING, timeout=90)  # fmt: skip
@@ -179,6 +184,7 @@ def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path) -> None:
     out = tmp_path / "o" / "p_msft"
     assert (out / "boom.py").read_bytes() == CUDA
     assert all(b".npu()" in (out / f"m{i:02}.py").read_bytes() for i in range(30))
+    assert all(b".npu()" in (out / f"a{i}.py").read_bytes() for i in range(before))
     (row,) = [r for r in rows(out) if r.startswith("boom.py,")]
     assert "failed_file" in row and row.endswith(",engine.internal_error")
     log = (out / "msFmkTranspltlog.txt").read_text(encoding="utf-8")

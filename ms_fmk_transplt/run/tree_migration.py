@@ -258,6 +258,8 @@ def _work(shared: Shared, task: Task) -> FileRecord:
         start = time.perf_counter()
         target = Path(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
+        # a second try after a worker died later in the chunk it was in: what it wrote goes
+        target.unlink(missing_ok=True)
         # (unchanged: the bytes migrate_file read, not a second read of the input)
         if not keep_written(shared.previous, rel, output, Path(path), target):
             _write_entry(output, Path(path), target)
