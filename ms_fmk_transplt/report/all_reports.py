@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import glob
 import json
 import multiprocessing
 import os
@@ -32,7 +31,7 @@ from ms_fmk_transplt.report import (
 from ms_fmk_transplt.report.kit_files import README, root_files
 from ms_fmk_transplt.report.names import report_names
 from ms_fmk_transplt.report.report_cache import ReportCache
-from ms_fmk_transplt.safety.fs_safety import short_stem, write_file
+from ms_fmk_transplt.safety.fs_safety import remove_temporaries, write_file
 
 
 def write_reports(staging: Path, result: RunResult, cache: ReportCache | None = None) -> RunResult:
@@ -165,7 +164,5 @@ def _build_workbook(path: Path, result: RunResult, html_name: str) -> None:
 
 def _remove_temporary(path: Path, child: BaseProcess | None) -> None:
     """What a child that failed may have left: its temporary file (write_file's)."""
-    if child is None or child.pid is None:
-        return
-    for left in path.parent.glob(f".{glob.escape(short_stem(path.name, 24))}.{child.pid}.*.tmp"):
-        left.unlink(missing_ok=True)
+    if child is not None and child.pid is not None:
+        remove_temporaries(path, child.pid)

@@ -10,6 +10,7 @@ through one of them (tests/test_written_files.py keeps it so)."""
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import sys
 from pathlib import Path, PurePosixPath
@@ -163,13 +164,24 @@ def write_file(path: Path, data: bytes, mode: int | None = None) -> None:
     """Writes ``data`` as a complete new file renamed onto ``path``: whatever ``path`` was (a
     file, or a link from the input, even dangling) is replaced, never followed or written
     through, and ``path`` never holds half of ``data``."""
-    tmp = path.with_name(f".{short_stem(path.name, 24)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    tmp = path.with_name(f"{_temporary_stem(path, os.getpid())}.{os.urandom(4).hex()}.tmp")
     create_new(tmp, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def remove_temporaries(path: Path, pid: int) -> None:
+    """Removes what a ``write_file`` of ``path`` by process ``pid`` that died left: its
+    temporary file."""
+    for left in path.parent.glob(f"{glob.escape(_temporary_stem(path, pid))}.*.tmp"):
+        left.unlink(missing_ok=True)
+
+
+def _temporary_stem(path: Path, pid: int) -> str:
+    return f".{short_stem(path.name, 24)}.{pid}"
 
 
 def write_text(path: Path, text: str, errors: str = "strict", mode: int | None = None) -> None:
