@@ -224,6 +224,17 @@ def _assess_root() -> str:
     return os.path.dirname(main)
 
 
+def _runtime(name: str) -> Any:
+    """The kit's module ``name`` (copied next to this file), loaded and registered."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, f"{name}.py"))
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"msft_kit: {name}.py is missing next to {_HERE}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _assess_at_exit() -> None:
     """At exit, a loop that ended before the steps were recorded: the reports of what was."""
     recorder = _state.get("handle")
@@ -235,14 +246,7 @@ def _assess_at_exit() -> None:
 def assess_begin() -> None:
     if not _first_begin("MSFT_ASSESS_DIR", "assess"):
         return
-    spec = importlib.util.spec_from_file_location(
-        "msft_assess", os.path.join(_HERE, "msft_assess.py")
-    )
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"msft_kit: msft_assess.py is missing next to {_HERE}")
-    assess = importlib.util.module_from_spec(spec)
-    sys.modules["msft_assess"] = assess
-    spec.loader.exec_module(assess)
+    assess = _runtime("msft_assess")
     steps = max(1, _number("MSFT_ASSESS_STEPS", 5))
     table = os.path.join(_HERE, "msft_ops.json")
     recorder = assess.Recorder(_state["folder"], steps, _assess_root(), table)
@@ -279,12 +283,7 @@ def _overflow_at_exit() -> None:
 def overflow_begin() -> None:
     if not _first_begin("MSFT_OVERFLOW_DIR", "overflow"):
         return
-    path = os.path.join(_HERE, "msft_overflow.py")
-    spec = importlib.util.spec_from_file_location("msft_overflow", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"msft_kit: msft_overflow.py is missing next to {_HERE}")
-    overflow = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(overflow)
+    overflow = _runtime("msft_overflow")
     steps = max(1, _number("MSFT_OVERFLOW_STEPS", 10))
     root = os.path.abspath(os.environ.get("MSFT_OVERFLOW_ROOT") or os.getcwd())
     recorder = overflow.Recorder(_state["folder"], steps, root)
